@@ -1,0 +1,3 @@
+from lore_sidecar.cli import main
+
+raise SystemExit(main())

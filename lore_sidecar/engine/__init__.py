@@ -1,0 +1,1 @@
+"""Pure domain logic. Never imports pygls, lsprotocol, anthropic, tantivy, usearch or sqlite3."""

@@ -1,0 +1,143 @@
+"""Hybrid recall: BM25 (AND, backfilled with OR) + vectors, fused by weighted RRF, with a
+small recency bonus; hits carry a snippet and the query terms that matched (cues)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from lore_sidecar.engine import fusion, query as q
+from lore_sidecar.engine.uris import chunk_uri, message_uri
+from lore_sidecar.model import INDEXED_SOURCES, Candidate, Hit, RecallResult
+from lore_sidecar.ports import Embedder, TextIndex, VectorIndex
+from lore_sidecar.settings import RecallSettings
+
+CUE_TEXT_LIMIT = 50_000
+
+
+def _age_days(iso: str | None, now: float) -> float:
+    if not iso:
+        return float("nan")
+    try:
+        ts = datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return float("nan")
+    return (now - ts) / 86400.0
+
+
+class Recaller:
+    def __init__(
+        self,
+        records,
+        text: TextIndex,
+        vectors: VectorIndex | None,
+        embedder: Embedder | None,
+        settings: RecallSettings,
+    ):
+        self.records = records
+        self.text = text
+        self.vectors = vectors
+        self.embedder = embedder
+        self.settings = settings
+
+    def recall(
+        self,
+        query: str,
+        *,
+        project_ids: Sequence[int] | None,
+        sources: Sequence[str],
+        limit: int,
+        offset: int = 0,
+        as_of: str | None = None,
+        lexical_only: bool = False,
+    ) -> RecallResult:
+        t0 = time.perf_counter()
+        s = self.settings
+        kinds = [k for k in sources if k in INDEXED_SOURCES]
+        terms = q.query_terms(query)
+        pool = max(s.candidates, offset + limit)
+        cands: list[Candidate] = []
+        if kinds and (project_ids is None or project_ids) and terms:
+            lex = self._lexical(terms, kinds, project_ids, pool)
+            vec: list[tuple[str, int, float]] = []
+            if not lexical_only and self.vectors is not None and self.embedder is not None and s.vector_weight > 0:
+                qv = self.embedder.embed([query])[0]
+                if qv.any():
+                    vec = self.vectors.search(kinds, project_ids, qv, pool)
+            cands = fusion.fuse(
+                lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight, k=s.rrf_k
+            )
+        hits, total = self._materialise(cands, terms, offset, limit, as_of)
+        truncated = total > offset + len(hits)
+        return RecallResult(
+            query_id=uuid.uuid4().hex[:16],
+            hits=hits,
+            total=total,
+            truncated=truncated,
+            took_ms=round((time.perf_counter() - t0) * 1000, 3),
+            next_offset=offset + len(hits) if truncated else None,
+        )
+
+    def _lexical(self, terms, kinds, project_ids, pool) -> list[tuple[str, int, float]]:
+        strict = self.text.search(terms, kinds=kinds, project_ids=project_ids, limit=pool, conjunctive=True)
+        if len(terms) == 1 or len(strict) >= pool:
+            return strict
+        # Trigger: the strict AND query found fewer than the pool. Why: one missing or
+        # misspelt word must not hide every other match. Outcome: AND hits stay on top,
+        # OR hits fill the remaining places in BM25 order.
+        loose = self.text.search(terms, kinds=kinds, project_ids=project_ids, limit=pool, conjunctive=False)
+        seen = {(k, key) for k, key, _ in strict}
+        return strict + [h for h in loose if (h[0], h[1]) not in seen][: pool - len(strict)]
+
+    def _materialise(self, cands, terms, offset, limit, as_of) -> tuple[list[Hit], int]:
+        s = self.settings
+        msg_rows = self.records.message_rows([c.key for c in cands if c.kind == "messages"])
+        chunk_rows = self.records.chunk_rows([c.key for c in cands if c.kind == "files"])
+        now = time.time()
+        scored: list[tuple[float, Candidate, object]] = []
+        for c in cands:
+            row = msg_rows.get(c.key) if c.kind == "messages" else chunk_rows.get(c.key)
+            if row is None:  # deleted since the index saw it
+                continue
+            score = c.fused
+            if c.kind == "messages":
+                if as_of is not None and row["created_at"] > as_of:
+                    continue
+                score += fusion.recency_bonus(
+                    _age_days(row["created_at"], now),
+                    weight=s.recency_weight,
+                    half_life_days=s.recency_half_life_days,
+                    k=s.rrf_k,
+                )
+            scored.append((score, c, row))
+        scored.sort(key=lambda t: (-t[0], t[1].kind, t[1].key))
+        hits = [self._hit(score, c, row, terms) for score, c, row in scored[offset : offset + limit]]
+        return hits, len(scored)
+
+    def _hit(self, score: float, c: Candidate, row, terms: list[str]) -> Hit:
+        if c.kind == "messages":
+            text = row["text"]
+            return Hit(
+                uri=message_uri(row["session_id"], row["msg_id"]),
+                source="messages",
+                score=round(score, 6),
+                snippet=q.snippet(text, terms),
+                cues=q.cues(terms, text[:CUE_TEXT_LIMIT], self.text.analyze),
+                title=f"{row['role']} in {row['session_id']}",
+                session_id=row["session_id"],
+                created_at=row["created_at"],
+            )
+        text = row["text"]
+        return Hit(
+            uri=chunk_uri(row["project_root"], row["path"], row["start_line"], row["end_line"]),
+            source="files",
+            score=round(score, 6),
+            snippet=q.snippet(text, terms),
+            cues=q.cues(terms, text[:CUE_TEXT_LIMIT], self.text.analyze, title=row["title"] + " " + row["path"]),
+            title=f"{row['path']}" + (f" · {row['title']}" if row["title"] else ""),
+            path=str(Path(row["project_root"]) / row["path"]),
+            range=(row["start_line"], row["end_line"]),
+        )

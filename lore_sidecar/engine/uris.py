@@ -1,0 +1,40 @@
+"""URI forms for recall hits and nodes (see PROTOCOL.md). Pure."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import quote, unquote, urlsplit
+
+from lore_sidecar.errors import LoreError
+
+_LINES = re.compile(r"^L(\d+)-L(\d+)$")
+
+
+def message_uri(session_id: str, msg_id: str) -> str:
+    return f"session://{quote(session_id, safe='')}/{quote(msg_id, safe='')}"
+
+
+def chunk_uri(project_root: str, rel_path: str, start: int, end: int) -> str:
+    return f"{(Path(project_root) / rel_path).as_uri()}#L{start}-L{end}"
+
+
+def parse(uri: str) -> tuple[str, tuple]:
+    """("messages", (session_id, msg_id)) or ("files", (abs_path, start, end))."""
+    if uri.startswith("session://"):
+        rest = uri[len("session://") :]
+        sid, sep, mid = rest.partition("/")
+        if not sep or not sid or not mid or "/" in mid:
+            raise _bad(uri)
+        return "messages", (unquote(sid), unquote(mid))
+    if uri.startswith("file://"):
+        parts = urlsplit(uri)
+        m = _LINES.match(parts.fragment)
+        if not parts.path or not m:
+            raise _bad(uri)
+        return "files", (unquote(parts.path), int(m.group(1)), int(m.group(2)))
+    raise _bad(uri)
+
+
+def _bad(uri: str) -> LoreError:
+    return LoreError("invalidUri", f"not a URI this server knows: {uri!r}", uri=uri)

@@ -1,0 +1,145 @@
+"""Keeping the record of workspace files current: full scans and incremental changes.
+
+Incremental by content: a file whose size and mtime are unchanged is not read; one whose
+bytes hash the same is not re-chunked. Every change lands as record rows plus outbox rows;
+the index worker does the rest.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from lore_sidecar.engine.chunking import chunk_file
+from lore_sidecar.engine.project import canonical_root
+from lore_sidecar.engine.workspace import IgnoreRules, inside, read_text, skip_name, walk
+from lore_sidecar.errors import LoreError
+
+log = logging.getLogger(__name__)
+
+# More changed paths than this in one watcher batch (a branch switch, a big checkout) and a
+# full rescan is cheaper and surer than chasing each path.
+RESCAN_THRESHOLD = 200
+
+Progress = Callable[[str, int | None], None]  # (message, percentage)
+
+
+@dataclass(slots=True)
+class ScanStats:
+    seen: int = 0
+    indexed: int = 0
+    deleted: int = 0
+    skipped: int = 0
+
+
+class WorkspaceIndex:
+    def __init__(self, records, *, max_file_bytes: int, on_change: Callable[[], None]):
+        self.records = records
+        self.max_file_bytes = max_file_bytes
+        self.on_change = on_change
+        self._rules: dict[str, IgnoreRules] = {}
+
+    def rules(self, root: str) -> IgnoreRules:
+        if root not in self._rules:
+            self._rules[root] = IgnoreRules(Path(root))
+        return self._rules[root]
+
+    def scan(self, folder: str | Path, *, force: bool = False, progress: Progress | None = None) -> ScanStats:
+        """Bring the record of every file under `folder` up to date."""
+        root = canonical_root(folder)
+        base = Path(folder).resolve()
+        project = self.records.ensure_project(root)
+        states = self.records.file_states(project.id)
+        entries = list(walk(Path(root), base, self.rules(root), self.max_file_bytes))
+        stats = ScanStats()
+        seen: set[str] = set()
+        for i, entry in enumerate(entries):
+            seen.add(entry.rel)
+            stats.seen += 1
+            if self._update(project.id, entry.rel, entry.abs, entry.size, entry.mtime_ns, states.get(entry.rel), force):
+                stats.indexed += 1
+            if progress and (i % 200 == 0):
+                progress(f"{i}/{len(entries)} files", int(100 * i / max(1, len(entries))))
+        prefix = base.relative_to(root).as_posix()
+        gone = [
+            p for p in states
+            if p not in seen and (prefix in ("", ".") or p == prefix or p.startswith(prefix + "/"))
+        ]
+        if gone:
+            self.records.delete_files(project.id, gone)
+            stats.deleted = len(gone)
+        self.on_change()
+        return stats
+
+    def apply_changes(self, folder: str | Path, paths: Iterable[str]) -> None:
+        """Watcher entry point: re-examine each changed path (file or folder, present or gone)."""
+        paths = list(paths)
+        root = canonical_root(folder)
+        if len(paths) > RESCAN_THRESHOLD or any(Path(p).name in (".gitignore", ".loreignore") for p in paths):
+            self._rules.pop(root, None)
+            self.scan(folder)
+            return
+        project = self.records.ensure_project(root)
+        rules = self.rules(root)
+        states = self.records.file_states(project.id)
+        gone: list[str] = []
+        for raw in paths:
+            p = Path(raw)
+            try:
+                rel = p.absolute().relative_to(root).as_posix()
+            except ValueError:
+                continue
+            if p.is_dir():
+                self.scan(p)
+                continue
+            if not p.is_file():
+                gone += [s for s in states if s == rel or s.startswith(rel + "/")]
+                continue
+            if skip_name(p.name) or rules.ignored(rel, False) or any(
+                part in ("node_modules", ".git") for part in rel.split("/")
+            ):
+                if rel in states:
+                    gone.append(rel)
+                continue
+            try:
+                real = inside(Path(root), p)
+                st = real.stat()
+                if st.st_size > self.max_file_bytes or st.st_size == 0:
+                    if rel in states:
+                        gone.append(rel)
+                    continue
+                self._update(project.id, rel, real, st.st_size, st.st_mtime_ns, states.get(rel), False)
+            except LoreError:
+                if rel in states:
+                    gone.append(rel)
+            except OSError as exc:
+                log.info("skipping %s: %s", p, exc)
+        if gone:
+            self.records.delete_files(project.id, gone)
+        self.on_change()
+
+    def _update(self, project_id: int, rel: str, path: Path, size: int, mtime_ns: int, state, force: bool) -> bool:
+        if state and not force and state.size == size and state.mtime_ns == mtime_ns:
+            return False
+        try:
+            got = read_text(path)
+        except OSError as exc:
+            log.info("cannot read %s: %s", path, exc)
+            return False
+        if got is None:  # binary or not UTF-8
+            if state:
+                self.records.delete_files(project_id, [rel])
+            return False
+        text, sha = got
+        if state and not force and state.sha256 == sha:
+            self.records.touch_file(state.file_id, size, mtime_ns)
+            return False
+        try:
+            chunks = chunk_file(rel, text)
+        except Exception:  # a chunker bug must not stop indexing: fall back to one chunk
+            log.exception("chunking %s failed", rel)
+            chunks = []
+        self.records.replace_file(project_id, rel, sha, size, mtime_ns, chunks)
+        return True

@@ -1,0 +1,1 @@
+"""Model adapters: embedders now; the Anthropic client later (imported lazily)."""

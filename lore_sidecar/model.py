@@ -1,0 +1,107 @@
+"""Plain domain records shared by the engine and the adapters (no I/O, no third-party types)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "tool", "system"]
+Source = Literal["messages", "distillations", "knowledge", "facts", "files", "entities"]
+ALL_SOURCES: tuple[str, ...] = (
+    "messages",
+    "distillations",
+    "knowledge",
+    "facts",
+    "files",
+    "entities",
+)
+# Sources this version indexes; the others are accepted and simply return nothing yet.
+INDEXED_SOURCES: tuple[str, ...] = ("messages", "files")
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    id: int
+    root: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """A message as normalised by capture, before it has a row id."""
+
+    session_id: str
+    msg_id: str
+    role: str
+    content_json: str
+    text: str
+    created_at: str
+    harness: str | None = None
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Doc:
+    """One indexable unit (a message or a workspace chunk) as the indexes see it."""
+
+    kind: str  # "messages" | "files"
+    key: int  # row id in its table
+    project_id: int
+    title: str
+    body: str
+    path: str = ""
+    created_ts: float = 0.0  # seconds since epoch, for recency
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    start_line: int  # 1-based, inclusive
+    end_line: int
+    kind: str  # "heading" | "definition" | "window"
+    title: str
+    text: str
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A document reached by at least one retrieval leg."""
+
+    kind: str
+    key: int
+    lex_rank: int | None = None
+    lex_score: float = 0.0
+    vec_rank: int | None = None
+    vec_score: float = 0.0
+    fused: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    uri: str
+    source: str
+    score: float
+    snippet: str
+    cues: list[str]
+    title: str | None = None
+    session_id: str | None = None
+    path: str | None = None
+    range: tuple[int, int] | None = None
+    created_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    query_id: str
+    hits: list[Hit]
+    total: int
+    truncated: bool
+    took_ms: float
+    next_offset: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeContent:
+    uri: str
+    source: str
+    content: str
+    metadata: dict[str, Any] = field(default_factory=dict)

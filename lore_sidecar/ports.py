@@ -1,0 +1,55 @@
+"""The narrow interfaces the engine talks to. Adapters live in `store/` and `llm/`; unit
+tests use in-memory fakes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from lore_sidecar.model import Doc
+
+
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float32, rows L2-normalised (all-zero for empty text)."""
+        ...
+
+
+class TextIndex(Protocol):
+    def analyze(self, text: str) -> list[str]: ...
+    def upsert(self, docs: Iterable[Doc]) -> None: ...
+    def delete(self, kind: str, keys: Iterable[int]) -> None: ...
+    saved_seq: int
+
+    def commit(self, seq: int) -> None: ...
+    def clear(self) -> None: ...
+    def reload(self) -> None: ...
+    def num_docs(self) -> int: ...
+    def search(
+        self,
+        terms: Sequence[str],
+        *,
+        kinds: Sequence[str],
+        project_ids: Sequence[int] | None,
+        limit: int,
+        conjunctive: bool,
+    ) -> list[tuple[str, int, float]]: ...
+
+
+class VectorIndex(Protocol):
+    saved_seq: int
+    dirty: bool
+
+    def upsert(self, kind: str, project_id: int, keys: Sequence[int], vectors: np.ndarray) -> None: ...
+    def remove(self, kind: str, project_id: int, keys: Sequence[int]) -> None: ...
+    def clear(self) -> None: ...
+    def save(self, seq: int) -> None: ...
+    def size(self) -> int: ...
+    def search(
+        self, kinds: Sequence[str], project_ids: Sequence[int] | None, vector: np.ndarray, limit: int
+    ) -> list[tuple[str, int, float]]: ...

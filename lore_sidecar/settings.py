@@ -1,0 +1,220 @@
+"""One frozen settings tree, built from layered sources.
+
+Precedence (lowest first): defaults < user file < workspace `.lore.json`/`.lore.toml` <
+`LORE_*` environment < command line < `initializationOptions`. Every option has one
+camelCase name used in all layers. A bad value is reported once and the lower layer's value
+is kept: a typo in a config file must never stop the sidecar.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+EMBEDDERS = ("wordllama", "none")
+DISTILLER_MODES = ("auto", "llm", "extractive", "off")
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSettings:
+    watch: bool = True
+    index_workspace: bool = True
+    max_file_bytes: int = 1_000_000
+    debounce_ms: int = 300
+    commit_interval_ms: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSettings:
+    lexical_weight: float = 1.0
+    vector_weight: float = 0.5
+    rrf_k: int = 60
+    recency_weight: float = 0.1
+    recency_half_life_days: float = 180.0
+    candidates: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    store_dir: Path
+    embedder: str = "wordllama"
+    distiller: str = "auto"
+    log_level: str = "WARNING"
+    log_file: str | None = None
+    index: IndexSettings = field(default_factory=IndexSettings)
+    recall: RecallSettings = field(default_factory=RecallSettings)
+
+
+def _bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.lower() in ("1", "true", "yes", "on"):
+        return True
+    if isinstance(v, str) and v.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected a boolean")
+
+
+def _int(lo: int, hi: int) -> Callable[[Any], int]:
+    def conv(v: Any) -> int:
+        if isinstance(v, bool):
+            raise ValueError("expected an integer")
+        n = int(v)
+        if not lo <= n <= hi:
+            raise ValueError(f"expected {lo}..{hi}")
+        return n
+
+    return conv
+
+
+def _float(lo: float, hi: float) -> Callable[[Any], float]:
+    def conv(v: Any) -> float:
+        if isinstance(v, bool):
+            raise ValueError("expected a number")
+        x = float(v)
+        if not lo <= x <= hi:
+            raise ValueError(f"expected {lo}..{hi}")
+        return x
+
+    return conv
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
+    def conv(v: Any) -> str:
+        if v not in options:
+            raise ValueError(f"expected one of {', '.join(options)}")
+        return str(v)
+
+    return conv
+
+
+def _path(v: Any) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError("expected a path")
+    return str(Path(v).expanduser())
+
+
+def _level(v: Any) -> str:
+    s = str(v).upper()
+    if s not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        raise ValueError("expected DEBUG, INFO, WARNING or ERROR")
+    return s
+
+
+# camelCase option name -> (converter, where it lands: (section or None, attribute))
+OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
+    "storeDir": (_path, (None, "store_dir")),
+    "embedder": (_choice(EMBEDDERS), (None, "embedder")),
+    "distiller": (_choice(DISTILLER_MODES), (None, "distiller")),
+    "logLevel": (_level, (None, "log_level")),
+    "logFile": (_path, (None, "log_file")),
+    "watch": (_bool, ("index", "watch")),
+    "indexWorkspace": (_bool, ("index", "index_workspace")),
+    "maxFileBytes": (_int(1, 1 << 30), ("index", "max_file_bytes")),
+    "debounceMs": (_int(0, 60_000), ("index", "debounce_ms")),
+    "commitIntervalMs": (_int(0, 60_000), ("index", "commit_interval_ms")),
+    "lexicalWeight": (_float(0, 100), ("recall", "lexical_weight")),
+    "vectorWeight": (_float(0, 100), ("recall", "vector_weight")),
+    "rrfK": (_int(1, 10_000), ("recall", "rrf_k")),
+    "recencyWeight": (_float(0, 100), ("recall", "recency_weight")),
+    "recencyHalfLifeDays": (_float(0.001, 1e6), ("recall", "recency_half_life_days")),
+    "recallCandidates": (_int(1, 10_000), ("recall", "candidates")),
+}
+ENV_PREFIX = "LORE_"
+
+
+def env_name(option: str) -> str:
+    """`storeDir` -> `LORE_STORE_DIR`."""
+    out = "".join("_" + c if c.isupper() else c.upper() for c in option)
+    return ENV_PREFIX + out
+
+
+def default_store_dir() -> Path:
+    return Path(platformdirs.user_data_dir("lore", appauthor=False))
+
+
+def user_config_file() -> Path:
+    return Path(platformdirs.user_config_dir("lore", appauthor=False)) / "config.toml"
+
+
+def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
+    try:
+        if not path.is_file():
+            return {}
+        raw = path.read_bytes()
+        data = tomllib.loads(raw.decode()) if path.suffix == ".toml" else json.loads(raw)
+    except (OSError, ValueError) as exc:
+        warnings.append(f"{path}: cannot read settings ({exc}); ignored")
+        return {}
+    if not isinstance(data, dict):
+        warnings.append(f"{path}: settings must be an object; ignored")
+        return {}
+    return data
+
+
+def _flatten(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Accept both flat keys and one level of sections (`{"recall": {"rrfK": 30}}`)."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping) and key in ("index", "recall"):
+            flat.update(value)
+        else:
+            flat[key] = value
+    return flat
+
+
+def load_settings(
+    *,
+    workspace_root: Path | None = None,
+    cli: Mapping[str, Any] | None = None,
+    init_options: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    user_file: Path | None = None,
+) -> tuple[Settings, list[str]]:
+    """Merge every layer into one frozen `Settings`; returns it with the warnings to report."""
+    env = os.environ if env is None else env
+    warnings: list[str] = []
+    layers: list[tuple[str, Mapping[str, Any]]] = []
+    user_file = user_file if user_file is not None else user_config_file()
+    layers.append((str(user_file), _flatten(_read_file(user_file, warnings))))
+    if workspace_root is not None:
+        for name in (".lore.json", ".lore.toml"):
+            p = workspace_root / name
+            layers.append((str(p), _flatten(_read_file(p, warnings))))
+    layers.append(("environment", {o: env[env_name(o)] for o in OPTIONS if env_name(o) in env}))
+    layers.append(("command line", {k: v for k, v in (cli or {}).items() if v is not None}))
+    layers.append(("initializationOptions", _flatten(init_options or {})))
+
+    chosen: dict[str, Any] = {}
+    for origin, values in layers:
+        for key, raw in values.items():
+            if key not in OPTIONS:
+                warnings.append(f"{origin}: unknown setting {key!r}; ignored")
+                continue
+            conv = OPTIONS[key][0]
+            try:
+                chosen[key] = conv(raw)
+            except (TypeError, ValueError) as exc:
+                warnings.append(f"{origin}: bad value for {key!r} ({raw!r}): {exc}; ignored")
+    return build(chosen), warnings
+
+
+def build(chosen: Mapping[str, Any]) -> Settings:
+    top: dict[str, Any] = {}
+    sections: dict[str, dict[str, Any]] = {"index": {}, "recall": {}}
+    for key, value in chosen.items():
+        section, attr = OPTIONS[key][1]
+        (sections[section] if section else top)[attr] = value
+    top["store_dir"] = Path(top.get("store_dir") or default_store_dir())
+    return Settings(
+        index=IndexSettings(**sections["index"]),
+        recall=RecallSettings(**sections["recall"]),
+        **top,
+    )

@@ -1,0 +1,1 @@
+"""Adapters for the record (SQLite) and the derived indexes (Tantivy, usearch)."""

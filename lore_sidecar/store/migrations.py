@@ -1,0 +1,64 @@
+"""Named, ordered schema migrations. Append only: never edit one that has shipped."""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_initial",
+        """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE projects(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            root TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL
+        );
+        -- Tier 1: every conversation message, verbatim (`content` is the JSON the client sent).
+        CREATE TABLE messages(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            project_id INTEGER NOT NULL REFERENCES projects(id),
+            session_id TEXT NOT NULL,
+            msg_id TEXT NOT NULL,
+            role TEXT NOT NULL,
+            harness TEXT,
+            content TEXT NOT NULL,
+            text TEXT NOT NULL,
+            tool_name TEXT,
+            tool_call_id TEXT,
+            created_at TEXT NOT NULL,
+            recorded_at TEXT NOT NULL,
+            UNIQUE(session_id, msg_id)
+        );
+        CREATE INDEX messages_by_project ON messages(project_id, id);
+        -- Workspace files as last indexed (the files themselves are the truth).
+        CREATE TABLE files(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            project_id INTEGER NOT NULL REFERENCES projects(id),
+            path TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            indexed_at TEXT NOT NULL,
+            UNIQUE(project_id, path)
+        );
+        CREATE TABLE chunks(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            title TEXT NOT NULL,
+            text TEXT NOT NULL
+        );
+        CREATE INDEX chunks_by_file ON chunks(file_id);
+        -- Changes the derived indexes have not absorbed yet, written in the same transaction
+        -- as the rows they describe, so an index can always catch up after a crash.
+        CREATE TABLE index_outbox(
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+            kind TEXT NOT NULL,
+            key INTEGER NOT NULL,
+            project_id INTEGER NOT NULL
+        );
+        """,
+    ),
+]

@@ -1,0 +1,308 @@
+"""Reads and writes of the record tables. Every row change that an index must see also
+writes an `index_outbox` row in the same transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from lore_sidecar.model import Chunk, Doc, NewMessage, Project
+from lore_sidecar.store.db import Database, utc_now
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    file_id: int
+    sha256: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    seq: int
+    op: str
+    kind: str
+    key: int
+    project_id: int
+
+
+def _ts(iso: str) -> float:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+class Records:
+    def __init__(self, db: Database):
+        self.db = db
+
+    # -- meta -----------------------------------------------------------------------------
+    def meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.db.reader().execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, conn: sqlite3.Connection, key: str, value: str) -> None:
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (key, value),
+        )
+
+    def set_generation(self, generation: int) -> None:
+        with self.db.write() as c:
+            self.set_meta(c, "generation", str(generation))
+
+    # -- projects -------------------------------------------------------------------------
+    def find_project(self, root: str) -> Project | None:
+        row = self.db.reader().execute("SELECT id, root FROM projects WHERE root=?", (root,)).fetchone()
+        return Project(row[0], row[1]) if row else None
+
+    def ensure_project(self, root: str) -> Project:
+        found = self.find_project(root)
+        if found:
+            return found
+        with self.db.write() as c:
+            c.execute(
+                "INSERT OR IGNORE INTO projects(root, created_at) VALUES (?, ?)", (root, utc_now())
+            )
+            row = c.execute("SELECT id, root FROM projects WHERE root=?", (root,)).fetchone()
+        return Project(row[0], row[1])
+
+    def projects(self) -> list[Project]:
+        return [Project(r[0], r[1]) for r in self.db.reader().execute("SELECT id, root FROM projects")]
+
+    # -- messages -------------------------------------------------------------------------
+    def insert_messages(
+        self, project_id: int, messages: Sequence[NewMessage]
+    ) -> list[tuple[str, bool]]:
+        """Insert in one transaction; returns (msg_id, was_new) per message, in order."""
+        out: list[tuple[str, bool]] = []
+        now = utc_now()
+        with self.db.write() as c:
+            for m in messages:
+                cur = c.execute(
+                    "INSERT OR IGNORE INTO messages(project_id, session_id, msg_id, role, harness,"
+                    " content, text, tool_name, tool_call_id, created_at, recorded_at)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        project_id,
+                        m.session_id,
+                        m.msg_id,
+                        m.role,
+                        m.harness,
+                        m.content_json,
+                        m.text,
+                        m.tool_name,
+                        m.tool_call_id,
+                        m.created_at,
+                        now,
+                    ),
+                )
+                new = cur.rowcount == 1
+                if new:
+                    c.execute(
+                        "INSERT INTO index_outbox(op, kind, key, project_id) VALUES"
+                        " ('upsert', 'messages', ?, ?)",
+                        (cur.lastrowid, project_id),
+                    )
+                out.append((m.msg_id, new))
+        return out
+
+    def message_docs(self, keys: Iterable[int]) -> list[Doc]:
+        keys = list(keys)
+        if not keys:
+            return []
+        rows = self._in(
+            "SELECT id, project_id, role, harness, text, created_at FROM messages WHERE id IN ({})",
+            keys,
+        )
+        return [
+            Doc(
+                kind="messages",
+                key=r["id"],
+                project_id=r["project_id"],
+                title=r["role"],
+                body=r["text"],
+                created_ts=_ts(r["created_at"]),
+            )
+            for r in rows
+        ]
+
+    def message_rows(self, keys: Iterable[int]) -> dict[int, sqlite3.Row]:
+        rows = self._in(
+            "SELECT m.*, p.root AS project_root FROM messages m JOIN projects p ON p.id=m.project_id"
+            " WHERE m.id IN ({})",
+            list(keys),
+        )
+        return {r["id"]: r for r in rows}
+
+    def message_by_uri_parts(self, session_id: str, msg_id: str) -> sqlite3.Row | None:
+        return (
+            self.db.reader()
+            .execute(
+                "SELECT m.*, p.root AS project_root FROM messages m"
+                " JOIN projects p ON p.id=m.project_id WHERE session_id=? AND msg_id=?",
+                (session_id, msg_id),
+            )
+            .fetchone()
+        )
+
+    def all_keys(self, kind: str) -> list[tuple[int, int]]:
+        """(key, project_id) of every row of an indexed kind, for rebuilds."""
+        if kind == "messages":
+            sql = "SELECT id, project_id FROM messages ORDER BY id"
+        else:
+            sql = "SELECT c.id, f.project_id FROM chunks c JOIN files f ON f.id=c.file_id ORDER BY c.id"
+        return [(r[0], r[1]) for r in self.db.reader().execute(sql)]
+
+    # -- workspace files ------------------------------------------------------------------
+    def file_states(self, project_id: int) -> dict[str, FileState]:
+        rows = self.db.reader().execute(
+            "SELECT id, path, sha256, size, mtime_ns FROM files WHERE project_id=?", (project_id,)
+        )
+        return {r["path"]: FileState(r["id"], r["sha256"], r["size"], r["mtime_ns"]) for r in rows}
+
+    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
+        """Same content, new stat: remember the stat so the next scan skips hashing."""
+        with self.db.write() as c:
+            c.execute("UPDATE files SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, file_id))
+
+    def replace_file(
+        self,
+        project_id: int,
+        path: str,
+        sha256: str,
+        size: int,
+        mtime_ns: int,
+        chunks: Sequence[Chunk],
+    ) -> None:
+        with self.db.write() as c:
+            self._drop_file(c, project_id, path)
+            cur = c.execute(
+                "INSERT INTO files(project_id, path, sha256, size, mtime_ns, indexed_at)"
+                " VALUES (?,?,?,?,?,?)",
+                (project_id, path, sha256, size, mtime_ns, utc_now()),
+            )
+            file_id = cur.lastrowid
+            for ch in chunks:
+                cur = c.execute(
+                    "INSERT INTO chunks(file_id, start_line, end_line, kind, title, text)"
+                    " VALUES (?,?,?,?,?,?)",
+                    (file_id, ch.start_line, ch.end_line, ch.kind, ch.title, ch.text),
+                )
+                c.execute(
+                    "INSERT INTO index_outbox(op, kind, key, project_id) VALUES"
+                    " ('upsert', 'files', ?, ?)",
+                    (cur.lastrowid, project_id),
+                )
+
+    def delete_files(self, project_id: int, paths: Iterable[str]) -> None:
+        with self.db.write() as c:
+            for path in paths:
+                self._drop_file(c, project_id, path)
+
+    def _drop_file(self, c: sqlite3.Connection, project_id: int, path: str) -> None:
+        row = c.execute(
+            "SELECT id FROM files WHERE project_id=? AND path=?", (project_id, path)
+        ).fetchone()
+        if row is None:
+            return
+        for (chunk_id,) in c.execute("SELECT id FROM chunks WHERE file_id=?", (row[0],)).fetchall():
+            c.execute(
+                "INSERT INTO index_outbox(op, kind, key, project_id) VALUES ('delete', 'files', ?, ?)",
+                (chunk_id, project_id),
+            )
+        c.execute("DELETE FROM files WHERE id=?", (row[0],))
+
+    def chunk_docs(self, keys: Iterable[int]) -> list[Doc]:
+        keys = list(keys)
+        if not keys:
+            return []
+        rows = self._in(
+            "SELECT c.id, c.title, c.text, f.project_id, f.path FROM chunks c"
+            " JOIN files f ON f.id=c.file_id WHERE c.id IN ({})",
+            keys,
+        )
+        return [
+            Doc(
+                kind="files",
+                key=r["id"],
+                project_id=r["project_id"],
+                title=r["title"],
+                body=r["text"],
+                path=r["path"],
+            )
+            for r in rows
+        ]
+
+    def chunk_rows(self, keys: Iterable[int]) -> dict[int, sqlite3.Row]:
+        rows = self._in(
+            "SELECT c.*, f.path, f.project_id, p.root AS project_root FROM chunks c"
+            " JOIN files f ON f.id=c.file_id JOIN projects p ON p.id=f.project_id"
+            " WHERE c.id IN ({})",
+            list(keys),
+        )
+        return {r["id"]: r for r in rows}
+
+    def chunk_at(self, project_root: str, path: str, start: int, end: int) -> sqlite3.Row | None:
+        return (
+            self.db.reader()
+            .execute(
+                "SELECT c.*, f.path, f.sha256, p.root AS project_root FROM chunks c"
+                " JOIN files f ON f.id=c.file_id JOIN projects p ON p.id=f.project_id"
+                " WHERE p.root=? AND f.path=? AND c.start_line=? AND c.end_line=?",
+                (project_root, path, start, end),
+            )
+            .fetchone()
+        )
+
+    # -- outbox ---------------------------------------------------------------------------
+    def outbox_after(self, seq: int, limit: int = 5000) -> list[OutboxEntry]:
+        rows = self.db.reader().execute(
+            "SELECT seq, op, kind, key, project_id FROM index_outbox WHERE seq>? ORDER BY seq LIMIT ?",
+            (seq, limit),
+        )
+        return [OutboxEntry(*r) for r in rows]
+
+    def outbox_head(self) -> int:
+        """The newest outbox sequence ever written (trimmed entries included)."""
+        row = self.db.reader().execute("SELECT MAX(seq) FROM index_outbox").fetchone()
+        return max(row[0] or 0, int(self.meta("outbox_trimmed", "0") or 0))
+
+    def outbox_trim(self, upto: int) -> None:
+        with self.db.write() as c:
+            c.execute("DELETE FROM index_outbox WHERE seq<=?", (upto,))
+            c.execute(
+                "INSERT INTO meta(key, value) VALUES ('outbox_trimmed', ?) ON CONFLICT(key)"
+                " DO UPDATE SET value=MAX(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
+                (str(upto),),
+            )
+
+    # -- counts ---------------------------------------------------------------------------
+    def counts(self, project_id: int | None) -> dict[str, int]:
+        r = self.db.reader()
+        if project_id is None:
+            msgs = r.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+            files = r.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+            chunks = r.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        else:
+            msgs = r.execute("SELECT COUNT(*) FROM messages WHERE project_id=?", (project_id,)).fetchone()[0]
+            files = r.execute("SELECT COUNT(*) FROM files WHERE project_id=?", (project_id,)).fetchone()[0]
+            chunks = r.execute(
+                "SELECT COUNT(*) FROM chunks c JOIN files f ON f.id=c.file_id WHERE f.project_id=?",
+                (project_id,),
+            ).fetchone()[0]
+        return {"messages": msgs, "files": files, "chunks": chunks}
+
+    def _in(self, sql: str, keys: list[int]) -> list[sqlite3.Row]:
+        out: list[sqlite3.Row] = []
+        conn = self.db.reader()
+        for i in range(0, len(keys), 900):
+            part = keys[i : i + 900]
+            out.extend(conn.execute(sql.format(",".join("?" * len(part))), part).fetchall())
+        return out

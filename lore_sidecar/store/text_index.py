@@ -1,0 +1,177 @@
+"""Full-text index on Tantivy: BM25 with English stemming and weighted fields.
+
+The index is derived: `clear()` + re-adding from the record reproduces it. Only the writer
+instance opens an IndexWriter (Tantivy allows one per directory); readers reload on demand.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import tantivy
+
+from lore_sidecar.model import Doc
+
+SCHEMA_TAG = "lore-text-1"
+KIND_CODES = {"messages": 1, "files": 2, "distillations": 3, "knowledge": 4, "facts": 5, "entities": 6}
+CODE_KINDS = {v: k for k, v in KIND_CODES.items()}
+FIELD_BOOSTS = {"title": 2.0, "path": 1.5, "body": 1.0}
+_TERM = re.compile(r"[A-Za-z0-9_]+")
+
+
+def _analyzer() -> tantivy.TextAnalyzer:
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"[A-Za-z0-9_]+"))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.remove_long(64))
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+def _schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("uid", tokenizer_name="raw")
+    sb.add_text_field("project", tokenizer_name="raw")
+    sb.add_unsigned_field("kind", fast=True, indexed=True)
+    sb.add_unsigned_field("key", fast=True)
+    sb.add_text_field("title", tokenizer_name="lore")
+    sb.add_text_field("path", tokenizer_name="lore")
+    sb.add_text_field("body", tokenizer_name="lore")
+    return sb.build()
+
+
+class TextIndex:
+    def __init__(self, directory: Path, *, writable: bool):
+        self.directory = directory
+        self.writable = writable
+        self._lock = threading.Lock()
+        self._analyzer = _analyzer()
+        self._open()
+
+    def _open(self) -> None:
+        tag = self.directory / "SCHEMA"
+        if self.writable and (not tag.exists() or tag.read_text() != SCHEMA_TAG):
+            shutil.rmtree(self.directory, ignore_errors=True)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.schema = _schema()
+        self.index = tantivy.Index(self.schema, path=str(self.directory), reuse=True)
+        self.index.register_tokenizer("lore", self._analyzer)
+        if self.writable:
+            tag.write_text(SCHEMA_TAG)
+            self._writer = self.index.writer(heap_size=64_000_000, num_threads=1)
+        else:
+            self._writer = None
+
+    def analyze(self, text: str) -> list[str]:
+        """The exact terms the index stores for `text` (used for cues and query terms)."""
+        return self._analyzer.analyze(text)
+
+    # -- writes (writer instance only) ---------------------------------------------------
+    def upsert(self, docs: Iterable[Doc]) -> None:
+        w = self._require_writer()
+        for d in docs:
+            uid = f"{d.kind}:{d.key}"
+            w.delete_documents_by_term("uid", uid)
+            doc = tantivy.Document()
+            doc.add_text("uid", uid)
+            doc.add_text("project", str(d.project_id))
+            doc.add_unsigned("kind", KIND_CODES[d.kind])
+            doc.add_unsigned("key", d.key)
+            doc.add_text("title", d.title)
+            doc.add_text("path", d.path)
+            doc.add_text("body", d.body)
+            w.add_document(doc)
+
+    def delete(self, kind: str, keys: Iterable[int]) -> None:
+        w = self._require_writer()
+        for key in keys:
+            w.delete_documents_by_term("uid", f"{kind}:{key}")
+
+    def commit(self, seq: int) -> None:
+        """Commit, then record `seq` as the outbox position this index includes."""
+        self._require_writer().commit()
+        self.index.reload()
+        tmp = self.directory / ".seq.tmp"
+        tmp.write_text(str(seq))
+        os.replace(tmp, self.directory / "SEQ")
+
+    @property
+    def saved_seq(self) -> int:
+        try:
+            return int((self.directory / "SEQ").read_text())
+        except (OSError, ValueError):
+            return 0
+
+    def clear(self) -> None:
+        w = self._require_writer()
+        w.delete_all_documents()
+        w.commit()
+        self.index.reload()
+        (self.directory / "SEQ").unlink(missing_ok=True)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.wait_merging_threads()
+            self._writer = None
+
+    def _require_writer(self):
+        if self._writer is None:
+            raise RuntimeError("text index opened read-only")
+        return self._writer
+
+    # -- reads ----------------------------------------------------------------------------
+    def reload(self) -> None:
+        self.index.reload()
+
+    def num_docs(self) -> int:
+        return self.index.searcher().num_docs
+
+    def search(
+        self,
+        terms: Sequence[str],
+        *,
+        kinds: Sequence[str],
+        project_ids: Sequence[int] | None,
+        limit: int,
+        conjunctive: bool,
+    ) -> list[tuple[str, int, float]]:
+        """Top `limit` (kind, key, bm25) for the given plain terms. Terms are sanitised here, so
+        no query syntax from the user ever reaches Tantivy's parser."""
+        words = [w.lower() for t in terms for w in _TERM.findall(t)]
+        words = [w for w in words if w not in ("and", "or", "not")]
+        if not words or not kinds:
+            return []
+        text_q = self.index.parse_query(
+            " ".join(words),
+            ["title", "path", "body"],
+            field_boosts=FIELD_BOOSTS,
+            conjunction_by_default=conjunctive,
+        )
+        Q, Occur = tantivy.Query, tantivy.Occur
+        clauses = [(Occur.Must, text_q)]
+        kind_q = Q.boolean_query(
+            [(Occur.Should, Q.term_query(self.schema, "kind", KIND_CODES[k])) for k in kinds]
+        )
+        clauses.append((Occur.Must, kind_q))
+        if project_ids is not None:
+            proj_q = Q.boolean_query(
+                [(Occur.Should, Q.term_query(self.schema, "project", str(p))) for p in project_ids]
+            )
+            clauses.append((Occur.Must, proj_q))
+        searcher = self.index.searcher()
+        result = searcher.search(Q.boolean_query(clauses), limit, count=False)
+        addrs = [a for _, a in result.hits]
+        if not addrs:
+            return []
+        kinds_v = searcher.fast_field_values("kind", addrs)
+        keys_v = searcher.fast_field_values("key", addrs)
+        return [
+            (CODE_KINDS[k], key, score)
+            for (score, _), k, key in zip(result.hits, kinds_v, keys_v, strict=True)
+        ]

@@ -1,0 +1,164 @@
+"""Vector indexes on usearch (cosine, int8-quantised HNSW), one per (kind, project).
+
+Snapshots are written to a temporary file, fsynced and renamed: usearch's own `save()`
+truncates the target in place, and a reader memory-mapping a half-written file dies with
+SIGBUS. `vectors.json` records which outbox sequence the snapshots include; it is written
+last, so replaying the outbox from it is always enough (upserts are idempotent).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from usearch.index import Index
+
+META = "vectors.json"
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class VectorIndex:
+    def __init__(self, directory: Path, *, dim: int, model: str, writable: bool):
+        self.directory = directory
+        self.dim = dim
+        self.model = model
+        self.writable = writable
+        self._lock = threading.RLock()
+        self._indexes: dict[tuple[str, int], Index] = {}
+        self._dirty: set[tuple[str, int]] = set()
+        self.saved_seq = 0
+        self._load()
+
+    def _new(self) -> Index:
+        return Index(ndim=self.dim, metric="cos", dtype="i8", connectivity=16)
+
+    def _load(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        meta_path = self.directory / META
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError):
+            meta = {}
+        if meta.get("dim") != self.dim or meta.get("model") != self.model:
+            # Another embedder wrote these vectors: they are useless here; rebuild from seq 0.
+            self._indexes.clear()
+            self.saved_seq = 0
+            return
+        self.saved_seq = int(meta.get("seq", 0))
+        for name in meta.get("files", []):
+            kind, _, pid = name.removesuffix(".usearch").rpartition("-")
+            idx = self._new()
+            idx.load(str(self.directory / name))
+            self._indexes[(kind, int(pid))] = idx
+
+    def refresh(self) -> bool:
+        """Reader side: pick up the writer's newer snapshot, if any. True if reloaded."""
+        try:
+            seq = int(json.loads((self.directory / META).read_text()).get("seq", 0))
+        except (OSError, ValueError):
+            return False
+        if seq == self.saved_seq:
+            return False
+        with self._lock:
+            self._indexes.clear()
+            self._load()
+        return True
+
+    # -- writes ----------------------------------------------------------------------------
+    def upsert(self, kind: str, project_id: int, keys: Sequence[int], vectors: np.ndarray) -> None:
+        if not len(keys):
+            return
+        with self._lock:
+            idx = self._indexes.get((kind, project_id))
+            if idx is None:
+                idx = self._indexes[(kind, project_id)] = self._new()
+            karr = np.asarray(keys, dtype=np.uint64)
+            present = [k for k in keys if idx.contains(k)]
+            if present:
+                idx.remove(np.asarray(present, dtype=np.uint64))
+            idx.add(karr, vectors, threads=1)
+            self._dirty.add((kind, project_id))
+
+    def remove(self, kind: str, project_id: int, keys: Sequence[int]) -> None:
+        with self._lock:
+            idx = self._indexes.get((kind, project_id))
+            if idx is None:
+                return
+            present = [k for k in keys if idx.contains(k)]
+            if present:
+                idx.remove(np.asarray(present, dtype=np.uint64))
+                self._dirty.add((kind, project_id))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._indexes.clear()
+            self._dirty.clear()
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self.saved_seq = 0
+
+    def save(self, seq: int) -> None:
+        """Snapshot every changed index, then record `seq` as included."""
+        with self._lock:
+            for kind, pid in sorted(self._dirty):
+                name = f"{kind}-{pid}.usearch"
+                tmp = self.directory / f".{name}.tmp"
+                self._indexes[(kind, pid)].save(str(tmp))
+                fd = os.open(tmp, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.replace(tmp, self.directory / name)
+            self._dirty.clear()
+            files = sorted(f"{k}-{p}.usearch" for k, p in self._indexes)
+            meta = {"seq": seq, "dim": self.dim, "model": self.model, "files": files}
+            tmp = self.directory / f".{META}.tmp"
+            with open(tmp, "w") as fh:
+                json.dump(meta, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.directory / META)
+            _fsync_dir(self.directory)
+            self.saved_seq = seq
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self._dirty)
+
+    # -- reads -----------------------------------------------------------------------------
+    def size(self) -> int:
+        with self._lock:
+            return sum(len(i) for i in self._indexes.values())
+
+    def search(
+        self, kinds: Sequence[str], project_ids: Sequence[int] | None, vector: np.ndarray, limit: int
+    ) -> list[tuple[str, int, float]]:
+        """Top `limit` (kind, key, cosine similarity) across the matching indexes."""
+        out: list[tuple[str, int, float]] = []
+        with self._lock:
+            targets = [
+                (k, idx)
+                for (k, pid), idx in self._indexes.items()
+                if k in kinds and (project_ids is None or pid in project_ids) and len(idx)
+            ]
+            for kind, idx in targets:
+                m = idx.search(vector, min(limit, len(idx)))
+                out.extend(
+                    (kind, int(key), 1.0 - float(dist))
+                    for key, dist in zip(m.keys, m.distances, strict=True)
+                )
+        out.sort(key=lambda t: -t[2])
+        return out[:limit]

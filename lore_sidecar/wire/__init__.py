@@ -1,0 +1,1 @@
+"""The JSON-RPC contract: method names, parameter types, and the converter."""

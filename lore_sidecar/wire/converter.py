@@ -1,0 +1,93 @@
+"""Structuring wire params into the attrs types, with readable errors."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypeVar
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, override
+
+from lore_sidecar.errors import BadParams
+from lore_sidecar.wire import types as t
+
+T = TypeVar("T")
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _make() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=False)
+    def strict_str(value: Any, _: type) -> str:
+        if not isinstance(value, str):
+            raise TypeError(f"expected a string, got {type(value).__name__}")
+        return value
+
+    def strict_int(value: Any, _: type) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"expected an integer, got {type(value).__name__}")
+        return value
+
+    def strict_bool(value: Any, _: type) -> bool:
+        if not isinstance(value, bool):
+            raise TypeError(f"expected a boolean, got {type(value).__name__}")
+        return value
+
+    conv.register_structure_hook(str, strict_str)
+    conv.register_structure_hook(int, strict_int)
+    conv.register_structure_hook(bool, strict_bool)
+    conv.register_structure_hook(Any, lambda v, _: v)
+    for cls in (t.StatusParams, t.MessageIn, t.RecordMessagesParams, t.RecallParams, t.GetNodeParams, t.ReindexParams):
+        overrides = {f.name: override(rename=camel(f.name)) for f in attrs.fields(cls)}
+        conv.register_structure_hook(cls, make_dict_structure_fn(cls, conv, **overrides))
+
+    return conv
+
+
+CONVERTER = _make()
+
+
+def structure(params: Any, cls: type[T]) -> T:
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise BadParams("params must be an object", [f"params: expected an object, got {type(params).__name__}"])
+    try:
+        value = CONVERTER.structure(params, cls)
+    except cattrs.BaseValidationError as exc:
+        errors = cattrs.transform_error(exc, path="params")
+        raise BadParams("invalid params: " + "; ".join(errors), errors) from None
+    except (TypeError, ValueError) as exc:
+        raise BadParams(f"invalid params: {exc}", [str(exc)]) from None
+    errors = _check(value)
+    if errors:
+        raise BadParams("invalid params: " + "; ".join(errors), errors)
+    return value
+
+
+def _check(value: Any) -> list[str]:
+    errors = []
+    for (cls, name), (lo, hi) in t.LIMITS.items():
+        if isinstance(value, cls):
+            v = getattr(value, name)
+            if not lo <= v <= hi:
+                errors.append(f"params.{camel(name)}: must be in {lo}..{hi}, got {v}")
+    if isinstance(value, t.RecordMessagesParams):
+        if len(value.messages) > t.MAX_MESSAGES_PER_CALL:
+            errors.append(f"params.messages: at most {t.MAX_MESSAGES_PER_CALL} per call")
+        for i, m in enumerate(value.messages):
+            c = m.content
+            ok = isinstance(c, str) or (isinstance(c, list) and all(isinstance(b, dict | str) for b in c)) or isinstance(c, dict)
+            if not ok:
+                errors.append(f"params.messages[{i}].content: expected a string or a list of content blocks")
+    if isinstance(value, t.RecallParams) and not value.query.strip():
+        errors.append("params.query: must not be empty")
+    return errors

@@ -1,0 +1,24 @@
+"""The registry of `lore/*` methods: name -> parameter type. Read by the server, the docs
+test and the test client; adding a method starts here."""
+
+from __future__ import annotations
+
+from lore_sidecar.wire import types as t
+
+METHOD_TO_TYPES: dict[str, type] = {
+    "lore/status": t.StatusParams,
+    "lore/recordMessages": t.RecordMessagesParams,
+    "lore/recall": t.RecallParams,
+    "lore/getNode": t.GetNodeParams,
+    "lore/reindex": t.ReindexParams,
+}
+
+NOTIFICATIONS: tuple[str, ...] = ("lore/indexUpdated", "lore/writerChanged")
+
+# workspace/executeCommand twins for clients that cannot send custom requests (Helix).
+COMMANDS: dict[str, str] = {
+    "lore.status": "lore/status",
+    "lore.recall": "lore/recall",
+    "lore.getNode": "lore/getNode",
+    "lore.reindex": "lore/reindex",
+}

@@ -1,0 +1,94 @@
+"""Parameter types of every `lore/*` method. camelCase on the wire, snake_case here.
+
+Unknown keys are ignored (clients may be newer than the server); wrong types, missing
+required keys and out-of-range values are refused with -32602 and a list of what is wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+Scope = Literal["project", "all"]
+SourceName = Literal["messages", "distillations", "knowledge", "facts", "files", "entities"]
+RoleName = Literal["user", "assistant", "tool", "system"]
+
+
+@attrs.define(kw_only=True, frozen=True)
+class StatusParams:
+    project: str | None = None
+    """Root path of the project to report counts for; default: the workspace root."""
+
+
+@attrs.define(kw_only=True, frozen=True)
+class MessageIn:
+    role: RoleName
+    """Who spoke: user, assistant, tool or system."""
+    content: Any
+    """A string, or a list of content blocks as Anthropic or OpenAI send them."""
+    id: str | None = None
+    """The client's message id; a second message with a stored id is a duplicate."""
+    created_at: str | None = None
+    """ISO-8601 time the message was written; default: when it is recorded."""
+    tool_name: str | None = None
+    """For tool calls and results: the tool's name."""
+    tool_call_id: str | None = None
+    """For tool results: the id of the call they answer."""
+
+
+@attrs.define(kw_only=True, frozen=True)
+class RecordMessagesParams:
+    session_id: str
+    """The conversation these messages belong to."""
+    messages: list[MessageIn]
+    """Messages in order (at most 10,000 per call)."""
+    harness: str | None = None
+    """The client that captured them (pi, opencode, claude-code, codex, nvim, ...)."""
+    project: str | None = None
+    """Project root path; default: the workspace root."""
+
+
+@attrs.define(kw_only=True, frozen=True)
+class RecallParams:
+    query: str
+    """What to look for, in plain words."""
+    project: str | None = None
+    """Project root path; default: the workspace root."""
+    scope: Scope = "project"
+    """`project` (default) searches this project; `all` searches every project."""
+    sources: list[SourceName] | None = None
+    """Which tiers to search; default: all."""
+    limit: int = 10
+    """Hits to return, 1..200."""
+    offset: int = 0
+    """Skip this many hits (to page through a truncated result)."""
+    session_id: str | None = None
+    """The asking session (for usage accounting)."""
+    as_of: str | None = None
+    """Only messages created at or before this ISO-8601 time."""
+    lexical_only: bool = False
+    """Skip the vector leg (diagnostics and benchmarks)."""
+
+
+@attrs.define(kw_only=True, frozen=True)
+class GetNodeParams:
+    uri: str
+    """A hit's uri."""
+    session_id: str | None = None
+    """The asking session."""
+    query_id: str | None = None
+    """The recall that produced this uri; counts the hit as used."""
+
+
+@attrs.define(kw_only=True, frozen=True)
+class ReindexParams:
+    scope: Literal["workspace", "all"] = "all"
+    """`workspace` re-reads every workspace file; `all` also rebuilds every index from the record."""
+
+
+LIMITS: dict[tuple[type, str], tuple[int, int]] = {
+    (RecallParams, "limit"): (1, 200),
+    (RecallParams, "offset"): (0, 100_000),
+}
+MAX_MESSAGES_PER_CALL = 10_000
