@@ -1,0 +1,1 @@
+"""The protocol layer: the only package that imports pygls."""

@@ -1,0 +1,150 @@
+"""LSP base-protocol framing that survives hostile input.
+
+Stock pygls trusts its input: invalid JSON goes unanswered, one bad header swallows the next
+frame, and `Content-Length: 1000000000000` makes it try to read a terabyte. This parser is
+incremental and bounded: it caps header lines and bodies, reports what it had to skip, and
+resynchronises on the next `Content-Length:` header.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+MAX_BODY = 64 * 1024 * 1024
+MAX_HEADER_LINE = 8 * 1024
+MAX_HEADERS = 32
+_CL = re.compile(rb"^content-length:[ \t]*(\d{1,20})[ \t]*$", re.I)
+_HEADER = re.compile(rb"^[A-Za-z][A-Za-z0-9-]*:")
+_MARK = b"content-length:"
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """Bytes that were not a well-formed frame. `request_id` is set when the skipped bytes
+    still parse as a request, so its sender can get an error instead of waiting forever."""
+
+    reason: str
+    request_id: int | str | None = None
+
+
+Event = Frame | Skipped
+
+
+def _find_mark(buf: bytearray, start: int = 0) -> int:
+    """Offset of the next `Content-Length:`, or -1. Frames follow each other with no
+    separator (`...}Content-Length: ...`), so the marker may start anywhere."""
+    return bytes(buf).lower().find(_MARK, start)
+
+
+def _id_of(junk: bytes) -> int | str | None:
+    text = junk.strip()
+    if not text.startswith(b"{"):
+        return None
+    try:
+        obj = json.loads(text)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if isinstance(obj, dict) and "method" in obj:
+        rid = obj.get("id")
+        if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)):
+            return rid
+    return None
+
+
+class FrameParser:
+    def __init__(self, *, max_body: int = MAX_BODY):
+        self.max_body = max_body
+        self._buf = bytearray()
+        self._length: int | None = None  # declared length of the header block being read
+        self._headers = 0
+        self._body_len: int | None = None  # set while reading a body
+        self._resync = False
+        self._resync_reason = ""
+
+    def feed(self, data: bytes) -> list[Event]:
+        self._buf += data
+        out: list[Event] = []
+        while True:
+            if self._resync:
+                pos = _find_mark(self._buf)
+                if pos < 0:
+                    # Keep a tail in case the marker is split across reads.
+                    if len(self._buf) > MAX_BODY:
+                        del self._buf[: -len(_MARK)]
+                    return out
+                out.append(Skipped(self._resync_reason, _id_of(bytes(self._buf[:pos]))))
+                del self._buf[:pos]
+                self._resync = False
+                continue
+            if self._body_len is not None:
+                if len(self._buf) < self._body_len:
+                    return out
+                body = bytes(self._buf[: self._body_len])
+                del self._buf[: self._body_len]
+                self._body_len = None
+                out.extend(self._body(body))
+                continue
+            nl = self._buf.find(b"\n")
+            if nl < 0:
+                if len(self._buf) > MAX_HEADER_LINE:
+                    self._bad("header line too long")
+                    continue
+                return out
+            line = bytes(self._buf[:nl]).rstrip(b"\r")
+            del self._buf[: nl + 1]
+            if not line.strip():
+                if self._length is not None:
+                    self._body_len, self._length, self._headers = self._length, None, 0
+                elif self._headers:
+                    self._bad("header block without Content-Length")
+                continue  # blank lines between frames are tolerated
+            m = _CL.match(line)
+            if m:
+                n = int(m.group(1))
+                if n > self.max_body:
+                    self._bad(f"frame of {n} bytes exceeds the {self.max_body}-byte limit")
+                    continue
+                self._length = n
+                self._headers += 1
+            elif _HEADER.match(line) and self._headers and self._headers < MAX_HEADERS:
+                self._headers += 1  # Content-Type and friends: accepted, ignored
+            else:
+                self._bad("malformed header")
+        return out
+
+    def _body(self, body: bytes) -> list[Event]:
+        """A body of the declared length. If it does not parse but contains the start of
+        another frame, the declared length was wrong: keep the rest for the next round."""
+        try:
+            json.loads(body)
+            return [Frame(body)]
+        except (ValueError, UnicodeDecodeError):
+            pass
+        pos = _find_mark(bytearray(body), 1)
+        if pos > 0:
+            self._buf[:0] = body[pos:]
+            return [Skipped("body shorter than its Content-Length", _id_of(body[:pos]))]
+        return [Frame(body)]  # unparsable: the caller answers -32700
+
+    def _bad(self, reason: str) -> None:
+        self._length, self._headers, self._body_len = None, 0, None
+        self._resync, self._resync_reason = True, reason
+
+    def finish(self) -> list[Event]:
+        """End of input: report anything left half-read."""
+        rest = bytes(self._buf).strip()
+        self._buf.clear()
+        if self._resync or self._body_len is not None or self._length is not None or rest:
+            return [Skipped(self._resync_reason or "truncated frame at end of input", _id_of(rest))]
+        return []
+
+
+def encode(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body

@@ -1,0 +1,199 @@
+"""The `lore/*` request handlers and their `workspace/executeCommand` twins.
+
+Each handler structures its params (bad params -> -32602 with the list of problems), waits
+for the engine, runs the work on the server's executor, and returns a plain JSON object.
+Expected failures become -32803 with a stable `data.kind`.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from lore_sidecar.errors import BadParams, LoreError
+from lore_sidecar.model import Hit, NodeContent, RecallResult
+from lore_sidecar.wire import types as t
+from lore_sidecar.wire.converter import structure
+from lore_sidecar.wire.methods import COMMANDS
+
+log = logging.getLogger(__name__)
+EXPECTED_FAILURE = -32803
+
+
+def _expected(fn):
+    """Translate domain errors into JSON-RPC errors."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args, **kwargs):
+        try:
+            return await fn(*args, **kwargs)
+        except BadParams as exc:
+            raise JsonRpcInvalidParams(exc.message, data={"errors": exc.errors}) from None
+        except LoreError as exc:
+            raise JsonRpcException(exc.message, code=EXPECTED_FAILURE, data=exc.data()) from None
+
+    return wrapper
+
+
+def hit_to_wire(h: Hit) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "uri": h.uri,
+        "source": h.source,
+        "score": h.score,
+        "snippet": h.snippet,
+        "cues": h.cues,
+        "title": h.title,
+        "sessionId": h.session_id,
+        "path": h.path,
+        "range": {"startLine": h.range[0], "endLine": h.range[1]} if h.range else None,
+        "createdAt": h.created_at,
+    }
+    return out
+
+
+def recall_to_wire(r: RecallResult) -> dict[str, Any]:
+    return {
+        "queryId": r.query_id,
+        "hits": [hit_to_wire(h) for h in r.hits],
+        "total": r.total,
+        "truncated": r.truncated,
+        "nextOffset": r.next_offset,
+        "tookMs": r.took_ms,
+    }
+
+
+def node_to_wire(n: NodeContent) -> dict[str, Any]:
+    return {"uri": n.uri, "source": n.source, "content": n.content, "metadata": n.metadata}
+
+
+def register(server) -> None:
+    async def status(params: Any) -> dict[str, Any]:
+        p = structure(params, t.StatusParams)
+        engine = await server.engine()
+        result = await server.run(engine.status, p.project)
+        result["settingsWarnings"] = list(server.settings_warnings)
+        return result
+
+    async def record_messages(params: Any) -> dict[str, Any]:
+        p = structure(params, t.RecordMessagesParams)
+        engine = await server.engine()
+        messages = [
+            {
+                "role": m.role,
+                "content": m.content,
+                "msg_id": m.id,
+                "created_at": m.created_at,
+                "tool_name": m.tool_name,
+                "tool_call_id": m.tool_call_id,
+            }
+            for m in p.messages
+        ]
+        return await server.run(
+            engine.record_messages, project=p.project, session_id=p.session_id, harness=p.harness, messages=messages
+        )
+
+    async def recall(params: Any) -> dict[str, Any]:
+        p = structure(params, t.RecallParams)
+        engine = await server.engine()
+        result = await server.run(
+            engine.recall,
+            p.query,
+            project=p.project,
+            scope=p.scope,
+            sources=p.sources,
+            limit=p.limit,
+            offset=p.offset,
+            as_of=p.as_of,
+            lexical_only=p.lexical_only,
+        )
+        return recall_to_wire(result)
+
+    async def get_node(params: Any) -> dict[str, Any]:
+        p = structure(params, t.GetNodeParams)
+        engine = await server.engine()
+        return node_to_wire(await server.run(engine.get_node, p.uri))
+
+    async def reindex(params: Any) -> dict[str, Any]:
+        p = structure(params, t.ReindexParams)
+        engine = await server.engine()
+        return await server.with_progress("lore: reindexing", lambda report: engine.reindex(p.scope, report))
+
+    table = {
+        "lore/status": status,
+        "lore/recordMessages": record_messages,
+        "lore/recall": recall,
+        "lore/getNode": get_node,
+        "lore/reindex": reindex,
+    }
+    for method, fn in table.items():
+        server.feature(method)(_bind(_expected(fn)))
+
+    for command, method in COMMANDS.items():
+        server.command(command)(_command(table[method]))
+
+    @server.feature(lsp.INITIALIZE)
+    def on_initialize(params: lsp.InitializeParams) -> None:
+        server.configure(params)
+
+    @server.feature(lsp.INITIALIZED)
+    async def on_initialized(params: lsp.InitializedParams) -> None:
+        await server.start_background()
+
+    @server.feature(lsp.SHUTDOWN)
+    def on_shutdown(*_: Any) -> None:
+        if server.watcher is not None:
+            server.watcher.stop()
+
+    @server.feature(lsp.WORKSPACE_SYMBOL)
+    async def workspace_symbol(params: lsp.WorkspaceSymbolParams) -> list[lsp.WorkspaceSymbol]:
+        if not params.query.strip():
+            return []
+        try:
+            engine = await server.engine()
+            result = await server.run(engine.recall, params.query, limit=20)
+        except LoreError:
+            return []
+        return [_symbol(h) for h in result.hits]
+
+
+def _bind(fn):
+    """pygls passes the params (positionally) to handlers; ours take only params."""
+
+    async def handler(params: Any = None) -> Any:
+        return await fn(params)
+
+    handler.__name__ = fn.__name__
+    return handler
+
+
+def _command(fn):
+    """`workspace/executeCommand` twin: arguments are `[params]` or `[query]`."""
+
+    @_expected
+    async def handler(arguments: Any = None) -> Any:
+        args = list(arguments or [])
+        params: Any = args[0] if args else {}
+        if isinstance(params, str):
+            params = {"query": params}
+        return await fn(params)
+
+    return handler
+
+
+def _symbol(h: Hit) -> lsp.WorkspaceSymbol:
+    if h.path and h.range:
+        from pathlib import Path
+
+        loc: Any = lsp.Location(
+            uri=Path(h.path).as_uri(),
+            range=lsp.Range(start=lsp.Position(h.range[0] - 1, 0), end=lsp.Position(h.range[1], 0)),
+        )
+    else:
+        loc = lsp.LocationUriOnly(uri=h.uri)
+    return lsp.WorkspaceSymbol(
+        name=(h.title or h.uri)[:120], kind=lsp.SymbolKind.String, location=loc, container_name=h.snippet[:80]
+    )

@@ -1,0 +1,258 @@
+"""The language server: pygls underneath, our transport in front, the engine behind.
+
+`create_server()` builds a fresh server (no import-time globals), so tests can run two in
+one process. `serve_stdio()` runs one over the process's stdin/stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCRequestMessage
+from pygls.protocol.language_server import lsp_method
+
+from lore_sidecar import PROTOCOL_VERSION, __version__
+from lore_sidecar.errors import LoreError
+from lore_sidecar.settings import Settings, load_settings
+from lore_sidecar.wire.methods import METHOD_TO_TYPES
+
+log = logging.getLogger(__name__)
+
+
+class LoreProtocol(LanguageServerProtocol):
+    def structure_message(self, data: dict[str, Any]):
+        # pygls turns the params of methods it does not know into attribute objects; ours
+        # are structured (and validated) by the wire layer, so hand them over untouched.
+        method = data.get("method")
+        if method in METHOD_TO_TYPES and "id" in data:
+            return JsonRPCRequestMessage(id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params"))
+        return super().structure_message(data)
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams):
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {
+            "lore": {"protocolVersion": PROTOCOL_VERSION, "methods": sorted(METHOD_TO_TYPES)}
+        }
+        return result
+
+
+def _uri_path(uri: str) -> str:
+    return unquote(urlsplit(uri).path)
+
+
+class LoreServer(LanguageServer):
+    def __init__(self, *, cli_options: dict[str, Any], open_engine: Callable[..., Any], env: dict[str, str] | None = None):
+        super().__init__("lore-sidecar", __version__, protocol_cls=LoreProtocol, text_document_sync_kind=lsp.TextDocumentSyncKind.None_)
+        self.cli_options = cli_options
+        self.open_engine = open_engine
+        self.env = env
+        self.executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lore-work")
+        self.engine_future: asyncio.Future | None = None
+        self.settings: Settings | None = None
+        self.settings_warnings: list[str] = []
+        self.folders: list[str] = []
+        self.watcher = None
+        self.client_pid: int | None = cli_options.get("clientProcessId")
+        self.stopped = threading.Event()
+
+    # -- engine lifecycle ----------------------------------------------------------------------
+    def configure(self, params: lsp.InitializeParams) -> None:
+        folders = [_uri_path(f.uri) for f in (params.workspace_folders or [])]
+        if not folders and params.root_uri:
+            folders = [_uri_path(params.root_uri)]
+        if not folders and params.root_path:
+            folders = [params.root_path]
+        self.folders = [str(Path(f).resolve()) for f in folders if f]
+        init = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+        if params.initialization_options is not None and not isinstance(params.initialization_options, dict):
+            self.settings_warnings.append("initializationOptions must be an object; ignored")
+        cli = {k: v for k, v in self.cli_options.items() if k in ("storeDir", "logLevel")}
+        self.settings, warnings = load_settings(
+            workspace_root=Path(self.folders[0]) if self.folders else None,
+            cli=cli,
+            init_options=init,
+            env=self.env,
+        )
+        self.settings_warnings += warnings
+        for w in self.settings_warnings:
+            log.warning("settings: %s", w)
+        if params.process_id and not self.client_pid:
+            self.client_pid = params.process_id
+        loop = asyncio.get_running_loop()
+        self.engine_future = loop.run_in_executor(self.executor, self._open)
+
+    def _open(self):
+        assert self.settings is not None
+        return self.open_engine(self.settings, self.folders, on_commit=self._on_commit)
+
+    async def engine(self):
+        if self.engine_future is None:
+            raise LoreError("notInitialized", "send initialize first", retryable=True)
+        return await asyncio.shield(self.engine_future)
+
+    async def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Heavy work runs on our executor, never on the loop or pygls's reader pool."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, lambda: fn(*args, **kwargs))
+
+    def _on_commit(self, generation: int, engine) -> None:
+        # Called on the indexer thread: read the counts here, send from the loop.
+        try:
+            counts = engine.records.counts(None)
+        except Exception:
+            return
+        payload = {"generation": generation, "files": counts["files"], "chunks": counts["chunks"]}
+        loop = self.loop_ref
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self.protocol.notify, "lore/indexUpdated", payload)
+
+    loop_ref: asyncio.AbstractEventLoop | None = None
+
+    # -- progress ------------------------------------------------------------------------------
+    def supports_progress(self) -> bool:
+        caps = getattr(self.protocol, "client_capabilities", None)
+        return bool(caps and caps.window and caps.window.work_done_progress)
+
+    async def with_progress(self, title: str, work: Callable[[Callable[[str, int | None], None]], Any]) -> Any:
+        """Run `work(report)` on the executor, reporting `$/progress` if the client can show it."""
+        loop = asyncio.get_running_loop()
+        token = None
+        if self.supports_progress():
+            token = f"lore-{uuid.uuid4().hex[:12]}"
+            try:
+                await asyncio.wait_for(self.work_done_progress.create_async(token), 5)
+                self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, percentage=0))
+            except Exception:
+                token = None
+
+        def report(message: str, pct: int | None) -> None:
+            if token is not None:
+                loop.call_soon_threadsafe(
+                    self.work_done_progress.report, token, lsp.WorkDoneProgressReport(message=message, percentage=pct)
+                )
+
+        try:
+            return await loop.run_in_executor(self.executor, lambda: work(report))
+        finally:
+            if token is not None:
+                self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+
+    # -- after initialized ----------------------------------------------------------------------
+    async def start_background(self) -> None:
+        try:
+            engine = await self.engine()
+        except Exception as exc:
+            log.error("store could not be opened: %s", exc)
+            return
+        if not engine.role.writer or self.settings is None:
+            return
+        if self.settings.index.index_workspace and engine.folders:
+            await self.with_progress("lore: indexing workspace", lambda report: engine.index_workspace(report))
+        if self.settings.index.watch and engine.folders:
+            from lore_sidecar.watch import Watcher
+
+            self.watcher = Watcher(engine.folders, lambda folder, paths: engine.workspace.apply_changes(folder, paths), debounce_ms=self.settings.index.debounce_ms)
+            self.watcher.start()
+
+    def close(self) -> None:
+        if self.stopped.is_set():
+            return
+        self.stopped.set()
+        if self.watcher is not None:
+            self.watcher.stop()
+        fut = self.engine_future
+        if fut is not None and fut.done() and not fut.cancelled() and fut.exception() is None:
+            try:
+                fut.result().close()
+            except Exception:
+                log.exception("closing the engine failed")
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+def create_server(cli_options: dict[str, Any] | None = None, *, open_engine: Callable[..., Any] | None = None, env: dict[str, str] | None = None) -> LoreServer:
+    from lore_sidecar.rpc import handlers
+
+    if open_engine is None:
+        from lore_sidecar.app import open_engine as default_open
+
+        open_engine = default_open
+    server = LoreServer(cli_options=cli_options or {}, open_engine=open_engine, env=env)
+    handlers.register(server)
+    return server
+
+
+def serve_stdio(server: LoreServer) -> int:
+    """Run until `exit`, end of input, or the client process dying. Returns the exit code."""
+    from lore_sidecar.rpc.transport import Dispatcher, GuardedWriter, StdoutGuard, read_stdin_forever
+
+    guard = StdoutGuard.install()
+    server.protocol.set_writer(GuardedWriter(guard))
+    exit_code = 0
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        server.loop_ref = loop
+        done = asyncio.Event()
+        dispatcher = Dispatcher(server.protocol, guard.write)
+        outcome = {"code": 0}
+
+        def on_data(data: bytes) -> None:
+            try:
+                dispatcher.feed(data)
+            except SystemExit as exc:  # pygls's `exit` handler calls sys.exit()
+                outcome["code"] = int(exc.code or 0)
+                done.set()
+            except Exception:
+                log.exception("unexpected error while dispatching input")
+
+        def on_eof() -> None:
+            try:
+                dispatcher.finish()
+            except SystemExit as exc:
+                outcome["code"] = int(exc.code or 0)
+            finally:
+                done.set()
+
+        read_stdin_forever(loop, on_data, on_eof)
+        _watch_parent(server, loop, done)
+        await done.wait()
+        return outcome["code"]
+
+    try:
+        exit_code = asyncio.run(main())
+    finally:
+        server.close()
+    return exit_code
+
+
+def _watch_parent(server: LoreServer, loop: asyncio.AbstractEventLoop, done: asyncio.Event) -> None:
+    """Exit when the client process dies (editors do not always close our stdin)."""
+
+    def run() -> None:
+        while not server.stopped.is_set():
+            pid = server.client_pid
+            if pid:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    log.warning("client process %s is gone; exiting", pid)
+                    loop.call_soon_threadsafe(done.set)
+                    return
+                except PermissionError:
+                    pass  # exists, owned by someone else
+            server.stopped.wait(1.0)
+
+    threading.Thread(target=run, name="lore-parent-watch", daemon=True).start()

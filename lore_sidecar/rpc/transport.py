@@ -1,0 +1,213 @@
+"""stdio transport: fd-level stdout guard, a reader thread, and envelope validation in front
+of pygls.
+
+Only protocol frames may reach the client's stdout. At start-up fd 1 is duplicated to a
+private descriptor used solely by the protocol writer, and fd 1 is pointed at stderr, so a
+stray `print()` or a C library writing to stdout can never corrupt the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from lore_sidecar.rpc.framing import Frame, FrameParser, Skipped
+
+log = logging.getLogger(__name__)
+
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+
+
+class StdoutGuard:
+    """Owns the real stdout. `install()` must run before anything else can write to it."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self._lock = threading.Lock()
+        self.closed = False
+
+    @classmethod
+    def install(cls) -> StdoutGuard:
+        sys.stdout.flush()
+        private = os.dup(1)
+        os.set_inheritable(private, False)
+        os.dup2(2, 1)  # anything written to fd 1 from now on lands on stderr
+        sys.stdout = sys.stderr
+        return cls(private)
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            if self.closed:
+                return
+            view = memoryview(data)
+            while view:
+                n = os.write(self.fd, view)
+                view = view[n:]
+
+    def close(self) -> None:
+        with self._lock:
+            self.closed = True
+
+
+class GuardedWriter:
+    """pygls's writer interface over the guard."""
+
+    def __init__(self, guard: StdoutGuard):
+        self.guard = guard
+
+    def write(self, data: bytes) -> None:
+        self.guard.write(data)
+
+    def close(self) -> None:
+        self.guard.close()
+
+
+def error_frame(msg_id: Any, code: int, message: str, data: Any = None) -> bytes:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": err}).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _valid_id(value: Any) -> bool:
+    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+class Dispatcher:
+    """Validates each message's envelope, answers what pygls would leave unanswered, and
+    hands the rest to the pygls protocol."""
+
+    def __init__(self, protocol, send_raw: Callable[[bytes], None]):
+        self.protocol = protocol
+        self.send_raw = send_raw
+        self.parser = FrameParser()
+        self.shutdown_requested = False
+        self.exit_requested = False
+
+    def feed(self, data: bytes) -> None:
+        for event in self.parser.feed(data):
+            self._event(event)
+
+    def finish(self) -> None:
+        for event in self.parser.finish():
+            self._event(event)
+
+    def _error(self, msg_id: Any, code: int, message: str, data: Any = None) -> None:
+        self.send_raw(error_frame(msg_id, code, message, data))
+
+    def _event(self, event: Frame | Skipped) -> None:
+        if isinstance(event, Skipped):
+            log.warning("skipped input: %s", event.reason)
+            self._error(event.request_id, INVALID_REQUEST if event.request_id is not None else PARSE_ERROR, f"Invalid frame: {event.reason}")
+            return
+        try:
+            msg = json.loads(event.body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            self._error(None, PARSE_ERROR, f"Parse error: {exc}")
+            return
+        self.message(msg)
+
+    def message(self, msg: Any) -> None:
+        if not isinstance(msg, dict):
+            what = "batch requests are not supported" if isinstance(msg, list) else "a message must be an object"
+            self._error(None, INVALID_REQUEST, f"Invalid Request: {what}")
+            return
+        has_id = "id" in msg
+        msg_id = msg.get("id")
+        if has_id and not _valid_id(msg_id):
+            self._error(None, INVALID_REQUEST, "Invalid Request: id must be a string, a number or null")
+            return
+        reply_id = msg_id if has_id else None
+        if msg.get("jsonrpc") != "2.0":
+            if has_id:
+                self._error(reply_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
+            return
+        if "method" not in msg:
+            if has_id and ("result" in msg or "error" in msg):
+                self._dispatch(msg)  # a response to one of our requests
+            elif has_id:
+                self._error(reply_id, INVALID_REQUEST, "Invalid Request: no method")
+            return
+        method = msg["method"]
+        if not isinstance(method, str) or not method:
+            if has_id:
+                self._error(reply_id, INVALID_REQUEST, "Invalid Request: method must be a non-empty string")
+            return
+        if "params" in msg and msg["params"] is not None and not isinstance(msg["params"], dict | list):
+            if has_id:
+                self._error(reply_id, INVALID_PARAMS, "Invalid params: must be an object or an array", {"errors": ["params: expected an object"]})
+            return
+        if msg_id is None and has_id:
+            # JSON-RPC allows a null id but LSP never uses one; pygls would treat it as a
+            # request it cannot answer. Refuse it plainly.
+            self._error(None, INVALID_REQUEST, "Invalid Request: id must not be null")
+            return
+        if self.shutdown_requested and method != "exit":
+            if has_id:
+                self._error(reply_id, INVALID_REQUEST, "Invalid Request: the server is shutting down")
+            return
+        if method == "shutdown" and has_id:
+            self.shutdown_requested = True
+        if method == "exit":
+            self.exit_requested = True
+        self._dispatch(msg)
+
+    def _dispatch(self, msg: dict) -> None:
+        try:
+            structured = self.protocol.structure_message(msg)
+        except JsonRpcInvalidParams as exc:
+            cause = exc.__cause__
+            errors = _cattrs_errors(cause) if cause else [str(exc)]
+            if "id" in msg and "method" in msg:
+                self._error(msg["id"], INVALID_PARAMS, "Invalid params: " + "; ".join(errors[:5]), {"errors": errors})
+            return
+        except JsonRpcException as exc:
+            if "id" in msg and "method" in msg:
+                self._error(msg["id"], INVALID_PARAMS, f"Invalid params: {exc.message}", {"errors": [exc.message]})
+            return
+        self.protocol.handle_message(structured)
+
+
+def _cattrs_errors(exc: BaseException) -> list[str]:
+    try:
+        import cattrs
+
+        if isinstance(exc, cattrs.BaseValidationError):
+            return cattrs.transform_error(exc, path="params")
+    except Exception:  # pragma: no cover - defensive
+        pass
+    return [str(exc)]
+
+
+def read_stdin_forever(loop: asyncio.AbstractEventLoop, on_data: Callable[[bytes], None], on_eof: Callable[[], None]) -> threading.Thread:
+    """A dedicated reader thread: never shares a pool with request handlers, so a busy
+    handler can never starve the reader (pygls reads on its handler pool)."""
+
+    def run() -> None:
+        fd = sys.stdin.fileno()
+        try:
+            while True:
+                data = os.read(fd, 1 << 16)
+                if not data:
+                    break
+                loop.call_soon_threadsafe(on_data, data)
+        except OSError as exc:
+            log.warning("stdin read failed: %s", exc)
+        finally:
+            try:
+                loop.call_soon_threadsafe(on_eof)
+            except RuntimeError:
+                pass  # loop already closed
+
+    t = threading.Thread(target=run, name="lore-stdin", daemon=True)
+    t.start()
+    return t
