@@ -39,6 +39,7 @@ class RecallSettings:
     recency_weight: float = 0.1
     recency_half_life_days: float = 180.0
     candidates: int = 50
+    vector_floor: float = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +127,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "recencyWeight": (_float(0, 100), ("recall", "recency_weight")),
     "recencyHalfLifeDays": (_float(0.001, 1e6), ("recall", "recency_half_life_days")),
     "recallCandidates": (_int(1, 10_000), ("recall", "candidates")),
+    "vectorFloor": (_float(-1, 1), ("recall", "vector_floor")),
 }
 ENV_PREFIX = "LORE_"
 

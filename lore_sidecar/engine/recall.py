@@ -66,7 +66,9 @@ class Recaller:
             if not lexical_only and self.vectors is not None and self.embedder is not None and s.vector_weight > 0:
                 qv = self.embedder.embed([query])[0]
                 if qv.any():
-                    vec = self.vectors.search(kinds, project_ids, qv, pool)
+                    # A nearest neighbour always exists; below the floor it is noise, and
+                    # "nothing relevant" must be able to answer with nothing.
+                    vec = [h for h in self.vectors.search(kinds, project_ids, qv, pool) if h[2] >= s.vector_floor]
             cands = fusion.fuse(
                 lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight, k=s.rrf_k
             )

@@ -173,13 +173,16 @@ def _bind(fn):
 def _command(fn):
     """`workspace/executeCommand` twin: arguments are `[params]` or `[query]`."""
 
-    @_expected
-    async def handler(arguments: Any = None) -> Any:
-        args = list(arguments or [])
-        params: Any = args[0] if args else {}
+    async def run(params: Any) -> Any:
+        return await fn(params)
+
+    guarded = _expected(run)
+
+    async def handler(*arguments: Any) -> Any:  # pygls spreads the arguments
+        params: Any = arguments[0] if arguments else {}
         if isinstance(params, str):
             params = {"query": params}
-        return await fn(params)
+        return await guarded(params)
 
     return handler
 

@@ -1,0 +1,84 @@
+"""Shared fixtures. Every test gets its own store and HOME so nothing leaks between tests
+or into the developer's real data."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local/share"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    for key in list(os.environ):
+        if key.startswith("LORE_") or key == "ANTHROPIC_API_KEY":
+            monkeypatch.delenv(key, raising=False)
+
+
+def make_workspace(root: Path) -> Path:
+    """A small but realistic project: code, docs, an ignored folder, a binary."""
+    (root / ".git").mkdir(parents=True)
+    files = {
+        "README.md": """
+            # Payments service
+
+            Handles card payments through Stripe.
+
+            ## Retries
+
+            Failed webhooks are retried with exponential backoff, at most 7 times.
+            """,
+        "src/billing.py": """
+            import math
+
+
+            def compute_invoice_total(lines, tax_rate):
+                \"\"\"Sum the invoice lines and apply the tax rate.\"\"\"
+                subtotal = sum(line.amount for line in lines)
+                return math.ceil(subtotal * (1 + tax_rate))
+
+
+            class RefundPolicy:
+                window_days = 30
+
+                def allows(self, age_days):
+                    return age_days <= self.window_days
+            """,
+        "docs/deploy.md": """
+            # Deploying
+
+            Deploys go through Buildkite; the pipeline is in .buildkite/pipeline.yml.
+            """,
+        ".gitignore": "secrets/\n*.log\n",
+        "secrets/prod.env": "STRIPE_KEY=sk_live_zebracornflakes\n",
+        "debug.log": "zebracornflakes appear in the log\n",
+    }
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip())
+    (root / "logo.bin").write_bytes(b"\x00\x01zebracornflakes\x00" * 10)
+    return root
+
+
+@pytest.fixture
+def workspace(tmp_path) -> Path:
+    return make_workspace(tmp_path / "ws")
+
+
+@pytest.fixture
+def store_dir(tmp_path) -> Path:
+    return tmp_path / "store"
+
+
+def sidecar_cmd(*extra: str) -> list[str]:
+    return [sys.executable, "-m", "lore_sidecar", "--stdio", *extra]
