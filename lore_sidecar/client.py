@@ -67,6 +67,7 @@ class StdioClient:
         self._pending: dict[Any, queue.Queue] = {}
         self._lock = threading.Lock()
         self.notifications: list[dict[str, Any]] = []
+        self.unsolicited: list[dict[str, Any]] = []  # replies nobody waits for (e.g. id null)
         self._note_cond = threading.Condition()
         self.stderr_lines: list[str] = []
         self.violation: Exception | None = None
@@ -94,6 +95,10 @@ class StdioClient:
                 q = self._pending.pop(msg.get("id"), None)
                 if q is not None:
                     q.put(msg)
+                else:
+                    with self._note_cond:
+                        self.unsolicited.append(msg)
+                        self._note_cond.notify_all()
         except Exception as exc:
             self.violation = exc
         finally:
@@ -147,6 +152,16 @@ class StdioClient:
                 if left <= 0:
                     raise TimeoutError(f"no {method} notification in {timeout}s")
                 self._note_cond.wait(left)
+
+    def wait_unsolicited(self, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout
+        with self._note_cond:
+            while len(self.unsolicited) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._note_cond.wait(left)
+            return list(self.unsolicited)
 
     def initialize(self, folder: Path | None, *, options: dict[str, Any] | None = None, progress: bool = True) -> dict[str, Any]:
         params: dict[str, Any] = {

@@ -113,7 +113,7 @@ class FrameParser:
                     continue
                 self._length = n
                 self._headers += 1
-            elif _HEADER.match(line) and self._headers and self._headers < MAX_HEADERS:
+            elif _HEADER.match(line) and self._headers < MAX_HEADERS:
                 self._headers += 1  # Content-Type and friends: accepted, ignored
             else:
                 self._bad("malformed header")

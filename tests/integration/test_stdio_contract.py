@@ -1,0 +1,88 @@
+"""The stdio contract: only well-formed frames on stdout, shutdown semantics, exit codes,
+and the process ending when its client dies."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from lore_sidecar.client import StdioClient
+from tests.conftest import make_workspace, sidecar_cmd
+
+
+def test_a_whole_session_writes_nothing_but_strict_frames_to_stdout(tmp_path):
+    ws = make_workspace(tmp_path / "ws")
+    client = StdioClient(sidecar_cmd("--store-dir", str(tmp_path / "store"), "-vv"))
+    client.initialize(ws)
+    client.request("lore/recordMessages", {"sessionId": "s", "messages": [{"role": "user", "content": "hello stripe"}]})
+    client.request("lore/recall", {"query": "stripe payments"})
+    client.request("lore/reindex", {})
+    client.send_raw(b"garbage\r\n\r\n")
+    client.request("lore/status")
+    assert client.close() == 0
+    # The strict reader raises on any stray byte; -vv logs plenty, all of it to stderr.
+    assert client.violation is None
+    assert any("DEBUG" in line or "INFO" in line for line in client.stderr_lines)
+
+
+def test_stdout_guard_sends_prints_and_raw_fd_writes_to_stderr():
+    code = textwrap.dedent(
+        """
+        import os, sys
+        from lore_sidecar.rpc.transport import StdoutGuard
+        guard = StdoutGuard.install()
+        print("stray print")
+        os.write(1, b"stray fd write\\n")
+        guard.write(b"Content-Length: 2\\r\\n\\r\\n{}")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30)
+    assert out.stdout == b"Content-Length: 2\r\n\r\n{}"
+    assert b"stray print" in out.stderr and b"stray fd write" in out.stderr
+
+
+def test_requests_after_shutdown_are_refused_and_exit_code_follows_the_spec(tmp_path):
+    client = StdioClient(sidecar_cmd("--store-dir", str(tmp_path / "store")))
+    client.initialize(tmp_path, options={"indexWorkspace": False})
+    assert client.request("shutdown") is None
+    reply = client.request_full("lore/status", {})
+    assert reply["error"]["code"] == -32600
+    client.notify("exit")
+    assert client.proc.wait(timeout=10) == 0
+
+
+def test_exit_without_shutdown_is_exit_code_1(tmp_path):
+    client = StdioClient(sidecar_cmd("--store-dir", str(tmp_path / "store")))
+    client.initialize(tmp_path, options={"indexWorkspace": False})
+    client.notify("exit")
+    assert client.proc.wait(timeout=10) == 1
+
+
+def test_end_of_input_stops_the_server(tmp_path):
+    client = StdioClient(sidecar_cmd("--store-dir", str(tmp_path / "store")))
+    client.initialize(tmp_path, options={"indexWorkspace": False})
+    client.proc.stdin.close()
+    assert client.proc.wait(timeout=10) == 0
+
+
+def test_server_exits_when_its_client_process_dies(tmp_path):
+    parent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    client = StdioClient(sidecar_cmd("--store-dir", str(tmp_path / "store"), "--clientProcessId", str(parent.pid)))
+    try:
+        client.initialize(tmp_path, options={"indexWorkspace": False})
+        assert client.request("lore/status")["role"] == "writer"
+        parent.kill()
+        parent.wait()
+        assert client.proc.wait(timeout=15) is not None
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
+
+
+def test_no_arguments_in_a_terminal_prints_help():
+    # `script` (util-linux) gives the child a real TTY on stdin.
+    out = subprocess.run(
+        ["script", "-qec", f"{sys.executable} -m lore_sidecar", "/dev/null"], capture_output=True, timeout=30
+    )
+    assert b"usage: lore-sidecar" in out.stdout

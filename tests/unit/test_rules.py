@@ -1,0 +1,85 @@
+"""Pure rules: fusion, recency, query terms, cues, snippets, chunking, URIs, capture."""
+
+import json
+
+import pytest
+
+from lore_sidecar.engine import capture, chunking, fusion, query, uris
+from lore_sidecar.errors import LoreError
+
+
+def test_weighted_fusion_lets_a_strong_lexical_hit_beat_a_vector_only_hit():
+    out = fusion.fuse([("messages", 1, 9.0)], [("messages", 2, 0.9)], lexical_weight=1.0, vector_weight=0.5, k=60)
+    assert [c.key for c in out] == [1, 2]
+    # Control: with equal weights the tie is broken by id, so the weights are what decided.
+    eq = fusion.fuse([("messages", 1, 9.0)], [("messages", 2, 0.9)], lexical_weight=1.0, vector_weight=1.0, k=60)
+    assert eq[0].fused == eq[1].fused
+
+
+def test_a_hit_found_by_both_legs_outranks_hits_found_by_one():
+    out = fusion.fuse([("m", 1, 5), ("m", 2, 4)], [("m", 2, 0.8), ("m", 3, 0.7)], lexical_weight=1, vector_weight=0.5, k=60)
+    assert out[0].key == 2 and out[0].lex_rank == 1 and out[0].vec_rank == 0
+
+
+def test_recency_bonus_halves_every_half_life_and_is_zero_when_off():
+    b0 = fusion.recency_bonus(0, weight=0.1, half_life_days=180, k=60)
+    assert fusion.recency_bonus(180, weight=0.1, half_life_days=180, k=60) == pytest.approx(b0 / 2)
+    assert fusion.recency_bonus(10, weight=0, half_life_days=180, k=60) == 0
+    assert fusion.recency_bonus(float("nan"), weight=0.1, half_life_days=180, k=60) == 0
+
+
+def test_query_terms_drop_stopwords_but_never_return_nothing_for_words():
+    assert query.query_terms("What is the Writer lock for?") == ["writer", "lock"]
+    assert query.query_terms("what is it") == ["what", "is", "it"]
+    assert query.query_terms("!!!") == []
+
+
+def test_cues_match_stems_and_snippet_centres_on_a_term():
+    analyze = lambda s: [w.lower().rstrip("s") for w in query.WORD.findall(s)]  # noqa: E731
+    assert query.cues(["locks", "zebra"], "the writer lock", analyze) == ["locks"]
+    text = "x " * 300 + "the needle is here " + "y " * 300
+    snip = query.snippet(text, ["needle"], width=80)
+    assert "needle" in snip and snip.startswith("…") and len(snip) <= 82
+
+
+def test_markdown_chunks_follow_headings_and_code_chunks_follow_definitions():
+    md = "# Title\nintro\nmore\nlines\n## Part two\nbody\nbody\nbody\nbody\n"
+    chunks = chunking.chunk_file("a.md", md)
+    assert [c.title for c in chunks] == ["Title", "Part two"]
+    assert chunks[1].start_line == 5
+    code = "import os\n\n\ndef alpha():\n    return 1\n\n\nclass Beta:\n    x = 1\n    y = 2\n"
+    titles = [c.title for c in chunking.chunk_file("m.py", code)]
+    assert titles == ["alpha", "Beta"]
+
+
+def test_long_sections_are_windowed_with_overlap():
+    text = "\n".join(f"line {i}" for i in range(200))
+    chunks = chunking.chunk_file("notes.txt", text)
+    assert len(chunks) >= 3 and all(c.end_line - c.start_line < chunking.MAX_LINES for c in chunks)
+    assert chunks[1].start_line <= chunks[0].end_line  # overlap
+    assert chunks[-1].end_line == 200
+
+
+def test_uris_round_trip_and_reject_unknown_schemes():
+    u = uris.message_uri("sess/1", "m 2")
+    assert uris.parse(u) == ("messages", ("sess/1", "m 2"))
+    f = uris.chunk_uri("/w", "src/a b.py", 3, 9)
+    assert uris.parse(f) == ("files", ("/w/src/a b.py", 3, 9))
+    with pytest.raises(LoreError) as err:
+        uris.parse("ftp://x")
+    assert err.value.kind == "invalidUri"
+
+
+def test_capture_renders_anthropic_and_openai_blocks_and_keeps_the_verbatim_json():
+    content = [
+        {"type": "text", "text": "see below"},
+        {"type": "tool_use", "name": "bash", "input": {"cmd": "ls"}},
+        {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "a.py"}]},
+        {"type": "output_text", "text": "openai says hi"},
+    ]
+    m = capture.normalise(session_id="s", harness=None, role="assistant", content=content, msg_id=None, created_at="2024-05-01T10:00:00+02:00", tool_name=None, tool_call_id=None)
+    assert m.text.splitlines() == ["see below", '[tool call bash] {"cmd": "ls"}', "a.py", "openai says hi"]
+    assert json.loads(m.content_json) == content
+    assert m.created_at == "2024-05-01T08:00:00Z"
+    with pytest.raises(ValueError):
+        capture.iso_utc("yesterday")

@@ -1,0 +1,46 @@
+from pathlib import Path
+
+import pytest
+
+from lore_sidecar.errors import BadParams
+from lore_sidecar.settings import env_name, load_settings
+from lore_sidecar.wire import types as t
+from lore_sidecar.wire.converter import structure
+
+
+def test_layers_apply_in_order_and_bad_values_fall_back_with_a_warning(tmp_path):
+    user = tmp_path / "config.toml"
+    user.write_text('embedder = "none"\nrrfK = 10\n')
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".lore.json").write_text('{"recall": {"rrfK": 20}, "watch": "maybe"}')
+    settings, warnings = load_settings(
+        workspace_root=ws,
+        user_file=user,
+        env={env_name("rrfK"): "30", "LORE_DEBOUNCE_MS": "5"},
+        cli={"storeDir": str(tmp_path / "s")},
+        init_options={"rrfK": 40, "bogus": 1},
+    )
+    assert settings.recall.rrf_k == 40
+    assert settings.embedder == "none"
+    assert settings.index.debounce_ms == 5
+    assert settings.index.watch is True  # "maybe" refused, default kept
+    assert any("watch" in w for w in warnings) and any("bogus" in w for w in warnings)
+    assert settings.store_dir == Path(tmp_path / "s")
+
+
+def test_unreadable_config_file_is_reported_not_fatal(tmp_path):
+    user = tmp_path / "config.toml"
+    user.write_text("this is = = not toml")
+    settings, warnings = load_settings(user_file=user, env={})
+    assert settings.embedder == "wordllama" and warnings
+
+
+def test_params_structure_with_camel_case_and_report_every_problem():
+    p = structure({"sessionId": "s", "messages": [{"role": "user", "content": "hi", "createdAt": "2024-01-01T00:00:00Z"}]}, t.RecordMessagesParams)
+    assert p.messages[0].created_at == "2024-01-01T00:00:00Z"
+    with pytest.raises(BadParams) as err:
+        structure({"query": "", "limit": 500}, t.RecallParams)
+    assert len(err.value.errors) == 2
+    with pytest.raises(BadParams):
+        structure({"query": "x", "limit": True}, t.RecallParams)
