@@ -131,7 +131,9 @@ class Indexer:
             log.info("index behind the trimmed outbox (%s/%s < %s): rebuilding", text_seq, vec_seq, trimmed)
             self._rebuild()
             return
-        self.applied_seq = min(text_seq, vec_seq)
+        with self._cond:
+            self.applied_seq = min(text_seq, vec_seq)
+            self._cond.notify_all()
         while self._drain_once():
             pass
         self._save_vectors(force=True)

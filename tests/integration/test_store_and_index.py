@@ -1,0 +1,156 @@
+"""Real SQLite, Tantivy and usearch under tmp dirs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lore_sidecar.app import open_engine
+from lore_sidecar.errors import LoreError
+from lore_sidecar.settings import load_settings
+from lore_sidecar.store.db import SCHEMA_VERSION, Database
+
+
+def engine_for(store: Path, folders: list[str], **options):
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={"storeDir": str(store), **options})
+    return open_engine(settings, folders)
+
+
+def record(engine, session: str, texts: list[str], start: int = 0):
+    return engine.record_messages(project=None, session_id=session, harness="test", messages=[
+        {"role": "user", "content": t, "msg_id": f"{session}-{start + i}", "created_at": None, "tool_name": None, "tool_call_id": None}
+        for i, t in enumerate(texts)
+    ])
+
+
+def test_a_store_stamped_by_a_newer_version_is_refused_unread(tmp_path):
+    db = Database(tmp_path / "lore.db", writable=True)
+    db.close()
+    with sqlite3.connect(tmp_path / "lore.db") as c:
+        c.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    with pytest.raises(LoreError) as err:
+        Database(tmp_path / "lore.db", writable=True)
+    assert err.value.kind == "storeTooNew"
+    # Control: the current version opens fine.
+    with sqlite3.connect(tmp_path / "lore.db") as c:
+        c.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    Database(tmp_path / "lore.db", writable=True).close()
+
+
+def test_migrations_are_named_recorded_and_idempotent(tmp_path):
+    Database(tmp_path / "lore.db", writable=True).close()
+    Database(tmp_path / "lore.db", writable=True).close()
+    with sqlite3.connect(tmp_path / "lore.db") as c:
+        names = [r[0] for r in c.execute("SELECT name FROM schema_migrations")]
+        assert names == ["0001_initial"]
+        assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_rebuilt_index_answers_exactly_like_the_live_one(tmp_path, workspace):
+    e = engine_for(tmp_path / "store", [str(workspace)])
+    try:
+        e.index_workspace()
+        words = ["retry", "backoff", "stripe", "invoice", "deploy", "buildkite", "refund", "webhook", "tax", "pipeline"]
+        record(e, "s", [f"{words[i % 10]} {words[(i * 3) % 10]} discussion number {i}" for i in range(400)])
+        queries = ["retry backoff", "stripe invoice", "deploy pipeline buildkite", "refund window", "tax", "number 17"]
+        e.wait_indexed()
+        live = {q: [(h.uri, h.score) for h in e.recall(q, limit=25).hits] for q in queries}
+        e.reindex("all")
+        rebuilt = {q: [(h.uri, h.score) for h in e.recall(q, limit=25).hits] for q in queries}
+        assert rebuilt == live
+        assert all(live[q] for q in queries)
+    finally:
+        e.close()
+
+
+def test_indexes_survive_a_restart_and_a_lost_index_is_rebuilt_from_the_record(tmp_path, workspace):
+    store = tmp_path / "store"
+    e = engine_for(store, [str(workspace)])
+    record(e, "s", ["the okapi migrates at dawn"])
+    e.index_workspace()
+    e.wait_indexed()
+    before = [h.uri for h in e.recall("okapi dawn").hits]
+    e.close()
+    e = engine_for(store, [str(workspace)])
+    try:
+        e.wait_indexed()
+        assert [h.uri for h in e.recall("okapi dawn").hits] == before
+    finally:
+        e.close()
+    import shutil
+
+    shutil.rmtree(store / "index")
+    e = engine_for(store, [str(workspace)])
+    try:
+        e.wait_indexed()
+        for _ in range(100):
+            if e.indexer.applied_seq and [h.uri for h in e.recall("okapi dawn").hits] == before:
+                break
+            import time
+
+            time.sleep(0.05)
+        assert [h.uri for h in e.recall("okapi dawn").hits] == before
+    finally:
+        e.close()
+
+
+def test_writer_killed_mid_ingest_loses_no_committed_message_and_the_index_catches_up(tmp_path):
+    store = tmp_path / "store"
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+        from tests.integration.test_store_and_index import engine_for, record
+        from pathlib import Path
+        e = engine_for(Path({str(store)!r}), [])
+        i = 0
+        while True:
+            record(e, "crash", [f"kiwi message {{i + j}}" for j in range(50)], start=i)
+            i += 50
+            print(i, flush=True)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    acked = 0
+    for line in proc.stdout:
+        acked = int(line)
+        if acked >= 2000:
+            break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    e = engine_for(store, [])
+    try:
+        assert e.records.db.integrity_ok()
+        n = e.records.counts(None)["messages"]
+        assert n >= acked
+        e.wait_indexed(60)
+        res = e.recall("kiwi message", scope="all", limit=5, sources=["messages"])
+        assert res.total >= 5
+        assert e.text.num_docs() == n
+    finally:
+        e.close()
+
+
+def test_vector_snapshots_are_replaced_atomically(tmp_path):
+    import numpy as np
+
+    from lore_sidecar.store.vector_index import VectorIndex
+
+    v = VectorIndex(tmp_path, dim=4, model="m", writable=True)
+    v.upsert("messages", 1, [1, 2], np.eye(4, dtype=np.float32)[:2])
+    v.save(5)
+    assert not list(tmp_path.glob(".*.tmp"))
+    reader = VectorIndex(tmp_path, dim=4, model="m", writable=False)
+    assert reader.saved_seq == 5 and reader.size() == 2
+    v.upsert("messages", 1, [3], np.eye(4, dtype=np.float32)[2:3])
+    v.save(6)
+    assert reader.refresh() and reader.size() == 3
+    # A different model's vectors are never reused.
+    assert VectorIndex(tmp_path, dim=4, model="other", writable=False).size() == 0

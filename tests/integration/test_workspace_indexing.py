@@ -1,0 +1,91 @@
+"""Workspace indexing edge cases on a real filesystem."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lore_sidecar.engine.workspace import IgnoreRules, walk
+from tests.integration.test_store_and_index import engine_for
+
+
+def paths(root: Path, max_bytes: int = 1_000_000) -> list[str]:
+    return sorted(e.rel for e in walk(root, root, IgnoreRules(root), max_bytes))
+
+
+def test_walk_honours_ignores_and_skips_binaries_generated_and_oversized(tmp_path, workspace):
+    (workspace / "node_modules/pkg").mkdir(parents=True)
+    (workspace / "node_modules/pkg/index.js").write_text("x")
+    (workspace / "app.min.js").write_text("x")
+    (workspace / "big.txt").write_text("y" * 2000)
+    (workspace / ".loreignore").write_text("docs/\n")
+    (workspace / "src/nested").mkdir()
+    (workspace / "src/nested/.gitignore").write_text("local_*.py\n")
+    (workspace / "src/nested/local_conf.py").write_text("x = 1\n")
+    (workspace / "src/nested/kept.py").write_text("y = 2\n")
+    got = paths(workspace, max_bytes=1000)
+    assert got == [".gitignore", ".loreignore", "README.md", "src/billing.py", "src/nested/.gitignore", "src/nested/kept.py"]
+
+
+def test_symlinks_out_of_the_workspace_are_never_indexed(tmp_path, workspace):
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Secret\nplatypus credentials\n")
+    os.symlink(outside, workspace / "link.md")
+    os.symlink(tmp_path, workspace / "linkdir")
+    inside_target = workspace / "README.md"
+    os.symlink(inside_target, workspace / "readme-link.md")
+    got = paths(workspace)
+    assert "link.md" not in got and not any(p.startswith("linkdir") for p in got)
+    assert "readme-link.md" in got  # control: a link that stays inside is fine
+
+
+def test_incremental_rescan_rereads_only_changed_files_and_drops_deleted_ones(tmp_path, workspace):
+    e = engine_for(tmp_path / "store", [str(workspace)])
+    try:
+        first = e.workspace.scan(str(workspace))
+        assert first.indexed == 4
+        again = e.workspace.scan(str(workspace))
+        assert again.indexed == 0 and again.deleted == 0
+        (workspace / "docs/deploy.md").write_text("# Deploying\n\nWe moved to GitHub Actions.\n")
+        (workspace / "README.md").unlink()
+        third = e.workspace.scan(str(workspace))
+        assert third.indexed == 1 and third.deleted == 1
+        e.wait_indexed()
+        assert e.recall("GitHub Actions", sources=["files"]).hits
+        assert not e.recall("Stripe card payments", sources=["files"]).hits
+    finally:
+        e.close()
+
+
+def test_a_branch_switch_sized_change_triggers_one_full_rescan(tmp_path, workspace):
+    e = engine_for(tmp_path / "store", [str(workspace)])
+    try:
+        e.workspace.scan(str(workspace))
+        changed = []
+        for i in range(250):
+            p = workspace / "gen" / f"f{i}.md"
+            p.parent.mkdir(exist_ok=True)
+            p.write_text(f"# File {i}\n\nwombat number {i}\n")
+            changed.append(str(p))
+        e.workspace.apply_changes(str(workspace), changed)
+        assert e.records.counts(None)["files"] == 254
+        e.wait_indexed()
+        assert e.recall("wombat number 249", sources=["files"]).hits
+    finally:
+        e.close()
+
+
+def test_one_unreadable_file_does_not_stop_indexing(tmp_path, workspace):
+    bad = workspace / "src/locked.py"
+    bad.write_text("secret = 1\n")
+    bad.chmod(0)
+    (workspace / "src/latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    e = engine_for(tmp_path / "store", [str(workspace)])
+    try:
+        stats = e.workspace.scan(str(workspace))
+        assert stats.seen >= 5
+        e.wait_indexed()
+        assert e.recall("invoice tax", sources=["files"]).hits
+    finally:
+        bad.chmod(0o644)
+        e.close()
