@@ -82,7 +82,8 @@ def open_engine(
         indexer=indexer,
         workspace=workspace,
         role=Role(writer=writer, writer_pid=lock.holder_pid()),
-        distiller_mode="off" if settings.distiller == "off" else "extractive",
+        # No distiller is built yet (conversation-memory issue): say so rather than pretend.
+        distiller_mode="off",
         folders=[str(Path(f).resolve()) for f in folders],
         on_close=close,
     )

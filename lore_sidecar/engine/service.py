@@ -210,6 +210,7 @@ class Engine:
 
     # -- status -----------------------------------------------------------------------------------
     def status(self, project: str | None = None) -> dict[str, Any]:
+        self._fresh()
         root = self.project_root(project)
         found = self.records.find_project(root)
         counts = self.records.counts(found.id) if found else {"messages": 0, "files": 0, "chunks": 0}

@@ -7,6 +7,7 @@ Expected failures become -32803 with a stable `data.kind`.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from typing import Any
@@ -70,9 +71,43 @@ def node_to_wire(n: NodeContent) -> dict[str, Any]:
     return {"uri": n.uri, "source": n.source, "content": n.content, "metadata": n.metadata}
 
 
+class Ordering:
+    """Causal order per connection: a request never overtakes a write sent before it.
+
+    Handlers run concurrently on the executor, so a client that pipes `recordMessages` and
+    then `recall` without waiting could otherwise see the recall answered first. Writes
+    form a chain; each request waits for the last write dispatched before it. Reads still
+    run in parallel with each other. The barrier is taken synchronously when the handler's
+    task starts, and tasks start in arrival order.
+    """
+
+    def __init__(self) -> None:
+        self._last: asyncio.Future | None = None
+
+    async def read(self, work):
+        prev = self._last
+        if prev is not None and not prev.done():
+            await asyncio.shield(prev)
+        return await work()
+
+    async def write(self, work):
+        prev = self._last
+        mine = asyncio.get_running_loop().create_future()
+        self._last = mine
+        try:
+            if prev is not None and not prev.done():
+                await asyncio.shield(prev)
+            return await work()
+        finally:
+            mine.set_result(None)
+
+
 def register(server) -> None:
+    order = Ordering()
+
     async def status(params: Any) -> dict[str, Any]:
         p = structure(params, t.StatusParams)
+        await order.read(_noop)
         engine = await server.engine()
         result = await server.run(engine.status, p.project)
         result["settingsWarnings"] = list(server.settings_warnings)
@@ -80,7 +115,6 @@ def register(server) -> None:
 
     async def record_messages(params: Any) -> dict[str, Any]:
         p = structure(params, t.RecordMessagesParams)
-        engine = await server.engine()
         messages = [
             {
                 "role": m.role,
@@ -92,13 +126,18 @@ def register(server) -> None:
             }
             for m in p.messages
         ]
-        return await server.run(
-            engine.record_messages, project=p.project, session_id=p.session_id, harness=p.harness, messages=messages
-        )
+
+        async def work() -> dict[str, Any]:
+            engine = await server.engine()
+            return await server.run(
+                engine.record_messages, project=p.project, session_id=p.session_id, harness=p.harness, messages=messages
+            )
+
+        return await order.write(work)
 
     async def recall(params: Any) -> dict[str, Any]:
         p = structure(params, t.RecallParams)
-        engine = await server.engine()
+        engine = await order.read(server.engine)
         result = await server.run(
             engine.recall,
             p.query,
@@ -114,13 +153,17 @@ def register(server) -> None:
 
     async def get_node(params: Any) -> dict[str, Any]:
         p = structure(params, t.GetNodeParams)
-        engine = await server.engine()
+        engine = await order.read(server.engine)
         return node_to_wire(await server.run(engine.get_node, p.uri))
 
     async def reindex(params: Any) -> dict[str, Any]:
         p = structure(params, t.ReindexParams)
-        engine = await server.engine()
-        return await server.with_progress("lore: reindexing", lambda report: engine.reindex(p.scope, report))
+
+        async def work() -> dict[str, Any]:
+            engine = await server.engine()
+            return await server.with_progress("lore: reindexing", lambda report: engine.reindex(p.scope, report))
+
+        return await order.write(work)
 
     table = {
         "lore/status": status,
@@ -158,6 +201,10 @@ def register(server) -> None:
         except LoreError:
             return []
         return [_symbol(h) for h in result.hits]
+
+
+async def _noop() -> None:
+    return None
 
 
 def _bind(fn):

@@ -209,6 +209,12 @@ def serve_stdio(server: LoreServer) -> int:
         dispatcher = Dispatcher(server.protocol, guard.write)
         outcome = {"code": 0}
 
+        def on_exit() -> None:
+            outcome["code"] = dispatcher.exit_code
+            done.set()
+
+        dispatcher.on_exit = on_exit
+
         def on_data(data: bytes) -> None:
             try:
                 dispatcher.feed(data)
@@ -223,8 +229,9 @@ def serve_stdio(server: LoreServer) -> int:
                 dispatcher.finish()
             except SystemExit as exc:
                 outcome["code"] = int(exc.code or 0)
-            finally:
-                done.set()
+            if dispatcher.exit_requested:
+                return  # exit is queued behind in-flight requests; it ends the loop itself
+            asyncio.ensure_future(dispatcher._when_idle(done.set))
 
         read_stdin_forever(loop, on_data, on_eof)
         _watch_parent(server, loop, done)

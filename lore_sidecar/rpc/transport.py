@@ -92,6 +92,8 @@ class Dispatcher:
         self.parser = FrameParser()
         self.shutdown_requested = False
         self.exit_requested = False
+        self.exit_code = 0
+        self.on_exit: Callable[[], None] = lambda: None
 
     def feed(self, data: bytes) -> None:
         for event in self.parser.feed(data):
@@ -159,7 +161,29 @@ class Dispatcher:
             self.shutdown_requested = True
         if method == "exit":
             self.exit_requested = True
+            # Trigger: a client that pipes a whole transcript sends shutdown and exit right
+            # behind its requests. Why: pygls cancels in-flight requests on shutdown and
+            # exits at once on exit. Outcome: both wait until every earlier request is answered.
+            asyncio.ensure_future(self._when_idle(lambda: self._dispatch(msg)))
+            return
+        if method == "shutdown" and has_id:
+            asyncio.ensure_future(self._when_idle(lambda: self._dispatch(msg)))
+            return
         self._dispatch(msg)
+
+    async def _when_idle(self, then: Callable[[], None], timeout: float = 120.0) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            pending = [f for f in self.protocol._request_futures.values() if not f.done()]
+            if not pending:
+                break
+            await asyncio.sleep(0.01)
+        try:
+            then()
+        except SystemExit as exc:
+            self.exit_code = int(exc.code or 0)
+            self.on_exit()
 
     def _dispatch(self, msg: dict) -> None:
         try:

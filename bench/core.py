@@ -1,0 +1,183 @@
+"""Core sidecar benchmark: initialize latency, ingest rate, workspace indexing rate, recall
+latency at 10k and 100k messages (hybrid, query embedding included), peak RSS, with SQLite
+FTS5 measured on the same messages and queries as a peer.
+
+    python bench/core.py [--sizes 10000,100000] [--queries 300] [--out bench/results/core.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.corpus import message, queries, source_file  # noqa: E402
+from lore_sidecar import __version__  # noqa: E402
+from lore_sidecar.app import open_engine  # noqa: E402
+from lore_sidecar.client import StdioClient, sidecar_command  # noqa: E402
+from lore_sidecar.engine.query import query_terms  # noqa: E402
+from lore_sidecar.settings import load_settings  # noqa: E402
+
+SEED = 20261130
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def engine(store: Path, folders: list[str], **opts):
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={"storeDir": str(store), **opts})
+    return open_engine(settings, folders)
+
+
+def bench_initialize(tmp: Path, runs: int = 7) -> dict:
+    times = []
+    for i in range(runs):
+        c = StdioClient(sidecar_command("--store-dir", str(tmp / f"init-{i}")))
+        t0 = time.perf_counter()
+        c.request("initialize", {"processId": os.getpid(), "capabilities": {}, "initializationOptions": {"indexWorkspace": False}})
+        times.append((time.perf_counter() - t0) * 1000)
+        c.notify("initialized", {})
+        c.close()
+    return {"runs": runs, "p50_ms": round(statistics.median(times), 1), "max_ms": round(max(times), 1)}
+
+
+def bench_messages(tmp: Path, sizes: list[int], n_queries: int) -> dict:
+    rng = random.Random(SEED)
+    store = tmp / "msgs"
+    e = engine(store, [], indexWorkspace=False)
+    fts = sqlite3.connect(tmp / "fts.db")
+    fts.execute("CREATE VIRTUAL TABLE m USING fts5(text, tokenize='porter')")
+    qs = queries(random.Random(SEED + 1), n_queries)
+    out = {"sizes": []}
+    have = 0
+    batch = 1000
+    for size in sizes:
+        t0 = time.perf_counter()
+        added = 0
+        while have < size:
+            msgs = []
+            for _ in range(min(batch, size - have)):
+                role, text = message(rng, have)
+                msgs.append({"role": role, "content": text, "msg_id": f"m{have}", "created_at": None, "tool_name": None, "tool_call_id": None})
+                have += 1
+            e.record_messages(project="/bench/project", session_id=f"s{have // 200}", harness="bench", messages=msgs)
+            fts.executemany("INSERT INTO m(text) VALUES (?)", [(m["content"],) for m in msgs])
+            added += len(msgs)
+        recorded = time.perf_counter() - t0
+        e.wait_indexed(3600)
+        searchable = time.perf_counter() - t0
+        fts.commit()
+        # Warm both, then time every query.
+        for q in qs[:20]:
+            e.recall(q, project="/bench/project", limit=10)
+        lat, lat_lex = [], []
+        for q in qs:
+            t = time.perf_counter()
+            e.recall(q, project="/bench/project", limit=10)
+            lat.append((time.perf_counter() - t) * 1000)
+        for q in qs:
+            t = time.perf_counter()
+            e.recall(q, project="/bench/project", limit=10, lexical_only=True)
+            lat_lex.append((time.perf_counter() - t) * 1000)
+        lat_fts = []
+        for q in qs:
+            terms = query_terms(q)
+            match = " OR ".join(f'"{t}"' for t in terms)
+            t = time.perf_counter()
+            fts.execute("SELECT rowid, bm25(m) FROM m WHERE m MATCH ? ORDER BY bm25(m) LIMIT 10", (match,)).fetchall()
+            lat_fts.append((time.perf_counter() - t) * 1000)
+        index_bytes = sum(f.stat().st_size for f in (store / "index").rglob("*") if f.is_file())
+        out["sizes"].append({
+            "messages": size,
+            "ingest_msgs_per_s_recorded": round(added / recorded),
+            "ingest_msgs_per_s_searchable": round(added / searchable),
+            "recall_hybrid_p50_ms": round(statistics.median(lat), 2),
+            "recall_hybrid_p95_ms": round(pct(lat, 95), 2),
+            "recall_lexical_p50_ms": round(statistics.median(lat_lex), 2),
+            "fts5_p50_ms": round(statistics.median(lat_fts), 2),
+            "fts5_p95_ms": round(pct(lat_fts, 95), 2),
+            "hybrid_vs_fts5_p50": round(statistics.median(lat) / statistics.median(lat_fts), 2),
+            "index_mb": round(index_bytes / 1e6, 1),
+            "db_mb": round(sum(f.stat().st_size for f in store.glob("lore.db*")) / 1e6, 1),
+        })
+        print(json.dumps(out["sizes"][-1]), file=sys.stderr)
+    e.close()
+    return out
+
+
+def bench_workspace(tmp: Path, n_files: int) -> dict:
+    rng = random.Random(SEED + 2)
+    ws = tmp / "ws"
+    for i in range(n_files):
+        rel, text = source_file(rng, i)
+        p = ws / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    (ws / ".git").mkdir()
+    e = engine(tmp / "ws-store", [str(ws)])
+    t0 = time.perf_counter()
+    e.index_workspace()
+    e.wait_indexed(3600)
+    took = time.perf_counter() - t0
+    counts = e.records.counts(None)
+    t1 = time.perf_counter()
+    e.index_workspace()  # nothing changed: stat-only rescan
+    e.wait_indexed(3600)
+    rescan = time.perf_counter() - t1
+    e.close()
+    return {"files": counts["files"], "chunks": counts["chunks"], "files_per_s": round(counts["files"] / took),
+            "unchanged_rescan_ms": round(rescan * 1000, 1)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--files", type=int, default=2000)
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "core.json"))
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="lore-bench-"))
+    try:
+        result = {
+            "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
+            "versions": {"lore_sidecar": __version__, **{m: _version(m) for m in ("tantivy", "usearch", "pygls", "wordllama")}},
+            "initialize": bench_initialize(tmp),
+            "workspace": bench_workspace(tmp, args.files),
+            "messages": bench_messages(tmp, [int(s) for s in args.sizes.split(",")], args.queries),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2))
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+def _version(module: str) -> str:
+    from importlib.metadata import version
+
+    try:
+        return version(module)
+    except Exception:
+        return "?"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

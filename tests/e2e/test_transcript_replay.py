@@ -1,0 +1,52 @@
+"""Transcript replay: each fixtures/<name>.jsonl is piped through `lore-sidecar --stdio` in one
+go (as a CI script would), and the replies, with volatile fields normalised, must equal
+fixtures/<name>.expected.json. Regenerate with UPDATE_FIXTURES=1 after a deliberate
+change, and review the diff."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lore_sidecar.client import read_frame
+from tests.conftest import ROOT, sidecar_cmd
+
+FIXTURES = sorted((ROOT / "fixtures").glob("*.jsonl"))
+VOLATILE = {"tookMs", "queryId", "writerPid", "storeDir", "generation", "recordedAt", "version", "serverInfo", "score"}
+
+
+def normalise(value):
+    if isinstance(value, dict):
+        return {k: ("<volatile>" if k in VOLATILE else normalise(v)) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return [normalise(v) for v in value]
+    return value
+
+
+def frames(path: Path) -> bytes:
+    out = b""
+    for line in path.read_text().splitlines():
+        if line.strip():
+            body = line.encode()
+            out += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    return out
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.stem for f in FIXTURES])
+def test_replay_matches_the_recorded_replies(fixture: Path, tmp_path):
+    proc = subprocess.run(sidecar_cmd("--store-dir", str(tmp_path / "store")), input=frames(fixture), capture_output=True, timeout=120)
+    stream = io.BytesIO(proc.stdout)
+    replies = {}
+    while (msg := read_frame(stream)) is not None:  # strict: any stray byte fails here
+        if "id" in msg and "method" not in msg:
+            replies[str(msg["id"])] = normalise(msg)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    expected_path = fixture.with_suffix(".expected.json")
+    if os.environ.get("UPDATE_FIXTURES") == "1":
+        expected_path.write_text(json.dumps(replies, indent=2, sort_keys=True) + "\n")
+    assert replies == json.loads(expected_path.read_text())
