@@ -174,9 +174,12 @@ async def test_reindex_reports_progress_and_answers_like_the_live_index(client: 
     assert res["files"] == 4 and res["generation"] > 0
     rebuilt = await call(client, "lore/recall", q)
     assert [(h["uri"], h["score"]) for h in rebuilt["hits"]] == [(h["uri"], h["score"]) for h in live["hits"]]
-    if client.init_result and client.progress_reports:
-        kinds = [type(v).__name__ for reports in client.progress_reports.values() for v in reports]
+    caps = client.capabilities
+    kinds = [type(v).__name__ for reports in client.progress_reports.values() for v in reports]
+    if caps.window and caps.window.work_done_progress:
         assert "WorkDoneProgressBegin" in kinds and "WorkDoneProgressEnd" in kinds
+    else:  # control: a client that cannot show progress is never sent any
+        assert kinds == []
 
 
 async def test_workspace_symbol_searches_memory(client: LanguageClient):
