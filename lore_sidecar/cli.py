@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -136,12 +135,12 @@ def print_hits(hits: list[Any], total: int, took_ms: float) -> None:
         print("no hits")
         return
     for i, h in enumerate(hits, 1):
-        get = (lambda k: h.get(k)) if isinstance(h, dict) else (lambda k: getattr(h, k))
-        cues = " · ".join(get("cues") or [])
-        print(f"{i:2d}. {get('score'):.4f}  {get('uri')}")
+        d = h if isinstance(h, dict) else {"score": h.score, "uri": h.uri, "cues": h.cues, "snippet": h.snippet}
+        cues = " · ".join(d["cues"] or [])
+        print(f"{i:2d}. {d['score']:.4f}  {d['uri']}")
         if cues:
             print(f"     cues: {cues}")
-        print(f"     {get('snippet')[:160]}")
+        print(f"     {d['snippet'][:160]}")
     print(f"({len(hits)} of {total} hits, {took_ms:.1f} ms)")
 
 

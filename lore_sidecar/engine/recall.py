@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from lore_sidecar.engine import fusion, query as q
+from lore_sidecar.engine import fusion
+from lore_sidecar.engine import query as q
 from lore_sidecar.engine.uris import chunk_uri, message_uri
 from lore_sidecar.model import INDEXED_SOURCES, Candidate, Hit, RecallResult
 from lore_sidecar.ports import Embedder, TextIndex, VectorIndex

@@ -196,7 +196,12 @@ def create_server(cli_options: dict[str, Any] | None = None, *, open_engine: Cal
 
 def serve_stdio(server: LoreServer) -> int:
     """Run until `exit`, end of input, or the client process dying. Returns the exit code."""
-    from lore_sidecar.rpc.transport import Dispatcher, GuardedWriter, StdoutGuard, read_stdin_forever
+    from lore_sidecar.rpc.transport import (
+        Dispatcher,
+        GuardedWriter,
+        StdoutGuard,
+        read_stdin_forever,
+    )
 
     guard = StdoutGuard.install()
     server.protocol.set_writer(GuardedWriter(guard))
