@@ -1,0 +1,20 @@
+"""The core benchmark runs end to end on a tiny corpus, so it cannot rot unnoticed."""
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def test_core_benchmark_smoke(tmp_path):
+    out = tmp_path / "core.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "core.py"), "--sizes", "300", "--queries", "10", "--files", "10", "--out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(out.read_text())
+    size = result["messages"]["sizes"][0]
+    assert size["messages"] == 300 and size["recall_hybrid_p50_ms"] > 0 and size["fts5_p50_ms"] > 0
+    assert result["workspace"]["files"] == 10 and result["initialize"]["runs"] == 7
