@@ -64,7 +64,6 @@ def open_engine(
             vectors,
             embedder,
             on_commit=lambda g: on_commit(g, engine_ref[0]) if engine_ref else None,
-            commit_interval_s=settings.index.commit_interval_ms / 1000,
         )
         workspace = WorkspaceIndex(records, max_file_bytes=settings.index.max_file_bytes, on_change=indexer.notify)
 

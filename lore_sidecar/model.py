@@ -50,7 +50,6 @@ class Doc:
     title: str
     body: str
     path: str = ""
-    created_ts: float = 0.0  # seconds since epoch, for recency
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,6 @@ class IndexSettings:
     index_workspace: bool = True
     max_file_bytes: int = 1_000_000
     debounce_ms: int = 300
-    commit_interval_ms: int = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +119,6 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "indexWorkspace": (_bool, ("index", "index_workspace")),
     "maxFileBytes": (_int(1, 1 << 30), ("index", "max_file_bytes")),
     "debounceMs": (_int(0, 60_000), ("index", "debounce_ms")),
-    "commitIntervalMs": (_int(0, 60_000), ("index", "commit_interval_ms")),
     "lexicalWeight": (_float(0, 100), ("recall", "lexical_weight")),
     "vectorWeight": (_float(0, 100), ("recall", "vector_weight")),
     "rrfK": (_int(1, 10_000), ("recall", "rrf_k")),

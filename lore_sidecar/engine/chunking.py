@@ -48,7 +48,7 @@ def chunk_file(path: str, text: str) -> list[Chunk]:
         for s, e in _windows(start, end):
             body = "\n".join(lines[s:e]).strip()
             if body:
-                out.append(Chunk(s + 1, e, kind if (s, e) == (start, end) else kind, title, body))
+                out.append(Chunk(s + 1, e, kind, title, body))
     return out
 
 

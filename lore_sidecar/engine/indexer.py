@@ -40,14 +40,12 @@ class Indexer:
         embedder: Embedder | None,
         *,
         on_commit: Callable[[int], None] = lambda generation: None,
-        commit_interval_s: float = 0.05,
     ):
         self.records = records
         self.text = text
         self.vectors = vectors
         self.embedder = embedder
         self.on_commit = on_commit
-        self.commit_interval_s = commit_interval_s
         self.applied_seq = 0
         self.generation = int(records.meta("generation", "0") or 0)
         self._cond = threading.Condition()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -107,8 +108,7 @@ def register(server) -> None:
 
     async def status(params: Any) -> dict[str, Any]:
         p = structure(params, t.StatusParams)
-        await order.read(_noop)
-        engine = await server.engine()
+        engine = await order.read(server.engine)
         result = await server.run(engine.status, p.project)
         result["settingsWarnings"] = list(server.settings_warnings)
         return result
@@ -203,10 +203,6 @@ def register(server) -> None:
         return [_symbol(h) for h in result.hits]
 
 
-async def _noop() -> None:
-    return None
-
-
 def _bind(fn):
     """pygls passes the params (positionally) to handlers; ours take only params."""
 
@@ -236,8 +232,6 @@ def _command(fn):
 
 def _symbol(h: Hit) -> lsp.WorkspaceSymbol:
     if h.path and h.range:
-        from pathlib import Path
-
         loc: Any = lsp.Location(
             uri=Path(h.path).as_uri(),
             range=lsp.Range(start=lsp.Position(h.range[0] - 1, 0), end=lsp.Position(h.range[1], 0)),

@@ -19,7 +19,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from lore_sidecar.rpc.framing import Frame, FrameParser, Skipped
+from lore_sidecar.rpc.framing import Frame, FrameParser, Skipped, encode
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +74,7 @@ def error_frame(msg_id: Any, code: int, message: str, data: Any = None) -> bytes
     err: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         err["data"] = data
-    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": err}).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+    return encode(json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": err}).encode())
 
 
 def _valid_id(value: Any) -> bool:
@@ -157,8 +156,6 @@ class Dispatcher:
             if has_id:
                 self._error(reply_id, INVALID_REQUEST, "Invalid Request: the server is shutting down")
             return
-        if method == "shutdown" and has_id:
-            self.shutdown_requested = True
         if method == "exit":
             self.exit_requested = True
             # Trigger: a client that pipes a whole transcript sends shutdown and exit right
@@ -167,6 +164,7 @@ class Dispatcher:
             asyncio.ensure_future(self._when_idle(lambda: self._dispatch(msg)))
             return
         if method == "shutdown" and has_id:
+            self.shutdown_requested = True
             asyncio.ensure_future(self._when_idle(lambda: self._dispatch(msg)))
             return
         self._dispatch(msg)

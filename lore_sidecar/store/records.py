@@ -28,14 +28,6 @@ class OutboxEntry:
     project_id: int
 
 
-def _ts(iso: str) -> float:
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
-
 
 class Records:
     def __init__(self, db: Database):
@@ -118,7 +110,7 @@ class Records:
         if not keys:
             return []
         rows = self._in(
-            "SELECT id, project_id, role, harness, text, created_at FROM messages WHERE id IN ({})",
+            "SELECT id, project_id, role, text FROM messages WHERE id IN ({})",
             keys,
         )
         return [
@@ -128,7 +120,6 @@ class Records:
                 project_id=r["project_id"],
                 title=r["role"],
                 body=r["text"],
-                created_ts=_ts(r["created_at"]),
             )
             for r in rows
         ]
