@@ -42,6 +42,13 @@ class RecallSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class StoreSettings:
+    writer_stale_ms: int = 5000
+    apply_wait_ms: int = 2000
+    allow_network_fs: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     store_dir: Path
     embedder: str = "wordllama"
@@ -50,6 +57,7 @@ class Settings:
     log_file: str | None = None
     index: IndexSettings = field(default_factory=IndexSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
 
 
 def _bool(v: Any) -> bool:
@@ -126,6 +134,9 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "recencyHalfLifeDays": (_float(0.001, 1e6), ("recall", "recency_half_life_days")),
     "recallCandidates": (_int(1, 10_000), ("recall", "candidates")),
     "vectorFloor": (_float(-1, 1), ("recall", "vector_floor")),
+    "writerStaleMs": (_int(500, 600_000), ("store", "writer_stale_ms")),
+    "applyWaitMs": (_int(0, 60_000), ("store", "apply_wait_ms")),
+    "allowNetworkFs": (_bool, ("store", "allow_network_fs")),
 }
 ENV_PREFIX = "LORE_"
 
@@ -208,7 +219,7 @@ def load_settings(
 
 def build(chosen: Mapping[str, Any]) -> Settings:
     top: dict[str, Any] = {}
-    sections: dict[str, dict[str, Any]] = {"index": {}, "recall": {}}
+    sections: dict[str, dict[str, Any]] = {"index": {}, "recall": {}, "store": {}}
     for key, value in chosen.items():
         section, attr = OPTIONS[key][1]
         (sections[section] if section else top)[attr] = value
@@ -216,5 +227,6 @@ def build(chosen: Mapping[str, Any]) -> Settings:
     return Settings(
         index=IndexSettings(**sections["index"]),
         recall=RecallSettings(**sections["recall"]),
+        store=StoreSettings(**sections["store"]),
         **top,
     )

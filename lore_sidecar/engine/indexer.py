@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from lore_sidecar.errors import LoreError
 from lore_sidecar.model import Doc
 from lore_sidecar.ports import Embedder, TextIndex, VectorIndex
 
@@ -55,18 +56,24 @@ class Indexer:
         self._thread: threading.Thread | None = None
         self._last_vec_save = time.monotonic()
         self.error: str | None = None
+        self.fenced = False  # set when the store refused our epoch: we are no longer the writer
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="lore-indexer", daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, *, save: bool = True) -> None:
+        """Stop the worker; with `save`, snapshot vectors first (a fenced ex-writer must not)."""
         self._stop.set()
         self._wake.set()
-        if self._thread is not None:
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=30)
-        self._save_vectors(force=True)
+        if save and not self.fenced:
+            try:
+                self._save_vectors(force=True)
+            except LoreError as exc:
+                log.warning("final vector snapshot refused: %s", exc)
 
     def notify(self) -> None:
         self._wake.set()
@@ -92,7 +99,22 @@ class Indexer:
     # -- worker ------------------------------------------------------------------------------
     def _run(self) -> None:
         try:
+            self._work()
+        except LoreError as exc:
+            if exc.kind != "notWriter":
+                raise
+            # Another instance took over: everything we hold is stale. Stop, write nothing.
+            log.warning("indexer stopped: %s", exc)
+            self.fenced = True
+            self._stop.set()
+            with self._cond:
+                self._cond.notify_all()
+
+    def _work(self) -> None:
+        try:
             self._catch_up_on_start()
+        except LoreError:
+            raise
         except Exception:
             log.exception("index start-up failed; rebuilding from the record")
             self._rebuild()
@@ -113,6 +135,8 @@ class Indexer:
                         break
                 self._save_vectors(force=False)
                 self.error = None
+            except LoreError:
+                raise
             except Exception as exc:  # keep serving; the record is safe, retry on next wake
                 self.error = f"{type(exc).__name__}: {exc}"
                 log.exception("index batch failed")
@@ -185,26 +209,31 @@ class Indexer:
             self.vectors.upsert(kind, pid, [docs[i].key for i in rows], vecs[np.asarray(rows)])
 
     def _commit(self, seq: int) -> None:
-        self.text.commit(seq)
+        generation = self.generation + 1
+
+        def commit(conn) -> None:
+            # Inside the store's fenced transaction: an ex-writer never commits the index.
+            self.text.commit(seq)
+            self.records.set_meta(conn, "generation", str(generation))
+
+        self.records.fenced(commit)
         with self._cond:
             self.applied_seq = seq
-            self.generation += 1
+            self.generation = generation
             self._cond.notify_all()
-        self.records.set_generation(self.generation)
-        self.on_commit(self.generation)
+        self.on_commit(generation)
 
     def _save_vectors(self, *, force: bool) -> None:
         if self.vectors is None:
             self._trim(self.applied_seq)
             return
         due = time.monotonic() - self._last_vec_save >= VECTOR_SAVE_INTERVAL_S
-        if self.vectors.dirty and (force or due):
-            self.vectors.save(self.applied_seq)
+        behind = self.vectors.dirty or self.vectors.saved_seq < self.applied_seq
+        if behind and (force or due):
+            seq = self.applied_seq
+            self.records.fenced(lambda conn: self.vectors.save(seq))
             self._last_vec_save = time.monotonic()
-            self._trim(self.applied_seq)
-        elif not self.vectors.dirty and self.vectors.saved_seq < self.applied_seq and (force or due):
-            self.vectors.save(self.applied_seq)
-            self._trim(self.applied_seq)
+            self._trim(seq)
 
     def _trim(self, upto: int) -> None:
         if upto > 0:

@@ -4,10 +4,12 @@ the rpc layer runs it on its own executor."""
 from __future__ import annotations
 
 import logging
+import os
+import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +21,19 @@ from lore_sidecar.engine.recall import Recaller
 from lore_sidecar.engine.workspace import inside
 from lore_sidecar.engine.workspace_index import Progress, WorkspaceIndex
 from lore_sidecar.errors import LoreError, not_found, not_writer
-from lore_sidecar.model import ALL_SOURCES, NodeContent, RecallResult
+from lore_sidecar.model import ALL_SOURCES, NewMessage, NodeContent, RecallResult
 from lore_sidecar.settings import Settings
 
 log = logging.getLogger(__name__)
 READ_YOUR_WRITES_TIMEOUT_S = 2.0
 
 
-@dataclass
+def new_op_id() -> str:
+    """Unique across processes and sortable by creation time (the spool applies in order)."""
+    return f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+@dataclass(frozen=True)
 class Role:
     writer: bool
     writer_pid: int | None
@@ -43,15 +50,48 @@ class Engine:
     indexer: Indexer | None
     workspace: WorkspaceIndex | None
     role: Role
+    spool: Any = None
     distiller_mode: str = "off"
     folders: list[str] = field(default_factory=list)
     on_close: Callable[[], None] = lambda: None
+    index_epoch: int = 0
+    # Set by the composition root: reopen the index readers on the published directory, and
+    # extra facts about the election for `lore/status`.
+    reopen_readers: Callable[[], None] | None = None
+    election_info: Callable[[], dict[str, Any]] = dict
     _last_write_seq: int = 0
     _seen_generation: int = -1
     _refresh_lock: threading.Lock = field(default_factory=threading.Lock)
+    _role_lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __post_init__(self) -> None:
         self.recaller = Recaller(self.records, self.text, self.vectors, self.embedder, self.settings.recall)
+
+    # -- roles ----------------------------------------------------------------------------------
+    def become_writer(self, *, text: Any, vectors: Any, indexer: Indexer, workspace: WorkspaceIndex, epoch: int, pid: int) -> None:
+        with self._role_lock:
+            self.text, self.vectors, self.indexer, self.workspace = text, vectors, indexer, workspace
+            self.index_epoch = epoch
+            self.recaller = Recaller(self.records, text, vectors, self.embedder, self.settings.recall)
+            self._last_write_seq = 0
+            self.role = Role(writer=True, writer_pid=pid, epoch=epoch)
+
+    def use_readers(self, *, text: Any, vectors: Any, index_epoch: int) -> None:
+        """Follower: read from the index directory the current writer published."""
+        with self._role_lock:
+            self.text, self.vectors, self.index_epoch = text, vectors, index_epoch
+            self.recaller = Recaller(self.records, text, vectors, self.embedder, self.settings.recall)
+
+    def become_follower(self, *, text: Any, vectors: Any, index_epoch: int, writer_pid: int | None, epoch: int) -> Indexer | None:
+        """Drop the writer's duties; returns the indexer the caller must stop."""
+        with self._role_lock:
+            old = self.indexer
+            self.indexer, self.workspace = None, None
+            self.text, self.vectors, self.index_epoch = text, vectors, index_epoch
+            self.recaller = Recaller(self.records, text, vectors, self.embedder, self.settings.recall)
+            self._seen_generation = -1
+            self.role = Role(writer=False, writer_pid=writer_pid, epoch=epoch)
+        return old
 
     # -- projects -------------------------------------------------------------------------------
     def project_root(self, project: str | None) -> str:
@@ -65,7 +105,6 @@ class Engine:
     def record_messages(
         self, *, project: str | None, session_id: str, harness: str | None, messages: Sequence[dict]
     ) -> dict[str, Any]:
-        self._require_writer()
         if not session_id.strip():
             raise LoreError("invalidKey", "sessionId must not be empty", value=session_id)
         normalised = []
@@ -74,7 +113,18 @@ class Engine:
                 normalised.append(capture.normalise(session_id=session_id, harness=harness, **m))
             except ValueError as exc:
                 raise LoreError("invalidMessage", f"messages[{i}]: {exc}", index=i) from None
-        project_row = self.records.ensure_project(self.project_root(project))
+        root = self.project_root(project)
+        if self.role.writer:
+            try:
+                return self._record_direct(root, normalised)
+            except LoreError as exc:
+                if exc.kind != "notWriter":
+                    raise
+                log.info("fenced while recording (%s); spooling for the new writer", exc)
+        return self._record_spooled(root, session_id, normalised)
+
+    def _record_direct(self, root: str, normalised: list[NewMessage]) -> dict[str, Any]:
+        project_row = self.records.ensure_project(root)
         outcome = self.records.insert_messages(project_row.id, normalised)
         self._last_write_seq = self.records.outbox_head()
         if self.indexer:
@@ -87,6 +137,98 @@ class Engine:
             "durable": True,
             "applied": True,
         }
+
+    def _record_spooled(self, root: str, session_id: str, normalised: list[NewMessage]) -> dict[str, Any]:
+        """A follower's write: durable in the spool before we answer, applied by the writer.
+        We wait a bounded time for the writer so read-your-writes holds in the common case."""
+        if self.spool is None:
+            raise not_writer(self.role.writer_pid)
+        ids = [m.msg_id for m in normalised]
+        op_id = self.spool.put(
+            {
+                "opId": new_op_id(),
+                "kind": "recordMessages",
+                "project": root,
+                "messages": [asdict(m) for m in normalised],
+            }
+        )
+        result = self.wait_applied(op_id, self.settings.store.apply_wait_ms / 1000)
+        if result is None:
+            # Not applied yet (no writer right now, or a slow one): the counts are what the
+            # record held when we spooled; the operation itself is safe either way.
+            known = self.records.existing_message_ids(session_id, ids)
+            result = {"recorded": sum(1 for i in ids if i not in known), "duplicates": len(known), "applied": False}
+        return {
+            "recorded": result["recorded"],
+            "duplicates": result["duplicates"],
+            "ids": ids,
+            "durable": True,
+            "applied": result.get("applied", True),
+            "opId": op_id,
+        }
+
+    def wait_applied(self, op_id: str, timeout: float) -> dict | None:
+        deadline = time.monotonic() + timeout
+        delay = 0.002
+        while True:
+            result = self.records.op_result(op_id)
+            if result is not None or time.monotonic() >= deadline:
+                return result
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.02)
+
+    def drain_spool(self, limit: int = 128) -> int:
+        """Writer: apply spooled operations, oldest first, each exactly once. Returns how
+        many files were consumed."""
+        if not self.role.writer or self.spool is None:
+            return 0
+        paths = self.spool.pending(limit)
+        if not paths:
+            return 0
+        batch = []
+        for path in paths:
+            op = self.spool.read(path)
+            if op is None:
+                continue
+            try:
+                batch.append((path, op["opId"], op["kind"], self._op_applier(op)))
+            except (KeyError, TypeError, ValueError) as exc:
+                self.spool.quarantine(path, f"malformed operation: {exc}")
+        try:
+            self.records.apply_ops([(op_id, kind, fn) for _, op_id, kind, fn in batch])
+        except LoreError as exc:
+            if exc.kind == "notWriter":
+                raise
+            batch = self._apply_one_by_one(batch)
+        except Exception:
+            batch = self._apply_one_by_one(batch)
+        for path, *_ in batch:
+            self.spool.remove(path)
+        if self.indexer:
+            self.indexer.notify()
+        return len(paths)
+
+    def _apply_one_by_one(self, batch: list) -> list:
+        """One bad operation must not hold back the others: isolate and quarantine it."""
+        done = []
+        for item in batch:
+            path, op_id, kind, fn = item
+            try:
+                self.records.apply_ops([(op_id, kind, fn)])
+                done.append(item)
+            except LoreError as exc:
+                if exc.kind == "notWriter":
+                    raise
+                self.spool.quarantine(path, str(exc))
+            except Exception as exc:
+                self.spool.quarantine(path, f"{type(exc).__name__}: {exc}")
+        return done
+
+    def _op_applier(self, op: dict) -> Callable:
+        if op["kind"] == "recordMessages":
+            messages = [NewMessage(**m) for m in op["messages"]]
+            return self.records.record_messages_op(str(op["project"]), messages)
+        raise ValueError(f"unknown operation kind {op['kind']!r}")
 
     # -- recall ---------------------------------------------------------------------------------
     def recall(
@@ -188,7 +330,8 @@ class Engine:
     def reindex(self, scope: str = "all", progress: Progress | None = None) -> dict[str, Any]:
         self._require_writer()
         t0 = time.perf_counter()
-        assert self.indexer is not None
+        if self.indexer is None:
+            raise LoreError("indexNotReady", "this instance became the writer moments ago; retry", retryable=True)
         if scope == "all":
             if progress:
                 progress("rebuilding indexes from the record", 0)
@@ -214,10 +357,10 @@ class Engine:
         root = self.project_root(project)
         found = self.records.find_project(root)
         counts = self.records.counts(found.id) if found else {"messages": 0, "files": 0, "chunks": 0}
-        generation = self.indexer.generation if self.indexer else int(self.records.meta("generation", "0") or 0)
-        lag_ms = 0
-        if self.indexer is not None and self.indexer.applied_seq < self.records.outbox_head():
-            lag_ms = -1  # behind; the exact age is not tracked per entry
+        indexer = self.indexer
+        generation = indexer.generation if indexer else int(self.records.meta("generation", "0") or 0)
+        applied = indexer.applied_seq if indexer else self.text.saved_seq
+        lag_ms = 0 if applied >= self.records.outbox_head() else -1  # -1: behind (age not tracked)
         return {
             "version": __version__,
             "protocolVersion": PROTOCOL_VERSION,
@@ -241,7 +384,9 @@ class Engine:
             },
             "distiller": {"mode": self.distiller_mode, "model": None},
             "indexLagMs": lag_ms,
-            "indexError": self.indexer.error if self.indexer else None,
+            "indexError": indexer.error if indexer else None,
+            "indexEpoch": self.index_epoch,
+            "election": self.election_info(),
         }
 
     # -- internals ------------------------------------------------------------------------------
@@ -251,19 +396,37 @@ class Engine:
 
     def _fresh(self) -> None:
         """Read-your-writes on the writer; pick up the writer's commits on a follower."""
-        if self.indexer is not None:
+        indexer = self.indexer
+        if indexer is not None:
             if self._last_write_seq:
-                self.indexer.wait_for(self._last_write_seq, READ_YOUR_WRITES_TIMEOUT_S)
+                indexer.wait_for(self._last_write_seq, READ_YOUR_WRITES_TIMEOUT_S)
             return
+        self.follow()
+
+    def follow(self) -> int | None:
+        """Follower: reload the readers if the writer committed since we last looked.
+        Returns the new generation, or None if nothing changed."""
+        if self.role.writer:
+            return None
         gen = int(self.records.meta("generation", "0") or 0)
-        if gen != self._seen_generation:
-            with self._refresh_lock:
+        if gen == self._seen_generation:
+            return None
+        with self._refresh_lock:
+            if gen == self._seen_generation:
+                return None
+            if self.records.index_epoch() != self.index_epoch and self.reopen_readers is not None:
+                self.reopen_readers()  # a new writer publishes a new index directory
+            else:
                 self.text.reload()
                 if self.vectors is not None:
                     self.vectors.refresh()
-                self._seen_generation = gen
+            self._seen_generation = gen
+        return gen
+
+    def apply_file_changes(self, folder: str, paths: Any) -> None:
+        workspace = self.workspace
+        if self.role.writer and workspace is not None:
+            workspace.apply_changes(folder, paths)
 
     def close(self) -> None:
-        if self.indexer is not None:
-            self.indexer.stop()
         self.on_close()

@@ -96,7 +96,9 @@ class LoreServer(LanguageServer):
 
     def _open(self):
         assert self.settings is not None
-        return self.open_engine(self.settings, self.folders, on_commit=self._on_commit)
+        return self.open_engine(
+            self.settings, self.folders, on_commit=self._on_commit, on_role_change=self._on_role_change
+        )
 
     async def engine(self):
         if self.engine_future is None:
@@ -120,6 +122,23 @@ class LoreServer(LanguageServer):
             loop.call_soon_threadsafe(self.protocol.notify, "lore/indexUpdated", payload)
 
     loop_ref: asyncio.AbstractEventLoop | None = None
+
+    def _on_role_change(self, engine) -> None:
+        # Called on the election thread when this instance becomes, or stops being, the writer.
+        loop = self.loop_ref
+        if loop is None or loop.is_closed() or self.stopped.is_set():
+            return
+        role = engine.role
+        payload = {"role": "writer" if role.writer else "follower", "writerPid": role.writer_pid, "epoch": role.epoch}
+
+        def on_loop() -> None:
+            self.protocol.notify("lore/writerChanged", payload)
+            if role.writer:
+                asyncio.ensure_future(self._writer_duties(engine))
+            else:
+                self._stop_watcher()
+
+        loop.call_soon_threadsafe(on_loop)
 
     # -- progress ------------------------------------------------------------------------------
     def supports_progress(self) -> bool:
@@ -157,22 +176,31 @@ class LoreServer(LanguageServer):
         except Exception as exc:
             log.error("store could not be opened: %s", exc)
             return
-        if not engine.role.writer or self.settings is None:
+        if engine.role.writer:
+            await self._writer_duties(engine)
+
+    async def _writer_duties(self, engine) -> None:
+        """Only the writer indexes the workspace and watches it."""
+        if self.settings is None or self.stopped.is_set():
             return
         if self.settings.index.index_workspace and engine.folders:
             await self.with_progress("lore: indexing workspace", lambda report: engine.index_workspace(report))
-        if self.settings.index.watch and engine.folders:
+        if self.settings.index.watch and engine.folders and engine.role.writer and self.watcher is None:
             from lore_sidecar.watch import Watcher
 
-            self.watcher = Watcher(engine.folders, lambda folder, paths: engine.workspace.apply_changes(folder, paths), debounce_ms=self.settings.index.debounce_ms)
+            self.watcher = Watcher(engine.folders, engine.apply_file_changes, debounce_ms=self.settings.index.debounce_ms)
             self.watcher.start()
+
+    def _stop_watcher(self) -> None:
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            watcher.stop()
 
     def close(self) -> None:
         if self.stopped.is_set():
             return
         self.stopped.set()
-        if self.watcher is not None:
-            self.watcher.stop()
+        self._stop_watcher()
         fut = self.engine_future
         if fut is not None and fut.done() and not fut.cancelled() and fut.exception() is None:
             try:

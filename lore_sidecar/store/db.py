@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +26,16 @@ def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _too_new(path: Path, version: int) -> LoreError:
+    return LoreError(
+        "storeTooNew",
+        f"{path} was written by a newer lore-sidecar (schema {version}, "
+        f"this version reads up to {SCHEMA_VERSION}); upgrade lore-sidecar "
+        "or use another --store-dir",
+        schemaVersion=version,
+    )
+
+
 def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
     conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
@@ -35,10 +46,27 @@ def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     return conn
 
 
+class StaleEpoch(LoreError):
+    """This instance's epoch is no longer the store's: another instance is the writer."""
+
+    def __init__(self, mine: int, current: int):
+        super().__init__(
+            "notWriter",
+            f"writer epoch {mine} was superseded by epoch {current}",
+            retryable=True,
+            epoch=current,
+        )
+
+
 class Database:
+    """`writable` instances migrate the schema; writes additionally need a claimed epoch
+    (`claim_epoch`), which every write transaction re-checks before it commits."""
+
     def __init__(self, path: Path, *, writable: bool):
         self.path = path
         self.writable = writable
+        self.epoch = 0  # 0: not the writer
+        self.on_fenced: Callable[[int], None] = lambda current: None
         self._local = threading.local()
         self._write_lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -48,7 +76,53 @@ class Database:
         if mode.lower() != "wal":
             raise LoreError("storeUnsupported", f"{path}: cannot enable WAL (got {mode})")
         self._writer = conn
-        self._migrate()
+        if writable:
+            self._migrate()
+        else:
+            self._check_version()
+
+    def _check_version(self) -> None:
+        version = self._writer.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise _too_new(self.path, version)
+        if version < SCHEMA_VERSION:
+            raise LoreError(
+                "storeNotReady",
+                f"{self.path}: schema {version}, the writer has not migrated it to {SCHEMA_VERSION} yet",
+                retryable=True,
+            )
+
+    # -- the writer epoch ----------------------------------------------------------------
+    def claim_epoch(self, pid: int) -> int:
+        """Become the writer: bump the store's epoch in one transaction. From now on any
+        transaction of an older epoch (a paused ex-writer waking up) is refused."""
+        if not self.writable:
+            self.writable = True
+            self._migrate()
+        with self._write_lock:
+            c = self._writer
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                row = c.execute("SELECT value FROM meta WHERE key='epoch'").fetchone()
+                epoch = int(row[0]) + 1 if row else 1
+                c.execute(
+                    "INSERT INTO meta(key, value) VALUES ('epoch', ?) "
+                    "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                    (str(epoch),),
+                )
+                c.execute(
+                    "INSERT INTO epochs(epoch, pid, claimed_at, claimed_ns) VALUES (?, ?, ?, ?)",
+                    (epoch, pid, utc_now(), time.time_ns()),
+                )
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+        self.epoch = epoch
+        return epoch
+
+    def resign(self) -> None:
+        self.epoch = 0
 
     # -- schema --------------------------------------------------------------------------
     def _migrate(self) -> None:
@@ -61,13 +135,7 @@ class Database:
             )
             version = c.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
-                raise LoreError(
-                    "storeTooNew",
-                    f"{self.path} was written by a newer lore-sidecar (schema {version}, "
-                    f"this version reads up to {SCHEMA_VERSION}); upgrade lore-sidecar "
-                    "or use another --store-dir",
-                    schemaVersion=version,
-                )
+                raise _too_new(self.path, version)
             done = {r[0] for r in c.execute("SELECT name FROM schema_migrations")}
             for name, sql in MIGRATIONS:
                 if name in done:
@@ -95,15 +163,29 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction. Refused outright when this instance is not the writer."""
-        if not self.writable:
+        """One write transaction, fenced: it commits only if this instance's epoch is still
+        the store's. Refused outright when this instance is not the writer."""
+        epoch = self.epoch
+        if not epoch:
             raise LoreError("notWriter", "this instance does not hold the writer lock", retryable=True)
         with self._write_lock:
             c = self._writer
             c.execute("BEGIN IMMEDIATE")
             try:
+                current = int(c.execute("SELECT value FROM meta WHERE key='epoch'").fetchone()[0])
+                if current != epoch:
+                    raise StaleEpoch(epoch, current)
                 yield c
+                c.execute(
+                    "UPDATE epochs SET commits=commits+1, last_commit_ns=? WHERE epoch=?",
+                    (time.time_ns(), epoch),
+                )
                 c.execute("COMMIT")
+            except StaleEpoch as exc:
+                c.execute("ROLLBACK")
+                self.epoch = 0
+                self.on_fenced(exc.details["epoch"])
+                raise
             except BaseException:
                 c.execute("ROLLBACK")
                 raise

@@ -61,4 +61,29 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "0002_writer_epochs_and_applied_ops",
+        """
+        -- One row per writer election. `commits` and `last_commit_ns` are bumped by every
+        -- write transaction of that epoch, so the record itself shows that no epoch ever
+        -- committed after its successor was claimed.
+        CREATE TABLE epochs(
+            epoch INTEGER PRIMARY KEY,
+            pid INTEGER NOT NULL,
+            claimed_at TEXT NOT NULL,
+            claimed_ns INTEGER NOT NULL,
+            commits INTEGER NOT NULL DEFAULT 0,
+            last_commit_ns INTEGER
+        );
+        -- Operations spooled by followers that the writer has applied, keyed by operation
+        -- id, written in the same transaction as the rows they produced: exactly once.
+        CREATE TABLE applied_ops(
+            op_id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            epoch INTEGER NOT NULL,
+            applied_at TEXT NOT NULL,
+            result TEXT NOT NULL
+        );
+        """,
+    ),
 ]

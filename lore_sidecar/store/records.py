@@ -3,8 +3,9 @@ writes an `index_outbox` row in the same transaction."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from lore_sidecar.model import Chunk, Doc, NewMessage, Project
@@ -49,6 +50,20 @@ class Records:
         with self.db.write() as c:
             self.set_meta(c, "generation", str(generation))
 
+    def fenced(self, fn: Callable[[sqlite3.Connection], None]) -> None:
+        """Run `fn` (a derived-state commit: Tantivy, usearch snapshot) inside a write
+        transaction whose epoch is checked, so an ex-writer never commits derived state."""
+        with self.db.write() as c:
+            fn(c)
+
+    def index_epoch(self) -> int:
+        """Which writer's index directory readers should use (0: the pre-epoch layout)."""
+        return int(self.meta("index_epoch", "0") or 0)
+
+    def publish_index_epoch(self, epoch: int) -> None:
+        with self.db.write() as c:
+            self.set_meta(c, "index_epoch", str(epoch))
+
     # -- projects -------------------------------------------------------------------------
     def find_project(self, root: str) -> Project | None:
         row = self.db.reader().execute("SELECT id, root FROM projects WHERE root=?", (root,)).fetchone()
@@ -73,37 +88,104 @@ class Records:
         self, project_id: int, messages: Sequence[NewMessage]
     ) -> list[tuple[str, bool]]:
         """Insert in one transaction; returns (msg_id, was_new) per message, in order."""
+        with self.db.write() as c:
+            return self._insert_messages(c, project_id, messages)
+
+    def _insert_messages(
+        self, c: sqlite3.Connection, project_id: int, messages: Sequence[NewMessage]
+    ) -> list[tuple[str, bool]]:
         out: list[tuple[str, bool]] = []
         now = utc_now()
-        with self.db.write() as c:
-            for m in messages:
-                cur = c.execute(
-                    "INSERT OR IGNORE INTO messages(project_id, session_id, msg_id, role, harness,"
-                    " content, text, tool_name, tool_call_id, created_at, recorded_at)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        project_id,
-                        m.session_id,
-                        m.msg_id,
-                        m.role,
-                        m.harness,
-                        m.content_json,
-                        m.text,
-                        m.tool_name,
-                        m.tool_call_id,
-                        m.created_at,
-                        now,
-                    ),
+        for m in messages:
+            cur = c.execute(
+                "INSERT OR IGNORE INTO messages(project_id, session_id, msg_id, role, harness,"
+                " content, text, tool_name, tool_call_id, created_at, recorded_at)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    project_id,
+                    m.session_id,
+                    m.msg_id,
+                    m.role,
+                    m.harness,
+                    m.content_json,
+                    m.text,
+                    m.tool_name,
+                    m.tool_call_id,
+                    m.created_at,
+                    now,
+                ),
+            )
+            new = cur.rowcount == 1
+            if new:
+                c.execute(
+                    "INSERT INTO index_outbox(op, kind, key, project_id) VALUES"
+                    " ('upsert', 'messages', ?, ?)",
+                    (cur.lastrowid, project_id),
                 )
-                new = cur.rowcount == 1
-                if new:
-                    c.execute(
-                        "INSERT INTO index_outbox(op, kind, key, project_id) VALUES"
-                        " ('upsert', 'messages', ?, ?)",
-                        (cur.lastrowid, project_id),
-                    )
-                out.append((m.msg_id, new))
+            out.append((m.msg_id, new))
         return out
+
+    def _ensure_project(self, c: sqlite3.Connection, root: str) -> int:
+        c.execute("INSERT OR IGNORE INTO projects(root, created_at) VALUES (?, ?)", (root, utc_now()))
+        return c.execute("SELECT id FROM projects WHERE root=?", (root,)).fetchone()[0]
+
+    # -- spooled operations (applied by the writer, exactly once) --------------------------
+    def apply_ops(self, ops: Sequence[tuple[str, str, Callable[[sqlite3.Connection], dict]]]) -> list[bool]:
+        """Apply (op_id, kind, apply) triples in one transaction. `apply(conn)` writes the
+        rows and returns the result to remember. Returns, per op, whether it was new."""
+        out: list[bool] = []
+        now = utc_now()
+        with self.db.write() as c:
+            for op_id, kind, apply in ops:
+                if c.execute("SELECT 1 FROM applied_ops WHERE op_id=?", (op_id,)).fetchone():
+                    out.append(False)
+                    continue
+                result = apply(c)
+                c.execute(
+                    "INSERT INTO applied_ops(op_id, kind, epoch, applied_at, result) VALUES (?,?,?,?,?)",
+                    (op_id, kind, self.db.epoch, now, json.dumps(result)),
+                )
+                out.append(True)
+        return out
+
+    def record_messages_op(self, root: str, messages: Sequence[NewMessage]) -> Callable[[sqlite3.Connection], dict]:
+        def apply(c: sqlite3.Connection) -> dict:
+            outcome = self._insert_messages(c, self._ensure_project(c, root), messages)
+            return {"recorded": sum(1 for _, new in outcome if new), "duplicates": sum(1 for _, new in outcome if not new)}
+
+        return apply
+
+    def op_result(self, op_id: str) -> dict | None:
+        row = self.db.reader().execute("SELECT result FROM applied_ops WHERE op_id=?", (op_id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def prune_applied_ops(self, older_than: str) -> None:
+        with self.db.write() as c:
+            c.execute("DELETE FROM applied_ops WHERE applied_at < ?", (older_than,))
+
+    def existing_message_ids(self, session_id: str, msg_ids: Sequence[str]) -> set[str]:
+        if not msg_ids:
+            return set()
+        conn = self.db.reader()
+        out: set[str] = set()
+        for i in range(0, len(msg_ids), 900):
+            part = list(msg_ids[i : i + 900])
+            rows = conn.execute(
+                f"SELECT msg_id FROM messages WHERE session_id=? AND msg_id IN ({','.join('?' * len(part))})",
+                [session_id, *part],
+            )
+            out.update(r[0] for r in rows)
+        return out
+
+    # -- writer epochs ----------------------------------------------------------------------
+    def epoch(self) -> int:
+        return int(self.meta("epoch", "0") or 0)
+
+    def epochs(self) -> list[dict]:
+        rows = self.db.reader().execute(
+            "SELECT epoch, pid, claimed_at, claimed_ns, commits, last_commit_ns FROM epochs ORDER BY epoch"
+        )
+        return [dict(r) for r in rows]
 
     def message_docs(self, keys: Iterable[int]) -> list[Doc]:
         keys = list(keys)

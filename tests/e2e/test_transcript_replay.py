@@ -17,7 +17,7 @@ from lore_sidecar.client import read_frame
 from tests.conftest import ROOT, sidecar_cmd
 
 FIXTURES = sorted((ROOT / "fixtures").glob("*.jsonl"))
-VOLATILE = {"tookMs", "queryId", "writerPid", "storeDir", "generation", "recordedAt", "version", "serverInfo", "score"}
+VOLATILE = {"tookMs", "queryId", "writerPid", "storeDir", "generation", "recordedAt", "version", "serverInfo", "score", "writerHeartbeatAgeMs"}
 
 
 def normalise(value):

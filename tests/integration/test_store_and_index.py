@@ -15,6 +15,7 @@ import pytest
 from lore_sidecar.app import open_engine
 from lore_sidecar.errors import LoreError
 from lore_sidecar.settings import load_settings
+from lore_sidecar.store.migrations import MIGRATIONS
 from lore_sidecar.store.db import SCHEMA_VERSION, Database
 
 
@@ -49,7 +50,8 @@ def test_migrations_are_named_recorded_and_idempotent(tmp_path):
     Database(tmp_path / "lore.db", writable=True).close()
     with sqlite3.connect(tmp_path / "lore.db") as c:
         names = [r[0] for r in c.execute("SELECT name FROM schema_migrations")]
-        assert names == ["0001_initial"]
+        assert names == [name for name, _ in MIGRATIONS]
+        assert len(names) == len(set(names)) >= 2
         assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
