@@ -209,14 +209,18 @@ class Indexer:
             self.vectors.upsert(kind, pid, [docs[i].key for i in rows], vecs[np.asarray(rows)])
 
     def _commit(self, seq: int) -> None:
+        # The index lives in this writer's own epoch directory, so committing it cannot harm
+        # anyone; what makes it visible is the generation, published by a fenced
+        # transaction. An ex-writer woken from a pause commits into a directory nobody
+        # reads and is refused here.
+        self.text.commit(seq)
         generation = self.generation + 1
 
-        def commit(conn) -> None:
-            # Inside the store's fenced transaction: an ex-writer never commits the index.
-            self.text.commit(seq)
+        def publish(conn) -> None:
             self.records.set_meta(conn, "generation", str(generation))
+            self.records.set_meta(conn, "indexed_seq", str(seq))
 
-        self.records.fenced(commit)
+        self.records.fenced(publish)
         with self._cond:
             self.applied_seq = seq
             self.generation = generation
@@ -231,7 +235,7 @@ class Indexer:
         behind = self.vectors.dirty or self.vectors.saved_seq < self.applied_seq
         if behind and (force or due):
             seq = self.applied_seq
-            self.records.fenced(lambda conn: self.vectors.save(seq))
+            self.vectors.save(seq)  # into our own epoch directory (see `_commit`)
             self._last_vec_save = time.monotonic()
             self._trim(seq)
 

@@ -153,7 +153,9 @@ class Engine:
             }
         )
         result = self.wait_applied(op_id, self.settings.store.apply_wait_ms / 1000)
-        if result is None:
+        if result is not None:
+            self._last_write_seq = max(self._last_write_seq, int(result.get("seq", 0)))
+        else:
             # Not applied yet (no writer right now, or a slow one): the counts are what the
             # record held when we spooled; the operation itself is safe either way.
             known = self.records.existing_message_ids(session_id, ids)
@@ -204,6 +206,7 @@ class Engine:
             batch = self._apply_one_by_one(batch)
         for path, *_ in batch:
             self.spool.remove(path)
+        self._last_write_seq = max(self._last_write_seq, self.records.outbox_head())
         if self.indexer:
             self.indexer.notify()
         return len(paths)
@@ -401,6 +404,15 @@ class Engine:
             if self._last_write_seq:
                 indexer.wait_for(self._last_write_seq, READ_YOUR_WRITES_TIMEOUT_S)
             return
+        if self._last_write_seq:
+            # A write we spooled was applied; wait (bounded) until the writer has indexed it.
+            deadline = time.monotonic() + READ_YOUR_WRITES_TIMEOUT_S
+            while int(self.records.meta("indexed_seq", "0") or 0) < self._last_write_seq:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.005)
+            else:
+                self._last_write_seq = 0
         self.follow()
 
     def follow(self) -> int | None:

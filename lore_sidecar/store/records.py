@@ -151,7 +151,13 @@ class Records:
     def record_messages_op(self, root: str, messages: Sequence[NewMessage]) -> Callable[[sqlite3.Connection], dict]:
         def apply(c: sqlite3.Connection) -> dict:
             outcome = self._insert_messages(c, self._ensure_project(c, root), messages)
-            return {"recorded": sum(1 for _, new in outcome if new), "duplicates": sum(1 for _, new in outcome if not new)}
+            # `seq`: the outbox position that makes these rows searchable (read-your-writes).
+            seq = c.execute("SELECT COALESCE(MAX(seq), 0) FROM index_outbox").fetchone()[0]
+            return {
+                "recorded": sum(1 for _, new in outcome if new),
+                "duplicates": sum(1 for _, new in outcome if not new),
+                "seq": seq,
+            }
 
         return apply
 

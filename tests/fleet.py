@@ -1,0 +1,93 @@
+"""Several real sidecar processes on one store, driven over stdio (tests and bench share it)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from lore_sidecar.client import StdioClient, sidecar_command
+
+
+class Fleet:
+    def __init__(self, store: Path, workspace: Path, **options: Any):
+        self.store = store
+        self.workspace = workspace
+        self.options = {"storeDir": str(store), **options}
+        self.members: list[StdioClient] = []
+        self._lock = threading.Lock()
+
+    def spawn(self, *, initialize: bool = True) -> StdioClient:
+        c = StdioClient(sidecar_command())
+        if initialize:
+            c.initialize(self.workspace, options=self.options)
+        with self._lock:
+            self.members.append(c)
+        return c
+
+    def live(self) -> list[StdioClient]:
+        with self._lock:
+            return [c for c in self.members if c.proc.poll() is None]
+
+    def by_pid(self, pid: int) -> StdioClient | None:
+        return next((c for c in self.live() if c.proc.pid == pid), None)
+
+    def writer_pid(self) -> int | None:
+        try:
+            return int((self.store / "writer.lock").read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def epochs(self) -> list[dict[str, Any]]:
+        with sqlite3.connect(self.store / "lore.db") as c:
+            c.row_factory = sqlite3.Row
+            return [dict(r) for r in c.execute("SELECT * FROM epochs ORDER BY epoch")]
+
+    def current_epoch(self) -> int:
+        rows = self.epochs()
+        return rows[-1]["epoch"] if rows else 0
+
+    def wait_for_epoch(self, above: int, timeout: float = 10.0) -> dict[str, Any]:
+        """The first epoch row newer than `above` (a new writer's first commit)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            rows = [r for r in self.epochs() if r["epoch"] > above]
+            if rows:
+                return rows[0]
+            time.sleep(0.005)
+        raise TimeoutError(f"no writer claimed an epoch above {above} in {timeout}s")
+
+    def kill(self, client: StdioClient, sig: int = signal.SIGKILL) -> int:
+        """Send `sig`; returns the wall-clock time (ns) just before the signal."""
+        t = time.time_ns()
+        os.kill(client.proc.pid, sig)
+        if sig == signal.SIGKILL:
+            client.proc.wait()
+        return t
+
+    def close(self) -> None:
+        for c in self.members:
+            if c.proc.poll() is None:
+                try:
+                    os.kill(c.proc.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+        for c in self.members:
+            c.close(timeout=10)
+
+
+def record(client: StdioClient, session: str, ids: list[str], words: str = "", timeout: float = 30.0) -> dict[str, Any]:
+    return client.request(
+        "lore/recordMessages",
+        {"sessionId": session, "messages": [{"id": i, "role": "user", "content": f"{words} token{i.replace('-', 'x')}"} for i in ids]},
+        timeout=timeout,
+    )
+
+
+def stored_ids(store: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(store / "lore.db") as c:
+        return [(r[0], r[1]) for r in c.execute("SELECT session_id, msg_id FROM messages")]

@@ -1,0 +1,150 @@
+"""Many sidecars, one store: real processes over the real stdio protocol."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from lore_sidecar.client import StdioClient, sidecar_command
+from tests.fleet import Fleet, record, stored_ids
+
+
+@pytest.fixture
+def fleet(tmp_path, workspace):
+    f = Fleet(tmp_path / "store", workspace)
+    yield f
+    f.close()
+
+
+def test_a_follower_write_is_durable_applied_and_visible_everywhere(fleet):
+    writer = fleet.spawn()
+    follower = fleet.spawn()
+    assert writer.request("lore/status")["role"] == "writer"
+    st = follower.request("lore/status")
+    assert st["role"] == "follower" and st["writerPid"] == writer.proc.pid and st["epoch"] == 1
+
+    r = record(follower, "s1", ["f1"], "the flamingo migration plan")
+    assert r["durable"] is True and r["applied"] is True
+    assert (r["recorded"], r["duplicates"], r["ids"]) == (1, 0, ["f1"])
+    for c in (writer, follower):  # read-your-writes on the follower; the writer sees it too
+        hits = c.request("lore/recall", {"query": "flamingo migration"})["hits"]
+        assert [h["uri"] for h in hits] == ["session://s1/f1"]
+    # Sent again through the follower: applied once, reported as a duplicate.
+    again = record(follower, "s1", ["f1"], "the flamingo migration plan")
+    assert (again["recorded"], again["duplicates"], again["applied"]) == (0, 1, True)
+    assert stored_ids(fleet.store).count(("s1", "f1")) == 1
+    # Control: the same query for a word nobody wrote finds nothing on either side.
+    assert follower.request("lore/recall", {"query": "pelican"})["hits"] == []
+    # Bad input through a follower is refused before anything is spooled.
+    bad = follower.request_full("lore/recordMessages", {"sessionId": "s1", "messages": [{"role": "boss", "content": "x"}]})
+    assert bad["error"]["code"] == -32602
+    assert follower.request("lore/status")["election"]["spoolPending"] == 0
+
+
+def test_an_acknowledged_write_survives_when_every_process_dies(fleet):
+    """A follower acknowledges while no writer can apply (the writer is stopped); then both
+    processes die. A sidecar started later applies the spooled write exactly once."""
+    writer = fleet.spawn()
+    fleet.options["applyWaitMs"] = 200
+    follower = fleet.spawn()
+    fleet.kill(writer, signal.SIGSTOP)
+    r = record(follower, "s2", ["lonely-1", "lonely-2"], "written while nobody could apply it")
+    assert r["durable"] is True and r["applied"] is False and r["recorded"] == 2
+    assert ("s2", "lonely-1") not in stored_ids(fleet.store)
+    fleet.kill(follower)
+    fleet.kill(writer)
+    fresh = fleet.spawn()
+    deadline = time.monotonic() + 10
+    while fresh.request("lore/status")["election"]["spoolPending"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    ids = stored_ids(fleet.store)
+    assert ids.count(("s2", "lonely-1")) == 1 and ids.count(("s2", "lonely-2")) == 1
+    hits = fresh.request("lore/recall", {"query": "nobody could apply", "sources": ["messages"]})["hits"]
+    assert {h["uri"] for h in hits} == {"session://s2/lonely-1", "session://s2/lonely-2"}
+
+
+def test_the_writer_dies_and_a_follower_takes_over(fleet):
+    writer = fleet.spawn()
+    follower = fleet.spawn()
+    record(writer, "s3", ["before"], "written by the first writer")
+    t_kill = fleet.kill(writer)
+    note = follower.wait_notification("lore/writerChanged", timeout=10)
+    assert note["params"] == {"role": "writer", "writerPid": follower.proc.pid, "epoch": 2}
+    claimed = fleet.wait_for_epoch(1)
+    assert claimed["pid"] == follower.proc.pid and claimed["claimed_ns"] - t_kill < 5e9
+    r = record(follower, "s3", ["after"], "written by the second writer")
+    assert r["applied"] is True and "opId" not in r  # applied directly, not spooled
+    st = follower.request("lore/status")
+    assert (st["role"], st["epoch"], st["indexEpoch"]) == ("writer", 2, 2)
+    hits = follower.request("lore/recall", {"query": "written writer", "sources": ["messages"]})["hits"]
+    assert {h["uri"] for h in hits} == {"session://s3/before", "session://s3/after"}
+    # The new writer also took over the workspace index.
+    assert follower.request("lore/recall", {"query": "compute invoice total", "sources": ["files"]})["hits"]
+
+
+def test_a_paused_writer_is_replaced_and_never_commits_with_its_old_epoch(fleet):
+    fleet.options["writerStaleMs"] = 1000
+    a = fleet.spawn()
+    b = fleet.spawn()
+    record(a, "s4", ["a-before"], "before the pause")
+    assert a.request("lore/recall", {"query": "pause", "sources": ["messages"]})["hits"]
+    # Pause it while idle: a writer stopped inside a SQLite transaction keeps SQLite's own
+    # write lock and nobody can take over until it wakes (that case is covered by the
+    # SIGKILL soak, where the OS releases everything).
+    time.sleep(2.5)
+    fleet.kill(a, signal.SIGSTOP)
+    t_stop = time.monotonic()
+    note = b.wait_notification("lore/writerChanged", timeout=15)
+    assert note["params"]["role"] == "writer" and note["params"]["epoch"] == 2
+    record(b, "s4", ["b-during"], "while the old writer sleeps")
+    time.sleep(max(0.0, 10.0 - (time.monotonic() - t_stop)))
+    fleet.kill(a, signal.SIGCONT)
+    # The woken ex-writer is asked to write at once, before it has looked around: the store
+    # refuses its epoch, so the write goes through the spool to the new writer instead.
+    r = record(a, "s4", ["a-after"], "after the pause")
+    assert r["durable"] is True and r["applied"] is True
+    st = a.request("lore/status")
+    assert (st["role"], st["epoch"], st["writerPid"]) == ("follower", 2, b.proc.pid)
+    a.wait_notification("lore/writerChanged", lambda p: p["role"] == "follower", timeout=10)
+    epochs = {e["epoch"]: e for e in fleet.epochs()}
+    assert epochs[1]["pid"] == a.proc.pid and epochs[2]["pid"] == b.proc.pid
+    assert epochs[1]["last_commit_ns"] < epochs[2]["claimed_ns"]  # nothing committed in epoch 1 after
+    with sqlite3.connect(fleet.store / "lore.db") as c:
+        assert c.execute("SELECT epoch FROM applied_ops").fetchall() == [(2,)]
+    ids = stored_ids(fleet.store)
+    assert all(ids.count(("s4", m)) == 1 for m in ("a-before", "b-during", "a-after"))
+    # Control: the fence is per epoch, not a blanket refusal — the new writer commits fine.
+    assert record(b, "s4", ["b-later"], "still writing")["applied"] is True
+
+
+@pytest.mark.parametrize("trial", range(3))
+def test_two_sidecars_started_in_the_same_millisecond_both_come_up(tmp_path, workspace, trial):
+    store = tmp_path / "store"
+    opts = {"storeDir": str(store)}
+    clients = [StdioClient(sidecar_command()), StdioClient(sidecar_command())]
+    try:
+        results: list = [None, None]
+
+        def init(i: int) -> None:
+            try:
+                clients[i].initialize(workspace, options=opts)
+                results[i] = clients[i].request("lore/status")
+            except Exception as exc:  # surfaced by the assertion below
+                results[i] = exc
+
+        threads = [threading.Thread(target=init, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert all(isinstance(r, dict) for r in results), results
+        assert sorted(r["role"] for r in results) == ["follower", "writer"]
+        assert {r["epoch"] for r in results} == {1}
+        assert not any("Traceback" in line or "ERROR" in line for c in clients for line in c.stderr_lines)
+    finally:
+        for c in clients:
+            c.close()
