@@ -91,3 +91,28 @@ def record(client: StdioClient, session: str, ids: list[str], words: str = "", t
 def stored_ids(store: Path) -> list[tuple[str, str]]:
     with sqlite3.connect(store / "lore.db") as c:
         return [(r[0], r[1]) for r in c.execute("SELECT session_id, msg_id FROM messages")]
+
+
+def index_snapshot(store: Path) -> tuple[list[tuple[str, int]], dict]:
+    """The published indexes' contents, read from disk: text documents as (kind, key) and
+    every vector by (kind, project) and key. Take it after the writer has shut down cleanly."""
+    import json
+
+    from lore_sidecar.store.index_dirs import index_dir
+    from lore_sidecar.store.text_index import TextIndex
+    from lore_sidecar.store.vector_index import VectorIndex
+
+    with sqlite3.connect(store / "lore.db") as c:
+        epoch = int(c.execute("SELECT value FROM meta WHERE key='index_epoch'").fetchone()[0])
+    d = index_dir(store, epoch)
+    meta = json.loads((d / "vectors" / "vectors.json").read_text())
+    text = TextIndex(d / "text", writable=False)
+    vectors = VectorIndex(d / "vectors", dim=meta["dim"], model=meta["model"], writable=False)
+    return text.doc_keys(), vectors.contents()
+
+
+def record_keys(store: Path) -> list[tuple[str, int]]:
+    with sqlite3.connect(store / "lore.db") as c:
+        rows = [("messages", r[0]) for r in c.execute("SELECT id FROM messages")]
+        rows += [("files", r[0]) for r in c.execute("SELECT id FROM chunks")]
+    return sorted(rows)

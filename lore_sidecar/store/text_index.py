@@ -132,6 +132,17 @@ class TextIndex:
     def num_docs(self) -> int:
         return self.index.searcher().num_docs
 
+    def doc_keys(self) -> list[tuple[str, int]]:
+        """Every live document as (kind, key), duplicates kept (for checks and diagnostics)."""
+        searcher = self.index.searcher()
+        n = searcher.num_docs
+        if not n:
+            return []
+        addrs = [a for _, a in searcher.search(tantivy.Query.all_query(), n, count=False).hits]
+        kinds = searcher.fast_field_values("kind", addrs)
+        keys = searcher.fast_field_values("key", addrs)
+        return sorted((CODE_KINDS[k], key) for k, key in zip(kinds, keys, strict=True))
+
     def search(
         self,
         terms: Sequence[str],

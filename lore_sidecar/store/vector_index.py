@@ -139,6 +139,16 @@ class VectorIndex:
         return bool(self._dirty)
 
     # -- reads -----------------------------------------------------------------------------
+    def contents(self) -> dict[tuple[str, int], dict[int, bytes]]:
+        """Every stored vector by (kind, project) and key (for checks and diagnostics)."""
+        out: dict[tuple[str, int], dict[int, bytes]] = {}
+        with self._lock:
+            for name, idx in self._indexes.items():
+                keys = [int(k) for k in idx.keys]
+                vecs = idx.get(np.asarray(keys, dtype=np.uint64), dtype="i8") if keys else []
+                out[name] = {k: np.asarray(v).tobytes() for k, v in zip(keys, vecs, strict=True)}
+        return out
+
     def size(self) -> int:
         with self._lock:
             return sum(len(i) for i in self._indexes.values())
