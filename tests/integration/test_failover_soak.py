@@ -11,7 +11,7 @@ import subprocess
 import threading
 import time
 
-from tests.fleet import Fleet, index_snapshot, record, record_keys
+from bench.fleet import Fleet, index_snapshot, record, record_keys
 
 SIDECARS = 4
 KILLS = 20

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from lore_sidecar.client import StdioClient, sidecar_command
-from tests.fleet import Fleet, record, stored_ids
+from bench.fleet import Fleet, record, stored_ids
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ import pytest
 from lore_sidecar.app import open_engine
 from lore_sidecar.errors import LoreError
 from lore_sidecar.settings import load_settings
-from lore_sidecar.store.migrations import MIGRATIONS
 from lore_sidecar.store.db import SCHEMA_VERSION, Database
+from lore_sidecar.store.migrations import MIGRATIONS
 
 
 def engine_for(store: Path, folders: list[str], **options):

@@ -25,6 +25,7 @@ class Fleet:
         c = StdioClient(sidecar_command())
         if initialize:
             c.initialize(self.workspace, options=self.options)
+            c.request("lore/status")  # answered once the store is open
         with self._lock:
             self.members.append(c)
         return c
