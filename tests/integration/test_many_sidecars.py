@@ -148,3 +148,26 @@ def test_two_sidecars_started_in_the_same_millisecond_both_come_up(tmp_path, wor
     finally:
         for c in clients:
             c.close()
+
+
+def test_a_damaged_spooled_operation_is_quarantined_and_never_blocks_the_others(fleet):
+    writer = fleet.spawn()
+    fleet.options["applyWaitMs"] = 100
+    follower = fleet.spawn()
+    spool = fleet.store / "spool"
+    fleet.kill(writer, signal.SIGSTOP)  # hold the writer so all three wait in the spool together
+    (spool / "00000000000000000001-1-aaaa.op.json").write_text('{"opId": "x", "kind": "recordMe')
+    (spool / "00000000000000000002-1-bbbb.op.json").write_text('{"opId": "y", "kind": "dropTables"}')
+    r = record(follower, "s5", ["good"], "the good operation")
+    assert r["applied"] is False and len(list(spool.glob("*.op.json"))) == 3
+    fleet.kill(writer)  # the follower takes over and drains
+    follower.wait_notification("lore/writerChanged", timeout=10)
+    deadline = time.monotonic() + 10
+    while follower.request("lore/status")["election"]["spoolPending"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stored_ids(fleet.store) == [("s5", "good")]
+    assert sorted(p.name for p in (spool / "bad").iterdir()) == [
+        "00000000000000000001-1-aaaa.op.json",
+        "00000000000000000002-1-bbbb.op.json",
+    ]
+    assert follower.request("lore/recall", {"query": "good operation", "sources": ["messages"]})["hits"]
