@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from lore_sidecar.ports import Embedder, TextIndex, VectorIndex
 log = logging.getLogger(__name__)
 
 BATCH = 4000
+EMBED_CHUNK = 500
 VECTOR_SAVE_INTERVAL_S = 2.0
 
 
@@ -57,6 +59,7 @@ class Indexer:
         self._last_vec_save = time.monotonic()
         self.error: str | None = None
         self.fenced = False  # set when the store refused our epoch: we are no longer the writer
+        self._vector_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lore-vectors")
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -74,6 +77,7 @@ class Indexer:
                 self._save_vectors(force=True)
             except LoreError as exc:
                 log.warning("final vector snapshot refused: %s", exc)
+        self._vector_pool.shutdown(wait=True)
 
     def notify(self) -> None:
         self._wake.set()
@@ -200,7 +204,17 @@ class Indexer:
         self.text.upsert(docs)
         if self.vectors is None or self.embedder is None:
             return
-        vecs = self.embedder.embed([embed_text(d) for d in docs])
+        # Embed chunk k+1 while chunk k is inserted into the HNSW graph on the vector
+        # thread. One vector thread, fed in order, keeps the graph deterministic.
+        pending = []
+        for start in range(0, len(docs), EMBED_CHUNK):
+            part = docs[start : start + EMBED_CHUNK]
+            vecs = self.embedder.embed([embed_text(d) for d in part])
+            pending.append(self._vector_pool.submit(self._add_vectors, part, vecs))
+        for fut in pending:
+            fut.result()
+
+    def _add_vectors(self, docs: list[Doc], vecs: np.ndarray) -> None:
         groups: dict[tuple[str, int], list[int]] = {}
         for i, d in enumerate(docs):
             if vecs[i].any():  # an empty text has no direction; keep it out of the graph

@@ -19,6 +19,9 @@ import numpy as np
 from usearch.index import Index
 
 META = "vectors.json"
+# One insertion thread: with several, the HNSW graph depends on thread timing, and an index
+# rebuilt from the record would no longer answer exactly like the live one (DESIGN §2.1).
+ADD_THREADS = 1
 
 
 def _fsync_dir(path: Path) -> None:
@@ -85,10 +88,11 @@ class VectorIndex:
             if idx is None:
                 idx = self._indexes[(kind, project_id)] = self._new()
             karr = np.asarray(keys, dtype=np.uint64)
-            present = [k for k in keys if idx.contains(k)]
-            if present:
-                idx.remove(np.asarray(present, dtype=np.uint64))
-            idx.add(karr, vectors, threads=1)
+            if len(idx):
+                present = karr[np.asarray(idx.contains(karr), dtype=bool).reshape(-1)]
+                if len(present):
+                    idx.remove(present)
+            idx.add(karr, vectors, threads=ADD_THREADS)
             self._dirty.add((kind, project_id))
 
     def remove(self, kind: str, project_id: int, keys: Sequence[int]) -> None:
@@ -96,9 +100,10 @@ class VectorIndex:
             idx = self._indexes.get((kind, project_id))
             if idx is None:
                 return
-            present = [k for k in keys if idx.contains(k)]
-            if present:
-                idx.remove(np.asarray(present, dtype=np.uint64))
+            karr = np.asarray(keys, dtype=np.uint64)
+            present = karr[np.asarray(idx.contains(karr), dtype=bool).reshape(-1)] if len(karr) else karr
+            if len(present):
+                idx.remove(present)
                 self._dirty.add((kind, project_id))
 
     def clear(self) -> None:

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from lore_sidecar.client import StdioClient, sidecar_command
 from bench.fleet import Fleet, record, stored_ids
+from lore_sidecar.client import StdioClient, sidecar_command
 
 
 @pytest.fixture
