@@ -45,7 +45,9 @@ class VectorIndex:
         self._load()
 
     def _new(self) -> Index:
-        return Index(ndim=self.dim, metric="cos", dtype="i8", connectivity=16)
+        # expansion_add 64 (default 128): 1.7x faster inserts for recall@10 0.919 vs 0.931
+        # against exact search (60k corpus messages, measured; see docs/architecture.md).
+        return Index(ndim=self.dim, metric="cos", dtype="i8", connectivity=16, expansion_add=64)
 
     def _load(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
