@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lore_sidecar.engine.fact_service import Facts
 from lore_sidecar.engine.indexer import Indexer
 from lore_sidecar.engine.service import Engine, Role
 from lore_sidecar.engine.workspace_index import WorkspaceIndex
@@ -23,7 +24,9 @@ from lore_sidecar.llm.embedders import EmbedderUnavailable, load_embedder
 from lore_sidecar.settings import Settings
 from lore_sidecar.store import index_dirs
 from lore_sidecar.store.db import SCHEMA_VERSION, Database
+from lore_sidecar.store.fact_rows import FactRows
 from lore_sidecar.store.filesystem import refuse_network_fs
+from lore_sidecar.store.journal import Journal
 from lore_sidecar.store.lock import WriterLock
 from lore_sidecar.store.records import Records
 from lore_sidecar.store.spool import Spool
@@ -81,6 +84,7 @@ class Election:
             self.db.on_fenced = lambda current: self._fenced.set()
             self.records = Records(self.db)
             self.spool = Spool(self.store / "spool")
+            self.facts = Facts(FactRows(self.db, Journal(self.store / "journal")), self.records)
             self.embedder = None
             try:
                 self.embedder = load_embedder(self.settings.embedder)
@@ -89,6 +93,7 @@ class Election:
                 log.error("embedder %r unavailable (%s); recall runs lexical-only", self.settings.embedder, exc)
             if writer:
                 epoch = self.db.claim_epoch(os.getpid())
+                self._replay_facts_if_due()
                 text, vectors, indexer, workspace, previous = self._writer_parts(epoch)
                 self.records.publish_index_epoch(epoch)
                 index_dirs.sweep(self.store, {previous, epoch})
@@ -112,6 +117,7 @@ class Election:
             workspace=workspace,
             role=role,
             spool=self.spool,
+            facts=self.facts,
             # No distiller is built yet (conversation-memory issue): say so rather than pretend.
             distiller_mode="off",
             folders=self.folders,
@@ -183,9 +189,18 @@ class Election:
             on_commit=lambda g: self.on_commit(g, self.engine) if self.engine is not None else None,
         )
         workspace = WorkspaceIndex(
-            self.records, max_file_bytes=self.settings.index.max_file_bytes, on_change=indexer.notify
+            self.records,
+            max_file_bytes=self.settings.index.max_file_bytes,
+            on_change=indexer.notify,
+            note_hook=self.facts.update_note,
         )
         return text, vectors, indexer, workspace, previous
+
+    def _replay_facts_if_due(self) -> None:
+        """After a version change or a hand edit of the journal, the fact rows are rebuilt."""
+        if self.facts.replay_due():
+            stats = self.facts.replay()
+            log.info("fact rows replayed from the journal and notes: %s", stats)
 
     def _reopen_readers(self) -> None:
         engine = self.engine
@@ -271,6 +286,7 @@ class Election:
         assert engine is not None
         epoch = engine.role.epoch
         old_text = engine.text
+        self._replay_facts_if_due()
         text, vectors, indexer, workspace, previous = self._writer_parts(epoch)
         self.records.publish_index_epoch(epoch)
         engine.become_writer(text=text, vectors=vectors, indexer=indexer, workspace=workspace, epoch=epoch, pid=os.getpid())

@@ -42,7 +42,36 @@ def build_parser() -> argparse.ArgumentParser:
 
     x = sub.add_parser("reindex", help="rebuild the derived indexes from the record")
     x.add_argument("--workspace", default=".", help="workspace folder (default: .)")
-    x.add_argument("--scope", choices=("workspace", "all"), default="all")
+    x.add_argument("--scope", choices=("workspace", "facts", "all"), default="all")
+
+    f = sub.add_parser("facts", help="bitemporal facts: assert, invalidate, query, timeline")
+    fsub = f.add_subparsers(dest="facts_verb", metavar="ACTION", required=True)
+    fa = fsub.add_parser("assert", help="record a fact (appended to the journal)")
+    fa.add_argument("subject")
+    fa.add_argument("predicate")
+    fa.add_argument("object")
+    fa.add_argument("--valid-from", help="when it became true (date or ISO time; default: now)")
+    fa.add_argument("--valid-until", help="when it stops being true")
+    fa.add_argument("--source", choices=("stated", "inferred"))
+    fa.add_argument("--confidence", type=float)
+    fi = fsub.add_parser("invalidate", help="record that a fact stopped being true")
+    fi.add_argument("subject")
+    fi.add_argument("predicate")
+    fi.add_argument("--valid-until", help="when it stopped (default: now)")
+    fq = fsub.add_parser("query", help="what is (or was, or was believed) true")
+    fq.add_argument("--subject")
+    fq.add_argument("--predicate")
+    fq.add_argument("--object")
+    fq.add_argument("--text")
+    fq.add_argument("--as-of", help="valid time")
+    fq.add_argument("--as-known-at", help="record time: only what was known then")
+    fq.add_argument("--history", action="store_true", help="every row, superseded ones too")
+    fq.add_argument("--limit", type=int, default=50)
+    ft = fsub.add_parser("timeline", help="a subject's changes in valid-time order")
+    ft.add_argument("subject")
+    for sp in (fa, fi, fq, ft):
+        sp.add_argument("--workspace", default=".", help="workspace folder (default: .)")
+        sp.add_argument("--json", action="store_true", help="print the raw result")
 
     d = sub.add_parser("demo", help="spawn the sidecar over stdio, index a folder, record a chat, recall")
     d.add_argument("folder", nargs="?", default=".", help="folder to index (default: .)")
@@ -113,6 +142,8 @@ def run_verb(args: argparse.Namespace) -> int:
         elif args.verb == "reindex":
             result = engine.reindex(args.scope, lambda msg, pct: print(f"  {msg}", file=sys.stderr))
             print(json.dumps(result, indent=2))
+        elif args.verb == "facts":
+            run_facts(engine, args)
         elif args.verb == "recall":
             if not args.no_index and engine.role.writer:
                 engine.index_workspace()
@@ -128,6 +159,36 @@ def run_verb(args: argparse.Namespace) -> int:
     finally:
         engine.close()
     return 0
+
+
+def run_facts(engine, args: argparse.Namespace) -> None:
+    v = args.facts_verb
+    if v == "assert":
+        result = engine.assert_fact(project=None, subject=args.subject, predicate=args.predicate, object=args.object,
+                                    valid_from=args.valid_from, valid_until=args.valid_until, source=args.source,
+                                    confidence=args.confidence)
+        line = f"{result['factId']} recorded at {result['recordedAt']}"
+    elif v == "invalidate":
+        result = engine.invalidate_fact(project=None, subject=args.subject, predicate=args.predicate,
+                                        valid_until=args.valid_until)
+        line = f"closed {', '.join(result['closed']) or 'nothing'} at {result['recordedAt']}"
+    elif v == "query":
+        result = engine.query_facts(subject=args.subject, predicate=args.predicate, object=args.object, text=args.text,
+                                    as_of=args.as_of, as_known_at=args.as_known_at, history=args.history,
+                                    limit=args.limit)
+        line = "\n".join(
+            f"{f['subject']} :: {f['predicate']} :: {f['object']}  [{f['validFrom'] or '…'} → {f['validUntil'] or '…'})"
+            for f in result["facts"]
+        ) or "no facts"
+        if result["truncated"]:
+            line += f"\n({len(result['facts'])} of {result['total']}; --limit for more)"
+    else:
+        result = engine.timeline(subject=args.subject)
+        line = "\n".join(
+            f"{e['at'] or '…'}  {e['event']:9s} {e['predicate']}" + (f" :: {e['object']}" if "object" in e else "")
+            for e in result["events"]
+        ) or "no events"
+    print(json.dumps(result, indent=2) if args.json else line)
 
 
 def print_hits(hits: list[Any], total: int, took_ms: float) -> None:

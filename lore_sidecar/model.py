@@ -16,7 +16,7 @@ ALL_SOURCES: tuple[str, ...] = (
     "entities",
 )
 # Sources this version indexes; the others are accepted and simply return nothing yet.
-INDEXED_SOURCES: tuple[str, ...] = ("messages", "files")
+INDEXED_SOURCES: tuple[str, ...] = ("messages", "files", "facts")
 
 
 @dataclass(frozen=True, slots=True)

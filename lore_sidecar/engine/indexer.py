@@ -196,6 +196,8 @@ class Indexer:
             return self.records.message_docs(keys)
         if kind == "files":
             return self.records.chunk_docs(keys)
+        if kind == "facts":
+            return self.records.fact_docs(keys)
         return []
 
     def _index_docs(self, docs: list[Doc]) -> None:
@@ -263,7 +265,7 @@ class Indexer:
         self.text.clear()
         if self.vectors is not None:
             self.vectors.clear()
-        for kind in ("messages", "files"):
+        for kind in ("messages", "files", "facts"):
             keys = [k for k, _ in self.records.all_keys(kind)]
             for i in range(0, len(keys), BATCH):
                 self._index_docs(self._load(kind, keys[i : i + BATCH]))

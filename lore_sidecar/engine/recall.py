@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from lore_sidecar.engine import fusion
+from lore_sidecar.engine import facts, fusion
 from lore_sidecar.engine import query as q
 from lore_sidecar.engine.uris import chunk_uri, message_uri
 from lore_sidecar.model import INDEXED_SOURCES, Candidate, Hit, RecallResult
@@ -17,6 +17,12 @@ from lore_sidecar.ports import Embedder, TextIndex, VectorIndex
 from lore_sidecar.settings import RecallSettings
 
 CUE_TEXT_LIMIT = 50_000
+
+
+def _fact_in_force(row, at: str) -> bool:
+    if row["merged_into"] is not None or row["shadowed"]:
+        return False
+    return (row["valid_from"] is None or row["valid_from"] <= at) and (row["eff_until"] is None or at < row["eff_until"])
 
 
 def _age_days(iso: str | None, now: float) -> float:
@@ -99,12 +105,17 @@ class Recaller:
         s = self.settings
         msg_rows = self.records.message_rows([c.key for c in cands if c.kind == "messages"])
         chunk_rows = self.records.chunk_rows([c.key for c in cands if c.kind == "files"])
+        fact_rows = self.records.fact_rows([c.key for c in cands if c.kind == "facts"])
+        rows_of = {"messages": msg_rows, "files": chunk_rows, "facts": fact_rows}
+        fact_at = facts.ts(as_of) if as_of else facts.now_ts()
         now = time.time()
         scored: list[tuple[float, Candidate, object]] = []
         for c in cands:
-            row = msg_rows.get(c.key) if c.kind == "messages" else chunk_rows.get(c.key)
+            row = rows_of[c.kind].get(c.key)
             if row is None:  # deleted since the index saw it
                 continue
+            if c.kind == "facts" and not _fact_in_force(row, fact_at):
+                continue  # superseded, closed, or not yet true at that time
             score = c.fused
             if c.kind == "messages":
                 if as_of is not None and row["created_at"] > as_of:
@@ -121,6 +132,17 @@ class Recaller:
         return hits, len(scored)
 
     def _hit(self, score: float, c: Candidate, row, terms: list[str]) -> Hit:
+        if c.kind == "facts":
+            text = f"{row['subject']} :: {row['predicate']} :: {row['object']}"
+            return Hit(
+                uri=f"fact://{row['fact_id']}",
+                source="facts",
+                score=round(score, 6),
+                snippet=text,
+                cues=q.cues(terms, text, self.text.analyze),
+                title=f"{row['subject']} · {row['predicate']}",
+                created_at=facts.show(row["recorded_at"]),
+            )
         if c.kind == "messages":
             text = row["text"]
             return Hit(

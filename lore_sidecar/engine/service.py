@@ -15,6 +15,8 @@ from typing import Any
 
 from lore_sidecar import PROTOCOL_VERSION, __version__
 from lore_sidecar.engine import capture, uris
+from lore_sidecar.engine import facts as fact_model
+from lore_sidecar.engine.fact_service import new_fact_id
 from lore_sidecar.engine.indexer import Indexer
 from lore_sidecar.engine.project import canonical_root
 from lore_sidecar.engine.recall import Recaller
@@ -26,6 +28,7 @@ from lore_sidecar.settings import Settings
 
 log = logging.getLogger(__name__)
 READ_YOUR_WRITES_TIMEOUT_S = 2.0
+FACT_OPS = ("assertFact", "invalidateFact")
 
 
 def new_op_id() -> str:
@@ -51,6 +54,7 @@ class Engine:
     workspace: WorkspaceIndex | None
     role: Role
     spool: Any = None
+    facts: Any = None  # engine.fact_service.Facts
     distiller_mode: str = "off"
     folders: list[str] = field(default_factory=list)
     on_close: Callable[[], None] = lambda: None
@@ -138,24 +142,27 @@ class Engine:
             "applied": True,
         }
 
-    def _record_spooled(self, root: str, session_id: str, normalised: list[NewMessage]) -> dict[str, Any]:
-        """A follower's write: durable in the spool before we answer, applied by the writer.
-        We wait a bounded time for the writer so read-your-writes holds in the common case."""
+    def _spool(self, op: dict[str, Any]) -> tuple[str, dict | None]:
+        """Make a follower's write durable, then wait (bounded) for the writer to apply it so
+        read-your-writes holds in the common case. Returns (op id, result or None)."""
         if self.spool is None:
             raise not_writer(self.role.writer_pid)
-        ids = [m.msg_id for m in normalised]
-        op_id = self.spool.put(
-            {
-                "opId": new_op_id(),
-                "kind": "recordMessages",
-                "project": root,
-                "messages": [asdict(m) for m in normalised],
-            }
-        )
+        op_id = self.spool.put({"opId": new_op_id(), **op})
         result = self.wait_applied(op_id, self.settings.store.apply_wait_ms / 1000)
+        if result is not None and "error" in result:
+            err = result["error"]
+            raise LoreError(err.get("kind", "refused"), err.get("message", "refused by the writer"),
+                            retryable=bool(err.get("retryable")))
         if result is not None:
             self._last_write_seq = max(self._last_write_seq, int(result.get("seq", 0)))
-        else:
+        return op_id, result
+
+    def _record_spooled(self, root: str, session_id: str, normalised: list[NewMessage]) -> dict[str, Any]:
+        ids = [m.msg_id for m in normalised]
+        op_id, result = self._spool(
+            {"kind": "recordMessages", "project": root, "messages": [asdict(m) for m in normalised]}
+        )
+        if result is None:
             # Not applied yet (no writer right now, or a slow one): the counts are what the
             # record held when we spooled; the operation itself is safe either way.
             known = self.records.existing_message_ids(session_id, ids)
@@ -181,21 +188,36 @@ class Engine:
 
     def drain_spool(self, limit: int = 128) -> int:
         """Writer: apply spooled operations, oldest first, each exactly once. Returns how
-        many files were consumed."""
+        many files were consumed. Consecutive message writes share one transaction; a fact
+        operation is its own (it appends to the journal first)."""
         if not self.role.writer or self.spool is None:
             return 0
         paths = self.spool.pending(limit)
         if not paths:
             return 0
-        batch = []
+        batch: list = []
         for path in paths:
             op = self.spool.read(path)
             if op is None:
+                continue
+            if op.get("kind") in FACT_OPS:
+                self._apply_batch(batch)
+                batch = []
+                self._apply_fact_op(path, op)
                 continue
             try:
                 batch.append((path, op["opId"], op["kind"], self._op_applier(op)))
             except (KeyError, TypeError, ValueError) as exc:
                 self.spool.quarantine(path, f"malformed operation: {exc}")
+        self._apply_batch(batch)
+        self._last_write_seq = max(self._last_write_seq, self.records.outbox_head())
+        if self.indexer:
+            self.indexer.notify()
+        return len(paths)
+
+    def _apply_batch(self, batch: list) -> None:
+        if not batch:
+            return
         try:
             self.records.apply_ops([(op_id, kind, fn) for _, op_id, kind, fn in batch])
         except LoreError as exc:
@@ -206,10 +228,34 @@ class Engine:
             batch = self._apply_one_by_one(batch)
         for path, *_ in batch:
             self.spool.remove(path)
-        self._last_write_seq = max(self._last_write_seq, self.records.outbox_head())
-        if self.indexer:
-            self.indexer.notify()
-        return len(paths)
+
+    def _apply_fact_op(self, path: Any, op: dict) -> None:
+        op_id, kind = op.get("opId"), op.get("kind")
+        if self.records.op_result(op_id) is not None:  # applied before a crash ate the file
+            self.spool.remove(path)
+            return
+        if self.facts is None:
+            raise LoreError("notReady", "facts are not available yet", retryable=True)
+        try:
+            args = dict(op["args"])
+            root = str(op["project"])
+
+            def mark(c, result: dict) -> None:
+                self.records.mark_applied(c, op_id, kind, result)
+
+            if kind == "assertFact":
+                self.facts.assert_fact(root, args.pop("subject"), args.pop("predicate"), args.pop("object"), also=mark, **args)
+            else:
+                self.facts.invalidate_fact(root, args.pop("subject"), args.pop("predicate"), also=mark, **args)
+        except LoreError as exc:
+            if exc.kind == "notWriter":
+                raise
+            # The store changed between the follower's checks and ours: tell the sender.
+            self.records.record_refusal(op_id, kind, {"error": {"message": str(exc), **exc.data()}})
+        except (KeyError, TypeError, ValueError) as exc:
+            self.spool.quarantine(path, f"malformed operation: {exc}")
+            return
+        self.spool.remove(path)
 
     def _apply_one_by_one(self, batch: list) -> list:
         """One bad operation must not hold back the others: isolate and quarantine it."""
@@ -228,10 +274,97 @@ class Engine:
         return done
 
     def _op_applier(self, op: dict) -> Callable:
+        if op["kind"] in FACT_OPS:
+            raise ValueError("fact operations are applied one by one")
         if op["kind"] == "recordMessages":
             messages = [NewMessage(**m) for m in op["messages"]]
             return self.records.record_messages_op(str(op["project"]), messages)
         raise ValueError(f"unknown operation kind {op['kind']!r}")
+
+    # -- facts ----------------------------------------------------------------------------------
+    def _facts(self):
+        if self.facts is None:
+            raise LoreError("notReady", "facts are not available on this instance yet", retryable=True)
+        return self.facts
+
+    def assert_fact(self, *, project: str | None, subject: str, predicate: str, object: str,
+                    valid_from: str | None = None, valid_until: str | None = None, source: str | None = None,
+                    confidence: float | None = None) -> dict[str, Any]:
+        facts = self._facts()
+        root = self.project_root(project)
+        args = {"valid_from": valid_from, "valid_until": valid_until, "source": source, "confidence": confidence}
+        if self.role.writer:
+            try:
+                out = facts.assert_fact(root, subject, predicate, object, **args)
+                self._wrote()
+                return {**out, "durable": True, "applied": True}
+            except LoreError as exc:
+                if exc.kind != "notWriter":
+                    raise
+        # A follower: every refusal happens here, before anything is spooled.
+        v = facts.validate_assert(subject, predicate, object, valid_from, valid_until, source, confidence)
+        recorded = fact_model.now_ts()
+        vf = v["valid_from"] or recorded
+        if v["valid_until"] is not None and v["valid_until"] <= vf:
+            raise LoreError("invalidInterval", f"validUntil {fact_model.show(v['valid_until'])} is not after validFrom {fact_model.show(vf)}")
+        fid = new_fact_id()
+        op_id, result = self._spool({
+            "kind": "assertFact", "project": root,
+            "args": {"subject": subject, "predicate": predicate, "object": object, **args, "fact_id": fid, "recorded_at": recorded},
+        })
+        if result is None:
+            return {"factId": fid, "recordedAt": fact_model.show(recorded), "journal": None, "durable": True,
+                    "applied": False, "opId": op_id}
+        return {**result, "durable": True, "applied": True, "opId": op_id}
+
+    def invalidate_fact(self, *, project: str | None, subject: str, predicate: str,
+                        valid_until: str | None = None) -> dict[str, Any]:
+        facts = self._facts()
+        root = self.project_root(project)
+        if self.role.writer:
+            try:
+                out = facts.invalidate_fact(root, subject, predicate, valid_until=valid_until)
+                self._wrote()
+                return {**out, "durable": True, "applied": True}
+            except LoreError as exc:
+                if exc.kind != "notWriter":
+                    raise
+        _, until, recorded = facts.check_invalidate(root, subject, predicate, valid_until)
+        op_id, result = self._spool({
+            "kind": "invalidateFact", "project": root,
+            "args": {"subject": subject, "predicate": predicate, "valid_until": until, "recorded_at": recorded},
+        })
+        if result is None:
+            return {"closed": [], "recordedAt": fact_model.show(recorded), "journal": None, "durable": True,
+                    "applied": False, "opId": op_id}
+        return {**result, "durable": True, "applied": True, "opId": op_id}
+
+    def query_facts(self, **kw: Any) -> dict[str, Any]:
+        self._fresh()
+        project = kw.pop("project", None)
+        scope = kw.pop("scope", "project")
+        return self._facts().query(self._project_ids(project, scope), **kw)
+
+    def timeline(self, *, subject: str, project: str | None = None, scope: str = "project", limit: int = 200, offset: int = 0) -> dict[str, Any]:
+        self._fresh()
+        return self._facts().timeline(self._project_ids(project, scope), subject, limit=limit, offset=offset)
+
+    def aggregate_facts(self, **kw: Any) -> dict[str, Any]:
+        self._fresh()
+        project = kw.pop("project", None)
+        scope = kw.pop("scope", "project")
+        return self._facts().aggregate(self._project_ids(project, scope), **kw)
+
+    def _project_ids(self, project: str | None, scope: str) -> list[int] | None:
+        if scope == "all":
+            return None
+        found = self.records.find_project(self.project_root(project))
+        return [found.id] if found else []
+
+    def _wrote(self) -> None:
+        self._last_write_seq = self.records.outbox_head()
+        if self.indexer:
+            self.indexer.notify()
 
     # -- recall ---------------------------------------------------------------------------------
     def recall(
@@ -264,6 +397,12 @@ class Engine:
 
     def get_node(self, uri: str) -> NodeContent:
         kind, parts = uris.parse(uri)
+        if kind == "facts":
+            row = self._facts().by_fact_id(parts[0])
+            if row is None:
+                raise not_found(uri)
+            return NodeContent(uri=uri, source="facts", content=f"{row['subject']} :: {row['predicate']} :: {row['object']}",
+                               metadata=self._facts().wire(row))
         if kind == "messages":
             row = self.records.message_by_uri_parts(*parts)
             if row is None:
@@ -335,19 +474,29 @@ class Engine:
         t0 = time.perf_counter()
         if self.indexer is None:
             raise LoreError("indexNotReady", "this instance became the writer moments ago; retry", retryable=True)
+        replay = None
+        if scope in ("all", "facts") and self.facts is not None:
+            if progress:
+                progress("replaying facts from the journal and notes", 0)
+            replay = self.facts.replay()
         if scope == "all":
             if progress:
                 progress("rebuilding indexes from the record", 0)
             self.indexer.request_rebuild()
-        self.index_workspace(progress, force=scope == "workspace")
+        if scope in ("all", "workspace"):
+            self.index_workspace(progress, force=scope == "workspace")
         self.indexer.wait_for(self.records.outbox_head(), timeout=3600)
         counts = self.records.counts(None)
-        return {
+        out = {
             "generation": self.indexer.generation,
             "files": counts["files"],
             "chunks": counts["chunks"],
+            "facts": counts["facts"],
             "tookMs": round((time.perf_counter() - t0) * 1000, 1),
         }
+        if replay is not None:
+            out["replay"] = replay
+        return out
 
     def wait_indexed(self, timeout: float = 30.0) -> bool:
         if self.indexer is None:
@@ -359,7 +508,7 @@ class Engine:
         self._fresh()
         root = self.project_root(project)
         found = self.records.find_project(root)
-        counts = self.records.counts(found.id) if found else {"messages": 0, "files": 0, "chunks": 0}
+        counts = self.records.counts(found.id) if found else {"messages": 0, "files": 0, "chunks": 0, "facts": 0}
         indexer = self.indexer
         generation = indexer.generation if indexer else int(self.records.meta("generation", "0") or 0)
         applied = indexer.applied_seq if indexer else self.text.saved_seq
@@ -377,7 +526,7 @@ class Engine:
                 "messages": counts["messages"],
                 "distillations": 0,
                 "knowledge": 0,
-                "facts": 0,
+                "facts": counts["facts"],
                 "files": counts["files"],
                 "chunks": counts["chunks"],
             },

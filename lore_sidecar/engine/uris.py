@@ -20,13 +20,18 @@ def chunk_uri(project_root: str, rel_path: str, start: int, end: int) -> str:
 
 
 def parse(uri: str) -> tuple[str, tuple]:
-    """("messages", (session_id, msg_id)) or ("files", (abs_path, start, end))."""
+    """("messages", (session_id, msg_id)), ("facts", (fact_id,)) or ("files", (abs_path, start, end))."""
     if uri.startswith("session://"):
         rest = uri[len("session://") :]
         sid, sep, mid = rest.partition("/")
         if not sep or not sid or not mid or "/" in mid:
             raise _bad(uri)
         return "messages", (unquote(sid), unquote(mid))
+    if uri.startswith("fact://"):
+        fid = uri[len("fact://") :]
+        if not fid or "/" in fid:
+            raise _bad(uri)
+        return "facts", (unquote(fid),)
     if uri.startswith("file://"):
         parts = urlsplit(uri)
         m = _LINES.match(parts.fragment)

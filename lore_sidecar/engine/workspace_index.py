@@ -24,6 +24,11 @@ log = logging.getLogger(__name__)
 RESCAN_THRESHOLD = 200
 
 Progress = Callable[[str, int | None], None]  # (message, percentage)
+NOTE_SUFFIXES = (".md", ".markdown")
+
+
+def is_note(rel: str) -> bool:
+    return rel.lower().endswith(NOTE_SUFFIXES)
 
 
 @dataclass(slots=True)
@@ -35,10 +40,13 @@ class ScanStats:
 
 
 class WorkspaceIndex:
-    def __init__(self, records, *, max_file_bytes: int, on_change: Callable[[], None]):
+    def __init__(self, records, *, max_file_bytes: int, on_change: Callable[[], None], note_hook=None):
         self.records = records
         self.max_file_bytes = max_file_bytes
         self.on_change = on_change
+        # note_hook(conn, project_id, rel, text or None): facts a markdown note states, kept
+        # in step with the note inside the same transaction.
+        self.note_hook = note_hook
         self._rules: dict[str, IgnoreRules] = {}
 
     def rules(self, root: str) -> IgnoreRules:
@@ -68,7 +76,7 @@ class WorkspaceIndex:
             if p not in seen and (prefix in ("", ".") or p == prefix or p.startswith(prefix + "/"))
         ]
         if gone:
-            self.records.delete_files(project.id, gone)
+            self._delete(project.id, gone)
             stats.deleted = len(gone)
         self.on_change()
         return stats
@@ -117,7 +125,7 @@ class WorkspaceIndex:
             except OSError as exc:
                 log.info("skipping %s: %s", p, exc)
         if gone:
-            self.records.delete_files(project.id, gone)
+            self._delete(project.id, gone)
         self.on_change()
 
     def _update(self, project_id: int, rel: str, path: Path, size: int, mtime_ns: int, state, force: bool) -> bool:
@@ -130,7 +138,7 @@ class WorkspaceIndex:
             return False
         if got is None:  # binary or not UTF-8
             if state:
-                self.records.delete_files(project_id, [rel])
+                self._delete(project_id, [rel])
             return False
         text, sha = got
         if state and not force and state.sha256 == sha:
@@ -141,5 +149,18 @@ class WorkspaceIndex:
         except Exception:  # a chunker bug must not stop indexing: fall back to one chunk
             log.exception("chunking %s failed", rel)
             chunks = []
-        self.records.replace_file(project_id, rel, sha, size, mtime_ns, chunks)
+        after = None
+        if self.note_hook is not None and is_note(rel):
+            hook = self.note_hook
+
+            def after(c) -> None:
+                hook(c, project_id, rel, text)
+
+        self.records.replace_file(project_id, rel, sha, size, mtime_ns, chunks, after=after)
         return True
+
+    def _delete(self, project_id: int, rels: list[str]) -> None:
+        hook = self.note_hook
+        self.records.delete_files(
+            project_id, rels, after=(lambda c, rel: hook(c, project_id, rel, None) if is_note(rel) else None) if hook else None
+        )

@@ -165,12 +165,62 @@ def register(server) -> None:
 
         return await order.write(work)
 
+    async def assert_fact(params: Any) -> dict[str, Any]:
+        p = structure(params, t.AssertFactParams)
+
+        async def work() -> dict[str, Any]:
+            engine = await server.engine()
+            return await server.run(
+                engine.assert_fact, project=p.project, subject=p.subject, predicate=p.predicate, object=p.object,
+                valid_from=p.valid_from, valid_until=p.valid_until, source=p.source, confidence=p.confidence,
+            )
+
+        return await order.write(work)
+
+    async def invalidate_fact(params: Any) -> dict[str, Any]:
+        p = structure(params, t.InvalidateFactParams)
+
+        async def work() -> dict[str, Any]:
+            engine = await server.engine()
+            return await server.run(
+                engine.invalidate_fact, project=p.project, subject=p.subject, predicate=p.predicate, valid_until=p.valid_until
+            )
+
+        return await order.write(work)
+
+    async def query_facts(params: Any) -> dict[str, Any]:
+        p = structure(params, t.QueryFactsParams)
+        engine = await order.read(server.engine)
+        return await server.run(
+            engine.query_facts, project=p.project, scope=p.scope, subject=p.subject, predicate=p.predicate,
+            object=p.object, text=p.text, as_of=p.as_of, as_known_at=p.as_known_at, history=p.history,
+            limit=p.limit, offset=p.offset,
+        )
+
+    async def timeline(params: Any) -> dict[str, Any]:
+        p = structure(params, t.TimelineParams)
+        engine = await order.read(server.engine)
+        return await server.run(engine.timeline, subject=p.subject, project=p.project, scope=p.scope, limit=p.limit, offset=p.offset)
+
+    async def aggregate_facts(params: Any) -> dict[str, Any]:
+        p = structure(params, t.AggregateFactsParams)
+        engine = await order.read(server.engine)
+        return await server.run(
+            engine.aggregate_facts, project=p.project, scope=p.scope, by=p.by, subject=p.subject,
+            predicate=p.predicate, object=p.object, as_of=p.as_of, limit=p.limit,
+        )
+
     table = {
         "lore/status": status,
         "lore/recordMessages": record_messages,
         "lore/recall": recall,
         "lore/getNode": get_node,
         "lore/reindex": reindex,
+        "lore/assertFact": assert_fact,
+        "lore/invalidateFact": invalidate_fact,
+        "lore/queryFacts": query_facts,
+        "lore/timeline": timeline,
+        "lore/aggregateFacts": aggregate_facts,
     }
     for method, fn in table.items():
         server.feature(method)(_bind(_expected(fn)))

@@ -86,4 +86,63 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "0003_bitemporal_facts",
+        """
+        -- Fact rows are a replay of the journal and of workspace notes (wiped and rebuilt by
+        -- a replay). `eff_*` hold their resolution as currently known.
+        CREATE TABLE facts(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            fact_id TEXT NOT NULL UNIQUE,
+            project_id INTEGER NOT NULL REFERENCES projects(id),
+            slot TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            predicate TEXT NOT NULL,
+            object TEXT NOT NULL,
+            subject_key TEXT NOT NULL,
+            predicate_key TEXT NOT NULL,
+            object_key TEXT NOT NULL,
+            valid_from TEXT,
+            valid_until TEXT,
+            recorded_at TEXT NOT NULL,
+            source TEXT NOT NULL,
+            confidence REAL,
+            origin TEXT NOT NULL CHECK (origin IN ('journal', 'note')),
+            origin_path TEXT NOT NULL,
+            origin_line INTEGER NOT NULL,
+            ord INTEGER NOT NULL,
+            eff_until TEXT,
+            closed_at TEXT,
+            superseded_by TEXT,
+            merged_into TEXT,
+            shadowed INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX facts_by_slot ON facts(project_id, slot);
+        CREATE INDEX facts_by_subject ON facts(project_id, subject_key);
+        CREATE INDEX facts_by_predicate ON facts(project_id, predicate_key);
+        CREATE INDEX facts_by_note ON facts(project_id, origin, origin_path);
+        CREATE TABLE fact_closes(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            project_id INTEGER NOT NULL REFERENCES projects(id),
+            slot TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            predicate TEXT NOT NULL,
+            valid_until TEXT NOT NULL,
+            recorded_at TEXT NOT NULL,
+            origin_path TEXT NOT NULL,
+            origin_line INTEGER NOT NULL,
+            ord INTEGER NOT NULL
+        );
+        CREATE INDEX fact_closes_by_slot ON fact_closes(project_id, slot);
+        -- Part of the record (never wiped): when the engine first saw a fact in a note, which
+        -- is that fact's record time (a file's mtime never is).
+        CREATE TABLE fact_sightings(
+            project_id INTEGER NOT NULL,
+            key TEXT NOT NULL,
+            first_seen TEXT NOT NULL,
+            PRIMARY KEY (project_id, key)
+        );
+        """,
+    ),
 ]
+

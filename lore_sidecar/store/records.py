@@ -80,6 +80,22 @@ class Records:
             row = c.execute("SELECT id, root FROM projects WHERE root=?", (root,)).fetchone()
         return Project(row[0], row[1])
 
+    def ensure_project_in(self, c: sqlite3.Connection, root: str) -> int:
+        return self._ensure_project(c, root)
+
+    def projects_in(self, c: sqlite3.Connection) -> list[Project]:
+        return [Project(r[0], r[1]) for r in c.execute("SELECT id, root FROM projects ORDER BY id")]
+
+    def note_paths(self, c: sqlite3.Connection, project_id: int) -> list[str]:
+        return [
+            r[0]
+            for r in c.execute(
+                "SELECT path FROM files WHERE project_id=? AND (path LIKE '%.md' OR path LIKE '%.markdown')"
+                " ORDER BY path",
+                (project_id,),
+            )
+        ]
+
     def projects(self) -> list[Project]:
         return [Project(r[0], r[1]) for r in self.db.reader().execute("SELECT id, root FROM projects")]
 
@@ -161,6 +177,18 @@ class Records:
 
         return apply
 
+    def mark_applied(self, c: sqlite3.Connection, op_id: str, kind: str, result: dict) -> None:
+        c.execute(
+            "INSERT INTO applied_ops(op_id, kind, epoch, applied_at, result) VALUES (?,?,?,?,?)",
+            (op_id, kind, self.db.epoch, utc_now(), json.dumps(result)),
+        )
+
+    def record_refusal(self, op_id: str, kind: str, result: dict) -> None:
+        """A spooled operation the writer had to refuse: remembered, so its sender learns why."""
+        with self.db.write() as c:
+            if not c.execute("SELECT 1 FROM applied_ops WHERE op_id=?", (op_id,)).fetchone():
+                self.mark_applied(c, op_id, kind, result)
+
     def op_result(self, op_id: str) -> dict | None:
         row = self.db.reader().execute("SELECT result FROM applied_ops WHERE op_id=?", (op_id,)).fetchone()
         return json.loads(row[0]) if row else None
@@ -212,6 +240,20 @@ class Records:
             for r in rows
         ]
 
+    def fact_docs(self, keys: Iterable[int]) -> list[Doc]:
+        rows = self._in("SELECT id, project_id, subject, predicate, object FROM facts WHERE id IN ({})", list(keys))
+        return [
+            Doc(kind="facts", key=r[0], project_id=r[1], title=r[3], body=f"{r[2]} {r[3]} {r[4]}") for r in rows
+        ]
+
+    def fact_rows(self, keys: Iterable[int]) -> dict[int, sqlite3.Row]:
+        rows = self._in(
+            "SELECT f.*, p.root AS project_root FROM facts f JOIN projects p ON p.id=f.project_id"
+            " WHERE f.id IN ({})",
+            list(keys),
+        )
+        return {r["id"]: r for r in rows}
+
     def message_rows(self, keys: Iterable[int]) -> dict[int, sqlite3.Row]:
         rows = self._in(
             "SELECT m.*, p.root AS project_root FROM messages m JOIN projects p ON p.id=m.project_id"
@@ -235,6 +277,8 @@ class Records:
         """(key, project_id) of every row of an indexed kind, for rebuilds."""
         if kind == "messages":
             sql = "SELECT id, project_id FROM messages ORDER BY id"
+        elif kind == "facts":
+            sql = "SELECT id, project_id FROM facts ORDER BY id"
         else:
             sql = "SELECT c.id, f.project_id FROM chunks c JOIN files f ON f.id=c.file_id ORDER BY c.id"
         return [(r[0], r[1]) for r in self.db.reader().execute(sql)]
@@ -259,8 +303,12 @@ class Records:
         size: int,
         mtime_ns: int,
         chunks: Sequence[Chunk],
+        after: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
+        """`after(conn)` runs in the same transaction (facts stated by a note)."""
         with self.db.write() as c:
+            if after is not None:
+                after(c)
             self._drop_file(c, project_id, path)
             cur = c.execute(
                 "INSERT INTO files(project_id, path, sha256, size, mtime_ns, indexed_at)"
@@ -280,10 +328,14 @@ class Records:
                     (cur.lastrowid, project_id),
                 )
 
-    def delete_files(self, project_id: int, paths: Iterable[str]) -> None:
+    def delete_files(
+        self, project_id: int, paths: Iterable[str], after: Callable[[sqlite3.Connection, str], None] | None = None
+    ) -> None:
         with self.db.write() as c:
             for path in paths:
                 self._drop_file(c, project_id, path)
+                if after is not None:
+                    after(c, path)
 
     def _drop_file(self, c: sqlite3.Connection, project_id: int, path: str) -> None:
         row = c.execute(
@@ -369,6 +421,7 @@ class Records:
             msgs = r.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
             files = r.execute("SELECT COUNT(*) FROM files").fetchone()[0]
             chunks = r.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            facts = r.execute("SELECT COUNT(*) FROM facts").fetchone()[0]
         else:
             msgs = r.execute("SELECT COUNT(*) FROM messages WHERE project_id=?", (project_id,)).fetchone()[0]
             files = r.execute("SELECT COUNT(*) FROM files WHERE project_id=?", (project_id,)).fetchone()[0]
@@ -376,7 +429,8 @@ class Records:
                 "SELECT COUNT(*) FROM chunks c JOIN files f ON f.id=c.file_id WHERE f.project_id=?",
                 (project_id,),
             ).fetchone()[0]
-        return {"messages": msgs, "files": files, "chunks": chunks}
+            facts = r.execute("SELECT COUNT(*) FROM facts WHERE project_id=?", (project_id,)).fetchone()[0]
+        return {"messages": msgs, "files": files, "chunks": chunks, "facts": facts}
 
     def _in(self, sql: str, keys: list[int]) -> list[sqlite3.Row]:
         out: list[sqlite3.Row] = []

@@ -11,6 +11,11 @@ METHOD_TO_TYPES: dict[str, type] = {
     "lore/recall": t.RecallParams,
     "lore/getNode": t.GetNodeParams,
     "lore/reindex": t.ReindexParams,
+    "lore/assertFact": t.AssertFactParams,
+    "lore/invalidateFact": t.InvalidateFactParams,
+    "lore/queryFacts": t.QueryFactsParams,
+    "lore/timeline": t.TimelineParams,
+    "lore/aggregateFacts": t.AggregateFactsParams,
 }
 
 NOTIFICATIONS: tuple[str, ...] = ("lore/indexUpdated", "lore/writerChanged")
@@ -21,4 +26,8 @@ COMMANDS: dict[str, str] = {
     "lore.recall": "lore/recall",
     "lore.getNode": "lore/getNode",
     "lore.reindex": "lore/reindex",
+    "lore.assertFact": "lore/assertFact",
+    "lore.invalidateFact": "lore/invalidateFact",
+    "lore.queryFacts": "lore/queryFacts",
+    "lore.timeline": "lore/timeline",
 }

@@ -83,12 +83,88 @@ class GetNodeParams:
 
 @attrs.define(kw_only=True, frozen=True)
 class ReindexParams:
-    scope: Literal["workspace", "all"] = "all"
-    """`workspace` re-reads every workspace file; `all` also rebuilds every index from the record."""
+    scope: Literal["workspace", "facts", "all"] = "all"
+    """`workspace` re-reads every workspace file; `facts` replays the fact rows from the
+    journal and notes; `all` does both and rebuilds every index from the record."""
+
+
+@attrs.define(kw_only=True, frozen=True)
+class AssertFactParams:
+    subject: str
+    """What the fact is about ("payments service")."""
+    predicate: str
+    """The relation ("uses")."""
+    object: str
+    """The value ("Stripe")."""
+    valid_from: str | None = None
+    """When it became true (date or ISO-8601 time); default: when it is recorded."""
+    valid_until: str | None = None
+    """When it stops being true, if known."""
+    source: Literal["stated", "inferred"] | None = None
+    """`stated` (default: someone said so) or `inferred` (an agent concluded it)."""
+    confidence: float | None = None
+    """0..1, for inferred facts."""
+    project: str | None = None
+    """Project root path; default: the workspace root."""
+
+
+@attrs.define(kw_only=True, frozen=True)
+class InvalidateFactParams:
+    subject: str
+    predicate: str
+    valid_until: str | None = None
+    """When the fact stopped being true; default: now. Not before the current fact's start."""
+    project: str | None = None
+
+
+@attrs.define(kw_only=True, frozen=True)
+class QueryFactsParams:
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = None
+    text: str | None = None
+    """Words that must all appear in subject, predicate or object."""
+    as_of: str | None = None
+    """Valid time: what was true at this time (default: now, or asKnownAt when given)."""
+    as_known_at: str | None = None
+    """Record time: answer with only what the store knew at this time."""
+    history: bool = False
+    """Every row, superseded and closed ones included."""
+    limit: int = 50
+    """1..200."""
+    offset: int = 0
+    project: str | None = None
+    scope: Scope = "project"
+
+
+@attrs.define(kw_only=True, frozen=True)
+class TimelineParams:
+    subject: str
+    limit: int = 200
+    offset: int = 0
+    project: str | None = None
+    scope: Scope = "project"
+
+
+@attrs.define(kw_only=True, frozen=True)
+class AggregateFactsParams:
+    by: Literal["predicate", "object", "subject"] = "predicate"
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = None
+    as_of: str | None = None
+    limit: int = 50
+    project: str | None = None
+    scope: Scope = "project"
 
 
 LIMITS: dict[tuple[type, str], tuple[int, int]] = {
     (RecallParams, "limit"): (1, 200),
     (RecallParams, "offset"): (0, 100_000),
+    (QueryFactsParams, "limit"): (1, 200),
+    (QueryFactsParams, "offset"): (0, 1_000_000),
+    (TimelineParams, "limit"): (1, 200),
+    (TimelineParams, "offset"): (0, 1_000_000),
+    (AggregateFactsParams, "limit"): (1, 200),
 }
 MAX_MESSAGES_PER_CALL = 10_000

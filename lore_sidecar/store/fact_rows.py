@@ -1,0 +1,197 @@
+"""Fact rows in SQLite: a replay of the journal and the notes, plus their resolution.
+
+Every write here runs in one fenced transaction that first appends to the journal (when the
+change comes from the API), then writes rows, re-resolves the touched slots with the
+engine's pure resolver, and queues the index outbox. Slot resolution is passed in as a
+function so the rules live in one place (`engine/facts.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from lore_sidecar.store.db import Database
+from lore_sidecar.store.journal import Journal
+
+ROW_COLUMNS = (
+    "fact_id", "slot", "subject", "predicate", "object", "subject_key", "predicate_key", "object_key",
+    "valid_from", "valid_until", "recorded_at", "source", "confidence", "origin", "origin_path",
+    "origin_line", "ord",
+)
+EFF_COLUMNS = ("eff_until", "closed_at", "superseded_by", "merged_into", "shadowed")
+CLOSE_COLUMNS = ("slot", "subject", "predicate", "valid_until", "recorded_at", "origin_path", "origin_line", "ord")
+
+# rows, closes of one slot -> {fact_id: {eff_until, closed_at, superseded_by, merged_into, shadowed}}
+SlotResolver = Callable[[list[dict], list[dict]], dict[str, dict[str, Any]]]
+
+
+class FactRows:
+    def __init__(self, db: Database, journal: Journal):
+        self.db = db
+        self.journal = journal
+
+    # -- writes -----------------------------------------------------------------------------
+    def append_and_insert(
+        self,
+        root: str,
+        project_id: int,
+        day: str,
+        line: str,
+        row: dict | None,
+        close: dict | None,
+        resolver: SlotResolver,
+        *,
+        ord_of: Callable[[str, int], int],
+        also: Callable[[sqlite3.Connection, str, int, dict[str, dict]], None] | None = None,
+    ) -> tuple[str, int, dict[str, dict]]:
+        """Journal first (fsynced), then the row or close, then the slot's resolution, all
+        inside one fenced transaction. Returns (journal path, line, slot resolution)."""
+        with self.db.write() as c:
+            path, line_no = self.journal.append(root, day, [line])
+            slot = (row or close)["slot"]
+            where = {"origin_path": path, "origin_line": line_no, "ord": ord_of(path, line_no)}
+            if row is not None:
+                self._insert_row(c, project_id, {**row, "origin": "journal", **where})
+            if close is not None:
+                self._insert_close(c, project_id, {**close, **where})
+            eff = self._resolve_slots(c, project_id, [slot], resolver)
+            self._save_journal_state(c)
+            if also is not None:  # e.g. marking a spooled operation applied, atomically
+                also(c, path, line_no, eff)
+        return path, line_no, eff
+
+    def replace_note(self, c: sqlite3.Connection, project_id: int, path: str, rows: Sequence[dict], resolver: SlotResolver) -> None:
+        """The facts of one workspace note, replaced (the note changed or went away)."""
+        old = self._drop_note(c, project_id, path)
+        for row in rows:
+            self._insert_row(c, project_id, {**row, "origin": "note", "origin_path": path})
+        self._resolve_slots(c, project_id, sorted(old | {r["slot"] for r in rows}), resolver)
+
+    def sighting(self, c: sqlite3.Connection, project_id: int, key: str, now: str) -> str:
+        c.execute("INSERT OR IGNORE INTO fact_sightings(project_id, key, first_seen) VALUES (?,?,?)", (project_id, key, now))
+        return c.execute("SELECT first_seen FROM fact_sightings WHERE project_id=? AND key=?", (project_id, key)).fetchone()[0]
+
+    def wipe(self, c: sqlite3.Connection) -> None:
+        c.execute(
+            "INSERT INTO index_outbox(op, kind, key, project_id) SELECT 'delete', 'facts', id, project_id FROM facts"
+        )
+        c.execute("DELETE FROM facts")
+        c.execute("DELETE FROM fact_closes")
+
+    def insert_replayed(self, c: sqlite3.Connection, project_id: int, rows: Iterable[dict], closes: Iterable[dict]) -> None:
+        for row in rows:
+            self._insert_row(c, project_id, row)
+        for close in closes:
+            self._insert_close(c, project_id, close)
+
+    def resolve_all(self, c: sqlite3.Connection, resolver: SlotResolver) -> int:
+        slots = c.execute("SELECT DISTINCT project_id, slot FROM facts").fetchall()
+        by_project: dict[int, list[str]] = {}
+        for pid, slot in slots:
+            by_project.setdefault(pid, []).append(slot)
+        for pid, items in by_project.items():
+            self._resolve_slots(c, pid, items, resolver)
+        self._save_journal_state(c)
+        return len(slots)
+
+    def _insert_row(self, c: sqlite3.Connection, project_id: int, row: dict) -> None:
+        cur = c.execute(
+            f"INSERT INTO facts(project_id, {', '.join(ROW_COLUMNS)}) VALUES (?{', ?' * len(ROW_COLUMNS)})",
+            (project_id, *(row.get(k) for k in ROW_COLUMNS)),
+        )
+        c.execute(
+            "INSERT INTO index_outbox(op, kind, key, project_id) VALUES ('upsert', 'facts', ?, ?)",
+            (cur.lastrowid, project_id),
+        )
+
+    def _insert_close(self, c: sqlite3.Connection, project_id: int, close: dict) -> None:
+        c.execute(
+            f"INSERT INTO fact_closes(project_id, {', '.join(CLOSE_COLUMNS)}) VALUES (?{', ?' * len(CLOSE_COLUMNS)})",
+            (project_id, *(close.get(k) for k in CLOSE_COLUMNS)),
+        )
+
+    def _drop_note(self, c: sqlite3.Connection, project_id: int, path: str) -> set[str]:
+        rows = c.execute(
+            "SELECT id, slot FROM facts WHERE project_id=? AND origin='note' AND origin_path=?", (project_id, path)
+        ).fetchall()
+        for fid, _ in rows:
+            c.execute("INSERT INTO index_outbox(op, kind, key, project_id) VALUES ('delete', 'facts', ?, ?)", (fid, project_id))
+        c.execute("DELETE FROM facts WHERE project_id=? AND origin='note' AND origin_path=?", (project_id, path))
+        return {slot for _, slot in rows}
+
+    def _resolve_slots(self, c: sqlite3.Connection, project_id: int, slots: Sequence[str], resolver: SlotResolver) -> dict[str, dict]:
+        out: dict[str, dict] = {}
+        for slot in slots:
+            rows, closes = self.slot(c, project_id, slot)
+            eff = resolver(rows, closes)
+            c.executemany(
+                f"UPDATE facts SET {', '.join(f'{k}=?' for k in EFF_COLUMNS)} WHERE fact_id=?",
+                [(*(e[k] for k in EFF_COLUMNS), fid) for fid, e in eff.items()],
+            )
+            out.update(eff)
+        return out
+
+    def _save_journal_state(self, c: sqlite3.Connection) -> None:
+        c.execute(
+            "INSERT INTO meta(key, value) VALUES ('journal_state', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (json.dumps(self.journal.state(), sort_keys=True),),
+        )
+
+    # -- reads ------------------------------------------------------------------------------
+    def conn(self) -> sqlite3.Connection:
+        return self.db.reader()
+
+    def slot(self, c: sqlite3.Connection, project_id: int, slot: str) -> tuple[list[dict], list[dict]]:
+        rows = [dict(r) for r in c.execute("SELECT * FROM facts WHERE project_id=? AND slot=?", (project_id, slot))]
+        closes = [dict(r) for r in c.execute("SELECT * FROM fact_closes WHERE project_id=? AND slot=?", (project_id, slot))]
+        return rows, closes
+
+    def journal_state_changed(self) -> bool:
+        row = self.conn().execute("SELECT value FROM meta WHERE key='journal_state'").fetchone()
+        saved = json.loads(row[0]) if row else {}
+        return saved != self.journal.state()
+
+    def select(self, where: str, params: Sequence[Any], *, order: str = "", limit: int | None = None) -> list[dict]:
+        sql = f"SELECT f.*, p.root AS project_root FROM facts f JOIN projects p ON p.id=f.project_id WHERE {where}"
+        if order:
+            sql += f" ORDER BY {order}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [dict(r) for r in self.conn().execute(sql, list(params))]
+
+    def count(self, where: str, params: Sequence[Any]) -> int:
+        return self.conn().execute(f"SELECT COUNT(*) FROM facts f WHERE {where}", list(params)).fetchone()[0]
+
+    def closes_for(self, project_ids: Sequence[int] | None, slots: Sequence[str]) -> list[dict]:
+        out: list[dict] = []
+        c = self.conn()
+        for i in range(0, len(slots), 500):
+            part = list(slots[i : i + 500])
+            sql = f"SELECT * FROM fact_closes WHERE slot IN ({','.join('?' * len(part))})"
+            params: list[Any] = part
+            if project_ids is not None:
+                sql += f" AND project_id IN ({','.join('?' * len(project_ids))})"
+                params = part + list(project_ids)
+            out.extend(dict(r) for r in c.execute(sql, params))
+        return out
+
+    def rows_in_slots(self, project_ids: Sequence[int] | None, slots: Sequence[str]) -> list[dict]:
+        out: list[dict] = []
+        for i in range(0, len(slots), 500):
+            part = list(slots[i : i + 500])
+            where = f"f.slot IN ({','.join('?' * len(part))})"
+            params: list[Any] = part
+            if project_ids is not None:
+                where += f" AND f.project_id IN ({','.join('?' * len(project_ids))})"
+                params = part + list(project_ids)
+            out.extend(self.select(where, params))
+        return out
+
+    def all_rows(self) -> list[dict]:
+        return [dict(r) for r in self.conn().execute("SELECT * FROM facts ORDER BY fact_id")]
+
+    def all_closes(self) -> list[dict]:
+        return [dict(r) for r in self.conn().execute("SELECT * FROM fact_closes ORDER BY project_id, slot, recorded_at, ord")]
