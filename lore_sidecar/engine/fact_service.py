@@ -63,9 +63,10 @@ def journal_ord(path: str, line: int) -> int:
 
 
 class Facts:
-    def __init__(self, rows, records):
+    def __init__(self, rows, records, *, clock=F.now_ts):
         self.rows = rows  # store.fact_rows.FactRows
         self.records = records
+        self.clock = clock  # the write clock: the only source of record time
 
     # -- validation -------------------------------------------------------------------------
     @staticmethod
@@ -87,7 +88,7 @@ class Facts:
                     valid_until: str | None = None, source: str | None = None, confidence: float | None = None,
                     fact_id: str | None = None, recorded_at: str | None = None, also=None) -> dict[str, Any]:
         v = self.validate_assert(subject, predicate, obj, valid_from, valid_until, source, confidence)
-        recorded = recorded_at or F.now_ts()
+        recorded = recorded_at or self.clock()
         # Valid time defaults to when it was stated: a documented choice, never a file's mtime.
         vf = v["valid_from"] or recorded
         if v["valid_until"] is not None and v["valid_until"] <= vf:
@@ -121,7 +122,7 @@ class Facts:
         """Refusals for a close, before anything is appended. Returns (slot, until, recorded)."""
         sk = F.require_key(subject, "subject")
         pk = F.require_key(predicate, "predicate")
-        recorded = recorded_at or F.now_ts()
+        recorded = recorded_at or self.clock()
         until = F.ts(valid_until, field_name="validUntil") if valid_until else recorded
         slot = F.slot_of(sk, pk)
         project = self.records.find_project(root)
@@ -325,7 +326,7 @@ class Facts:
 
     def update_note(self, c, project_id: int, rel: str, text: str | None) -> None:
         """Called inside the workspace write transaction for a markdown file (None: gone)."""
-        rows = self.note_rows(c, project_id, rel, text, F.now_ts()) if text is not None else []
+        rows = self.note_rows(c, project_id, rel, text, self.clock()) if text is not None else []
         self.rows.replace_note(c, project_id, rel, rows, resolve_slot)
 
     # -- replay -------------------------------------------------------------------------------
@@ -362,7 +363,7 @@ class Facts:
                 pid = self.records.ensure_project_in(c, root)
                 self.rows.insert_replayed(c, pid, journal_rows.get(root, []), [])
             n_notes = 0
-            now = F.now_ts()
+            now = self.clock()
             for project in self.records.projects_in(c):
                 for rel in self.records.note_paths(c, project.id):
                     try:
