@@ -41,11 +41,18 @@ def _make() -> cattrs.Converter:
             raise TypeError(f"expected a boolean, got {type(value).__name__}")
         return value
 
+    def strict_float(value: Any, _: type) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f"expected a number, got {type(value).__name__}")
+        return float(value)
+
     conv.register_structure_hook(str, strict_str)
     conv.register_structure_hook(int, strict_int)
     conv.register_structure_hook(bool, strict_bool)
+    conv.register_structure_hook(float, strict_float)
     conv.register_structure_hook(Any, lambda v, _: v)
-    for cls in (t.StatusParams, t.MessageIn, t.RecordMessagesParams, t.RecallParams, t.GetNodeParams, t.ReindexParams):
+    # Every params type in wire/types.py, camelCase on the wire: a new type cannot be missed.
+    for cls in (v for v in vars(t).values() if isinstance(v, type) and attrs.has(v)):
         overrides = {f.name: override(rename=camel(f.name)) for f in attrs.fields(cls)}
         conv.register_structure_hook(cls, make_dict_structure_fn(cls, conv, **overrides))
 

@@ -171,3 +171,42 @@ def test_a_damaged_spooled_operation_is_quarantined_and_never_blocks_the_others(
         "00000000000000000002-1-bbbb.op.json",
     ]
     assert follower.request("lore/recall", {"query": "good operation", "sources": ["messages"]})["hits"]
+
+
+def test_facts_over_the_protocol_from_writer_and_follower(fleet):
+    writer = fleet.spawn()
+    follower = fleet.spawn()
+    a = writer.request("lore/assertFact", {"subject": "payments", "predicate": "uses", "object": "Stripe", "validFrom": "2024-01-01"})
+    assert a["journal"]["line"] >= 2 and a["applied"] is True
+    # Through a follower: spooled, applied by the writer, journaled there.
+    b = follower.request("lore/assertFact", {"subject": "Payments", "predicate": "uses", "object": "Adyen", "validFrom": "2025-03-01"})
+    assert b["applied"] is True and b["journal"]["path"].endswith(".md") and "opId" in b
+    now = follower.request("lore/queryFacts", {"subject": "payments"})
+    assert [f["object"] for f in now["facts"]] == ["Adyen"]
+    then = writer.request("lore/queryFacts", {"subject": "payments", "asOf": "2024-06-01"})
+    assert [(f["object"], f["supersededBy"]) for f in then["facts"]] == [("Stripe", b["factId"])]
+    closed = follower.request("lore/invalidateFact", {"subject": "payments", "predicate": "uses", "validUntil": "2025-06-01"})
+    assert closed["closed"] == [b["factId"]]
+    assert writer.request("lore/queryFacts", {"subject": "payments"})["facts"] == []
+    events = writer.request("lore/timeline", {"subject": "payments"})["events"]
+    assert [e["event"] for e in events] == ["asserted", "asserted", "closed"]
+    agg = writer.request("lore/aggregateFacts", {"by": "object", "asOf": "2025-04-01"})
+    assert agg["groups"] == [{"key": "Adyen", "count": 1}] and agg["total"] == 1
+    # A refusal through the follower is refused before anything is spooled, with its kind.
+    err = follower.request_full("lore/invalidateFact", {"subject": "payments", "predicate": "uses", "validUntil": "2023-01-01"})
+    assert err["error"]["code"] == -32803 and err["error"]["data"]["kind"] in ("closeBeforeStart", "notFound")
+    err = follower.request_full("lore/assertFact", {"subject": "!!", "predicate": "uses", "object": "x"})
+    assert err["error"]["data"]["kind"] == "invalidKey"
+    assert follower.request("lore/status")["election"]["spoolPending"] == 0
+    # Facts feed recall (only those in force at asOf) and getNode.
+    hits = writer.request("lore/recall", {"query": "payments stripe", "sources": ["facts"], "asOf": "2024-06-01"})["hits"]
+    assert [h["uri"] for h in hits] == [f"fact://{a['factId']}"]
+    assert writer.request("lore/recall", {"query": "payments stripe", "sources": ["facts"]})["hits"] == []
+    node = follower.request("lore/getNode", {"uri": f"fact://{a['factId']}"})
+    assert node["source"] == "facts" and node["metadata"]["validUntil"] == "2025-03-01T00:00:00Z"
+    # The executeCommand twin answers the same.
+    twin = writer.request("workspace/executeCommand", {"command": "lore.queryFacts", "arguments": [{"subject": "payments", "history": True}]})
+    assert twin["total"] == 2
+    # Bad params are -32602 with the field named.
+    bad = writer.request_full("lore/queryFacts", {"limit": 0})
+    assert bad["error"]["code"] == -32602 and "limit" in str(bad["error"]["data"])

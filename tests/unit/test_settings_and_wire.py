@@ -44,3 +44,46 @@ def test_params_structure_with_camel_case_and_report_every_problem():
     assert len(err.value.errors) == 2
     with pytest.raises(BadParams):
         structure({"query": "x", "limit": True}, t.RecallParams)
+
+
+def test_every_params_type_reads_its_multi_word_fields_in_camel_case():
+    """A params type the converter forgot would silently drop `validFrom`-style keys."""
+    import attrs as _attrs
+
+    from lore_sidecar.wire.converter import camel, structure
+    from lore_sidecar.wire.methods import METHOD_TO_TYPES
+
+    checked = 0
+    for cls in METHOD_TO_TYPES.values():
+        fields = _attrs.fields(cls)
+        required = {f.name: _sample(f.type) for f in fields if f.default is _attrs.NOTHING}
+        for f in fields:
+            if "_" not in f.name or f.default is _attrs.NOTHING:
+                continue
+            value = _sample(f.type)
+            if value is None:
+                continue
+            params = {camel(k): v for k, v in required.items()} | {camel(f.name): value}
+            got = structure(params, cls)
+            assert getattr(got, f.name) == value, (cls.__name__, f.name)
+            checked += 1
+    assert checked >= 8
+
+
+def _sample(tp):
+    text = str(tp)
+    if "bool" in text:
+        return True
+    if "float" in text:
+        return 0.5
+    if "int" in text:
+        return 3
+    if "list[MessageIn]" in text or "MessageIn" in text:
+        return []
+    if "list" in text:
+        return None
+    if "Literal" in text:
+        return None
+    if "str" in text:
+        return "2024-01-01"
+    return None
