@@ -282,13 +282,15 @@ class Facts:
         return {"by": by, "groups": groups, "total": sum(r[2] for r in rows), "groupsTotal": len(rows),
                 "truncated": len(rows) > limit}
 
-    @staticmethod
-    def _filters(project_ids, subject, predicate, obj, text) -> tuple[str, list[Any]]:
+    def _filters(self, project_ids, subject, predicate, obj, text) -> tuple[str, list[Any]]:
         where, params = ["1=1"], []
         if project_ids is not None:
             if not project_ids:
                 return "0=1", []
-            where.append(f"f.project_id IN ({','.join('?' * len(project_ids))})")
+            if len(project_ids) == 1:
+                where.append("f.project_id=?")
+            else:
+                where.append(f"f.project_id IN ({','.join('?' * len(project_ids))})")
             params += list(project_ids)
         if subject:
             where.append("f.subject_key=?")
@@ -299,10 +301,10 @@ class Facts:
         if obj:
             where.append("f.object_key=?")
             params.append(F.require_key(obj, "object"))
-        if text:
-            for word in F.norm_key(text).split():
-                where.append("(f.subject_key || ' ' || f.predicate_key || ' ' || f.object_key) LIKE ?")
-                params.append(f"%{word}%")
+        if text and F.norm_key(text):
+            clause, extra = self.rows.text_filter(F.norm_key(text).split())
+            where.append(clause)
+            params += extra
         return " AND ".join(where), params
 
     # -- notes --------------------------------------------------------------------------------

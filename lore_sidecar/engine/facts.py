@@ -97,32 +97,25 @@ def escape_attr(text: str) -> str:
 
 
 def _split_unescaped(text: str, sep: str) -> list[str]:
-    parts, buf, i = [], [], 0
-    while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text):
-            buf.append(text[i : i + 2])
-            i += 2
-        elif text.startswith(sep, i):
-            parts.append("".join(buf))
-            buf = []
-            i += len(sep)
-        else:
-            buf.append(text[i])
-            i += 1
-    parts.append("".join(buf))
+    """Split on `sep` where it is not escaped by a backslash (escapes are kept)."""
+    if "\\" not in text:
+        return text.split(sep)
+    parts, start = [], 0
+    for m in re.finditer(r"\\.|" + re.escape(sep), text, re.DOTALL):
+        if m.group(0) == sep:
+            parts.append(text[start : m.start()])
+            start = m.end()
+    parts.append(text[start:])
     return parts
 
 
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+
+
 def unescape(text: str) -> str:
-    out, i = [], 0
-    while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text):
-            out.append(_UNESC.get(text[i + 1], text[i + 1]))
-            i += 2
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
+    if "\\" not in text:
+        return text
+    return _ESCAPED.sub(lambda m: _UNESC.get(m.group(1), m.group(1)), text)
 
 
 _LINE = re.compile(r"^\s*[-*]\s+\[(fact|invalidate)\]\s+(.*?)\s*$", re.IGNORECASE)

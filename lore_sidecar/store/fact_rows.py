@@ -8,7 +8,6 @@ function so the rules live in one place (`engine/facts.py`).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -23,6 +22,10 @@ ROW_COLUMNS = (
 )
 EFF_COLUMNS = ("eff_until", "closed_at", "superseded_by", "merged_into", "shadowed")
 CLOSE_COLUMNS = ("slot", "subject", "predicate", "valid_until", "recorded_at", "origin_path", "origin_line", "ord")
+
+def _body(row: dict) -> str:
+    return f"{row['subject']} {row['predicate']} {row['object']}"
+
 
 # rows, closes of one slot -> {fact_id: {eff_until, closed_at, superseded_by, merged_into, shadowed}}
 SlotResolver = Callable[[list[dict], list[dict]], dict[str, dict[str, Any]]]
@@ -58,7 +61,7 @@ class FactRows:
             if close is not None:
                 self._insert_close(c, project_id, {**close, **where})
             eff = self._resolve_slots(c, project_id, [slot], resolver)
-            self._save_journal_state(c)
+            self._note_journal_file(c, path)
             if also is not None:  # e.g. marking a spooled operation applied, atomically
                 also(c, path, line_no, eff)
         return path, line_no, eff
@@ -79,29 +82,59 @@ class FactRows:
             "INSERT INTO index_outbox(op, kind, key, project_id) SELECT 'delete', 'facts', id, project_id FROM facts"
         )
         c.execute("DELETE FROM facts")
+        c.execute("DELETE FROM facts_fts")
         c.execute("DELETE FROM fact_closes")
 
     def insert_replayed(self, c: sqlite3.Connection, project_id: int, rows: Iterable[dict], closes: Iterable[dict]) -> None:
-        for row in rows:
-            self._insert_row(c, project_id, row)
-        for close in closes:
-            self._insert_close(c, project_id, close)
+        rows = list(rows)
+        if rows:
+            first = c.execute("SELECT COALESCE(MAX(id), 0) FROM facts").fetchone()[0] + 1
+            c.executemany(
+                f"INSERT INTO facts(id, project_id, {', '.join(ROW_COLUMNS)}) VALUES (?, ?{', ?' * len(ROW_COLUMNS)})",
+                [(first + i, project_id, *(r.get(k) for k in ROW_COLUMNS)) for i, r in enumerate(rows)],
+            )
+            c.executemany(
+                "INSERT INTO facts_fts(rowid, body) VALUES (?, ?)",
+                [(first + i, _body(r)) for i, r in enumerate(rows)],
+            )
+            c.executemany(
+                "INSERT INTO index_outbox(op, kind, key, project_id) VALUES ('upsert', 'facts', ?, ?)",
+                [(first + i, project_id) for i in range(len(rows))],
+            )
+        closes = list(closes)
+        if closes:
+            c.executemany(
+                f"INSERT INTO fact_closes(project_id, {', '.join(CLOSE_COLUMNS)}) VALUES (?{', ?' * len(CLOSE_COLUMNS)})",
+                [(project_id, *(cl.get(k) for k in CLOSE_COLUMNS)) for cl in closes],
+            )
 
     def resolve_all(self, c: sqlite3.Connection, resolver: SlotResolver) -> int:
-        slots = c.execute("SELECT DISTINCT project_id, slot FROM facts").fetchall()
-        by_project: dict[int, list[str]] = {}
-        for pid, slot in slots:
-            by_project.setdefault(pid, []).append(slot)
-        for pid, items in by_project.items():
-            self._resolve_slots(c, pid, items, resolver)
-        self._save_journal_state(c)
-        return len(slots)
+        """Resolve every slot in one pass over the table (a replay)."""
+        rows_by: dict[tuple[int, str], list[dict]] = {}
+        for r in c.execute("SELECT * FROM facts"):
+            d = dict(r)
+            rows_by.setdefault((d["project_id"], d["slot"]), []).append(d)
+        closes_by: dict[tuple[int, str], list[dict]] = {}
+        for r in c.execute("SELECT * FROM fact_closes"):
+            d = dict(r)
+            closes_by.setdefault((d["project_id"], d["slot"]), []).append(d)
+        updates = []
+        for key, rows in rows_by.items():
+            for fid, e in resolver(rows, closes_by.get(key, [])).items():
+                updates.append((*(e[k] for k in EFF_COLUMNS), fid))
+        c.executemany(f"UPDATE facts SET {', '.join(f'{k}=?' for k in EFF_COLUMNS)} WHERE fact_id=?", updates)
+        c.execute("DELETE FROM journal_files")
+        for path in self.journal.state():
+            self._note_journal_file(c, path)
+        c.execute("ANALYZE facts")
+        return len(rows_by)
 
     def _insert_row(self, c: sqlite3.Connection, project_id: int, row: dict) -> None:
         cur = c.execute(
             f"INSERT INTO facts(project_id, {', '.join(ROW_COLUMNS)}) VALUES (?{', ?' * len(ROW_COLUMNS)})",
             (project_id, *(row.get(k) for k in ROW_COLUMNS)),
         )
+        c.execute("INSERT INTO facts_fts(rowid, body) VALUES (?, ?)", (cur.lastrowid, _body(row)))
         c.execute(
             "INSERT INTO index_outbox(op, kind, key, project_id) VALUES ('upsert', 'facts', ?, ?)",
             (cur.lastrowid, project_id),
@@ -119,6 +152,7 @@ class FactRows:
         ).fetchall()
         for fid, _ in rows:
             c.execute("INSERT INTO index_outbox(op, kind, key, project_id) VALUES ('delete', 'facts', ?, ?)", (fid, project_id))
+            c.execute("DELETE FROM facts_fts WHERE rowid=?", (fid,))
         c.execute("DELETE FROM facts WHERE project_id=? AND origin='note' AND origin_path=?", (project_id, path))
         return {slot for _, slot in rows}
 
@@ -134,10 +168,12 @@ class FactRows:
             out.update(eff)
         return out
 
-    def _save_journal_state(self, c: sqlite3.Connection) -> None:
+    def _note_journal_file(self, c: sqlite3.Connection, rel: str) -> None:
+        st = (self.journal.directory / rel).stat()
         c.execute(
-            "INSERT INTO meta(key, value) VALUES ('journal_state', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-            (json.dumps(self.journal.state(), sort_keys=True),),
+            "INSERT INTO journal_files(path, size, mtime_ns) VALUES (?,?,?) ON CONFLICT(path) DO UPDATE"
+            " SET size=excluded.size, mtime_ns=excluded.mtime_ns",
+            (rel, st.st_size, st.st_mtime_ns),
         )
 
     # -- reads ------------------------------------------------------------------------------
@@ -150,9 +186,13 @@ class FactRows:
         return rows, closes
 
     def journal_state_changed(self) -> bool:
-        row = self.conn().execute("SELECT value FROM meta WHERE key='journal_state'").fetchone()
-        saved = json.loads(row[0]) if row else {}
+        saved = {r[0]: [r[1], r[2]] for r in self.conn().execute("SELECT path, size, mtime_ns FROM journal_files")}
         return saved != self.journal.state()
+
+    def text_filter(self, words: Sequence[str]) -> tuple[str, list[Any]]:
+        """A WHERE clause: every word occurs in subject, predicate or object."""
+        query = " ".join('"' + w.replace('"', '""') + '"' for w in words)
+        return "f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?)", [query]
 
     def select(self, where: str, params: Sequence[Any], *, order: str = "", limit: int | None = None) -> list[dict]:
         sql = f"SELECT f.*, p.root AS project_root FROM facts f JOIN projects p ON p.id=f.project_id WHERE {where}"

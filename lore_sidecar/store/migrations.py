@@ -118,9 +118,15 @@ MIGRATIONS: list[tuple[str, str]] = [
             shadowed INTEGER NOT NULL DEFAULT 0
         );
         CREATE INDEX facts_by_slot ON facts(project_id, slot);
-        CREATE INDEX facts_by_subject ON facts(project_id, subject_key);
-        CREATE INDEX facts_by_predicate ON facts(project_id, predicate_key);
+        CREATE INDEX facts_by_subject ON facts(project_id, subject_key, predicate_key, valid_from);
+        CREATE INDEX facts_by_predicate ON facts(project_id, predicate_key, object_key);
         CREATE INDEX facts_by_note ON facts(project_id, origin, origin_path);
+        -- Words of subject, predicate and object (rowid = facts.id) for `text` queries,
+        -- kept in the same transactions as the rows.
+        CREATE VIRTUAL TABLE facts_fts USING fts5(body, tokenize='unicode61 remove_diacritics 2');
+        -- Size and mtime of each journal file as of the last write or replay: a file that
+        -- differs at start-up was edited by hand (or appended to by a crashed writer).
+        CREATE TABLE journal_files(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL);
         CREATE TABLE fact_closes(
             id INTEGER PRIMARY KEY AUTOINCREMENT,
             project_id INTEGER NOT NULL REFERENCES projects(id),

@@ -31,3 +31,16 @@ def test_failover_benchmark_smoke(tmp_path):
     assert result["failover"]["death_to_first_commit"]["n"] == 2
     assert result["failover"]["peer_cold_restart_to_first_commit"]["n"] == 2
     assert result["follower_sees_commit"]["follower"]["n"] == 3
+
+
+def test_facts_benchmark_smoke(tmp_path):
+    out = tmp_path / "facts.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "facts.py"), "--facts", "500", "--queries", "50", "--asserts", "20", "--out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert result["replay"]["journalLines"] == result["journal_lines"] == 500
+    assert result["fact_rows"] > 400 and result["asserts"]["n"] == 20
+    assert result["queries"]["current by subject"]["p50_ms"] > 0
