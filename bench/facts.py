@@ -184,7 +184,7 @@ def main() -> int:
                                    object=rng.choice(VALUES), valid_from=iso(BASE + timedelta(days=300 + i // 100)))
                 asserts.append((time.perf_counter() - t) * 1000)
             peer_ins = []
-            for i in range(args.asserts):
+            for _ in range(args.asserts):
                 t = time.perf_counter()
                 peer.execute("INSERT INTO facts(subject, predicate, object, valid_from, recorded_at) VALUES (?,?,?,?,?)",
                              ("s", "p", "o", "2025-01-01", "2025-01-01"))
