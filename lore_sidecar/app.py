@@ -84,7 +84,9 @@ class Election:
             self.db.on_fenced = lambda current: self._fenced.set()
             self.records = Records(self.db)
             self.spool = Spool(self.store / "spool")
-            self.facts = Facts(FactRows(self.db, Journal(self.store / "journal")), self.records)
+            self.facts = Facts(
+                FactRows(self.db, Journal(self.store / "journal")), self.records, link_roots=self.settings.index.link_roots
+            )
             self.embedder = None
             try:
                 self.embedder = load_embedder(self.settings.embedder)
@@ -193,6 +195,7 @@ class Election:
             max_file_bytes=self.settings.index.max_file_bytes,
             on_change=indexer.notify,
             note_hook=self.facts.update_note,
+            link_roots=self.settings.index.link_roots,
         )
         return text, vectors, indexer, workspace, previous
 

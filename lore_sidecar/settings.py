@@ -28,6 +28,7 @@ class IndexSettings:
     index_workspace: bool = True
     max_file_bytes: int = 1_000_000
     debounce_ms: int = 300
+    link_roots: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +110,20 @@ def _path(v: Any) -> str:
     return str(Path(v).expanduser())
 
 
+def _paths(v: Any) -> tuple[str, ...]:
+    """A list of folders, or one string of them separated by the OS path separator."""
+    import os
+
+    items = v if isinstance(v, list | tuple) else str(v).split(os.pathsep)
+    out = []
+    for item in items:
+        if not isinstance(item, str):
+            raise ValueError("expected paths")
+        if item.strip():
+            out.append(str(Path(item).expanduser().resolve()))
+    return tuple(out)
+
+
 def _level(v: Any) -> str:
     s = str(v).upper()
     if s not in ("DEBUG", "INFO", "WARNING", "ERROR"):
@@ -127,6 +142,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "indexWorkspace": (_bool, ("index", "index_workspace")),
     "maxFileBytes": (_int(1, 1 << 30), ("index", "max_file_bytes")),
     "debounceMs": (_int(0, 60_000), ("index", "debounce_ms")),
+    "linkRoots": (_paths, ("index", "link_roots")),
     "lexicalWeight": (_float(0, 100), ("recall", "lexical_weight")),
     "vectorWeight": (_float(0, 100), ("recall", "vector_weight")),
     "rrfK": (_int(1, 10_000), ("recall", "rrf_k")),

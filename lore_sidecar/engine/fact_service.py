@@ -63,10 +63,11 @@ def journal_ord(path: str, line: int) -> int:
 
 
 class Facts:
-    def __init__(self, rows, records, *, clock=F.now_ts):
+    def __init__(self, rows, records, *, clock=F.now_ts, link_roots: tuple[str, ...] = ()):
         self.rows = rows  # store.fact_rows.FactRows
         self.records = records
         self.clock = clock  # the write clock: the only source of record time
+        self.link_roots = link_roots
 
     # -- validation -------------------------------------------------------------------------
     @staticmethod
@@ -369,7 +370,7 @@ class Facts:
             for project in self.records.projects_in(c):
                 for rel in self.records.note_paths(c, project.id):
                     try:
-                        got = read_text(inside(Path(project.root), Path(project.root) / rel))
+                        got = read_text(inside(Path(project.root), Path(project.root) / rel, self.link_roots))
                     except (LoreError, OSError, ValueError):
                         continue
                     if got is None:

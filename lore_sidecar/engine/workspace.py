@@ -44,14 +44,17 @@ class FileEntry:
     mtime_ns: int
 
 
-def inside(root: Path, candidate: Path) -> Path:
-    """The real path of `candidate` if it lies inside `root`; raises outsideWorkspace."""
+def inside(root: Path, candidate: Path, also: tuple[str, ...] = ()) -> Path:
+    """The real path of `candidate` if it lies inside `root` (or one of the `also` roots a
+    user explicitly allowed links into); raises outsideWorkspace."""
     real = candidate.resolve()
-    try:
-        real.relative_to(root)
-    except ValueError:
-        raise outside_workspace(str(candidate)) from None
-    return real
+    for base in (root, *also):
+        try:
+            real.relative_to(Path(base).resolve())
+            return real
+        except ValueError:
+            continue
+    raise outside_workspace(str(candidate))
 
 
 class IgnoreRules:
@@ -93,7 +96,7 @@ def skip_name(name: str) -> bool:
     return name in SKIP_NAMES or name.lower().endswith(SKIP_SUFFIXES)
 
 
-def walk(root: Path, folder: Path, rules: IgnoreRules, max_bytes: int) -> Iterator[FileEntry]:
+def walk(root: Path, folder: Path, rules: IgnoreRules, max_bytes: int, link_roots: tuple[str, ...] = ()) -> Iterator[FileEntry]:
     """Every indexable file under `folder` (which lies inside `root`)."""
     stack = [folder]
     while stack:
@@ -117,7 +120,7 @@ def walk(root: Path, folder: Path, rules: IgnoreRules, max_bytes: int) -> Iterat
                 if rules.ignored(rel, False):
                     continue
                 if e.is_symlink():
-                    inside(root, p)  # a link out of the workspace is never read
+                    inside(root, p, link_roots)  # a link out of the workspace is never read
                 st = e.stat(follow_symlinks=True)
                 if st.st_size > max_bytes or st.st_size == 0:
                     continue

@@ -40,8 +40,10 @@ class ScanStats:
 
 
 class WorkspaceIndex:
-    def __init__(self, records, *, max_file_bytes: int, on_change: Callable[[], None], note_hook=None):
+    def __init__(self, records, *, max_file_bytes: int, on_change: Callable[[], None], note_hook=None,
+                 link_roots: tuple[str, ...] = ()):
         self.records = records
+        self.link_roots = link_roots  # folders outside the workspace that symlinks may lead into
         self.max_file_bytes = max_file_bytes
         self.on_change = on_change
         # note_hook(conn, project_id, rel, text or None): facts a markdown note states, kept
@@ -60,7 +62,7 @@ class WorkspaceIndex:
         base = Path(folder).resolve()
         project = self.records.ensure_project(root)
         states = self.records.file_states(project.id)
-        entries = list(walk(Path(root), base, self.rules(root), self.max_file_bytes))
+        entries = list(walk(Path(root), base, self.rules(root), self.max_file_bytes, self.link_roots))
         stats = ScanStats()
         seen: set[str] = set()
         for i, entry in enumerate(entries):
@@ -112,7 +114,7 @@ class WorkspaceIndex:
                     gone.append(rel)
                 continue
             try:
-                real = inside(Path(root), p)
+                real = inside(Path(root), p, self.link_roots)
                 st = real.stat()
                 if st.st_size > self.max_file_bytes or st.st_size == 0:
                     if rel in states:

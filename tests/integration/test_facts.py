@@ -238,3 +238,33 @@ def _day(n: int, hour: int, minutes: int = 0) -> str:
     from datetime import datetime, timedelta
 
     return (datetime(2024, 1, 1) + timedelta(days=n, hours=hour, minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_notes_behind_symlinks_out_of_the_workspace_are_not_read_unless_allowed(tmp_path):
+    outside = tmp_path / "vault"
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\nkey:: hunter2\n")
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / "linked.md").symlink_to(outside / "secret.md")
+    (ws / "own.md").write_text("# Own\n\nkey:: fine\n")
+    clock = Clock("2024-01-10")
+    e = open_facts_engine(tmp_path / "store", ws, clock)
+    try:
+        e.index_workspace()
+        assert objects(e.query_facts(subject="Own")) == ["fine"]  # control: notes are read
+        assert objects(e.query_facts(subject="Secret")) == []
+        e.facts.replay()
+        assert objects(e.query_facts(subject="Secret")) == []
+    finally:
+        e.close()
+    settings, _ = load_settings(
+        env={}, user_file=Path("/nonexistent"),
+        init_options={"storeDir": str(tmp_path / "store2"), "embedder": "none", "linkRoots": [str(outside)]},
+    )
+    e = open_engine(settings, [str(ws)])
+    try:
+        e.index_workspace()
+        assert objects(e.query_facts(subject="Secret")) == ["hunter2"]  # explicitly allowed
+    finally:
+        e.close()
