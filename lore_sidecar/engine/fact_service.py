@@ -161,6 +161,25 @@ class Facts:
             root, project_id, recorded[:10], line, row, close, resolve_slot, ord_of=journal_ord, also=also
         )
 
+    def already_journaled(self, kind: str, root: str, args: dict) -> dict | None:
+        """The outcome of a spooled fact operation whose line is already in the journal."""
+        if kind == "assertFact":
+            row = self.by_fact_id(args.get("fact_id") or "")
+            if row is None:
+                return None
+            return {"factId": row["fact_id"], "recordedAt": F.show(row["recorded_at"]),
+                    "journal": {"path": row["origin_path"], "line": row["origin_line"]}}
+        project = self.records.find_project(root)
+        if project is None or not args.get("recorded_at"):
+            return None
+        slot = F.slot_of(F.norm_key(args.get("subject", "")), F.norm_key(args.get("predicate", "")))
+        _, closes = self.rows.slot(self.rows.conn(), project.id, slot)
+        for c in closes:
+            if c["recorded_at"] == args["recorded_at"] and c["valid_until"] == args.get("valid_until"):
+                return {"closed": [], "recordedAt": F.show(c["recorded_at"]),
+                        "journal": {"path": c["origin_path"], "line": c["origin_line"]}}
+        return None
+
     # -- reads --------------------------------------------------------------------------------
     @staticmethod
     def wire(r: dict, eff: dict | None = None) -> dict[str, Any]:

@@ -67,6 +67,7 @@ class Engine:
     _seen_generation: int = -1
     _refresh_lock: threading.Lock = field(default_factory=threading.Lock)
     _role_lock: threading.RLock = field(default_factory=threading.RLock)
+    _op_failures: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.recaller = Recaller(self.records, self.text, self.vectors, self.embedder, self.settings.recall)
@@ -243,7 +244,12 @@ class Engine:
             def mark(c, result: dict) -> None:
                 self.records.mark_applied(c, op_id, kind, result)
 
-            if kind == "assertFact":
+            done = self.facts.already_journaled(kind, root, args)
+            if done is not None:
+                # Its journal line was written by a writer that died before committing, and
+                # a replay has already turned it into rows: only remember it as applied.
+                self.records.record_refusal(op_id, kind, done)
+            elif kind == "assertFact":
                 self.facts.assert_fact(root, args.pop("subject"), args.pop("predicate"), args.pop("object"), also=mark, **args)
             else:
                 self.facts.invalidate_fact(root, args.pop("subject"), args.pop("predicate"), also=mark, **args)
@@ -254,6 +260,14 @@ class Engine:
             self.records.record_refusal(op_id, kind, {"error": {"message": str(exc), **exc.data()}})
         except (KeyError, TypeError, ValueError) as exc:
             self.spool.quarantine(path, f"malformed operation: {exc}")
+            return
+        except Exception as exc:
+            # Unexpected: retry a few times, then set it aside (kept in spool/bad, never
+            # deleted) so one bad operation cannot stall every follower's writes.
+            tries = self._op_failures[op_id] = self._op_failures.get(op_id, 0) + 1
+            log.exception("applying %s failed (attempt %d)", op_id, tries)
+            if tries >= 3:
+                self.spool.quarantine(path, f"{type(exc).__name__}: {exc}")
             return
         self.spool.remove(path)
 

@@ -184,7 +184,8 @@ class Records:
         )
 
     def record_refusal(self, op_id: str, kind: str, result: dict) -> None:
-        """A spooled operation the writer had to refuse: remembered, so its sender learns why."""
+        """A spooled operation settled without writing (refused, or found already written):
+        remembered, so its sender learns the outcome and it is never applied again."""
         with self.db.write() as c:
             if not c.execute("SELECT 1 FROM applied_ops WHERE op_id=?", (op_id,)).fetchone():
                 self.mark_applied(c, op_id, kind, result)

@@ -210,3 +210,36 @@ def test_facts_over_the_protocol_from_writer_and_follower(fleet):
     # Bad params are -32602 with the field named.
     bad = writer.request_full("lore/queryFacts", {"limit": 0})
     assert bad["error"]["code"] == -32602 and "limit" in str(bad["error"]["data"])
+
+
+def test_a_spooled_fact_whose_line_was_journaled_before_a_crash_is_applied_once(fleet):
+    """The writer appended the journal line and died before its commit: the next writer's
+    replay makes the row from the line, and the spooled operation must not add a second."""
+    import json
+
+    from lore_sidecar.engine.facts import fact_line
+
+    first = fleet.spawn()
+    first.request("lore/assertFact", {"subject": "CI", "predicate": "runs on", "object": "Buildkite"})
+    fleet.kill(first)
+    [journal] = (fleet.store / "journal").rglob("*.md")
+    fid, recorded = "fcrashtest0001", "2026-11-30T12:00:00.000001Z"
+    with open(journal, "a") as fh:  # the half-done write: line appended, no row, no ack
+        fh.write(fact_line("payments", "uses", "Stripe", {"valid_from": recorded, "recorded_at": recorded, "source": "stated", "id": fid}) + "\n")
+    op = {"opId": "00000000000000000009-1-cccc", "kind": "assertFact", "project": str(fleet.workspace.resolve()),
+          "args": {"subject": "payments", "predicate": "uses", "object": "Stripe", "valid_from": None, "valid_until": None,
+                   "source": None, "confidence": None, "fact_id": fid, "recorded_at": recorded}}
+    (fleet.store / "spool" / f"{op['opId']}.op.json").write_text(json.dumps(op))
+    second = fleet.spawn()
+    deadline = time.monotonic() + 10
+    while second.request("lore/status")["election"]["spoolPending"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    facts = second.request("lore/queryFacts", {"subject": "payments", "history": True})["facts"]
+    assert [f["factId"] for f in facts] == [fid]
+    assert "".join(p.read_text() for p in (fleet.store / "journal").rglob("*.md")).count(fid) == 1
+    with sqlite3.connect(fleet.store / "lore.db") as c:
+        assert c.execute("SELECT COUNT(*) FROM applied_ops WHERE op_id=?", (op["opId"],)).fetchone()[0] == 1
+    # Control: a fresh spooled fact (no line yet) is journaled and applied normally.
+    follower = fleet.spawn()
+    r = follower.request("lore/assertFact", {"subject": "payments", "predicate": "owner", "object": "alice"})
+    assert r["applied"] is True and r["journal"]["line"] > 0
