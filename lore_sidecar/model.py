@@ -50,6 +50,7 @@ class Doc:
     title: str
     body: str
     path: str = ""
+    context: str = ""  # text around it that helps find it (for a message: the one before)
 
 
 @dataclass(frozen=True, slots=True)

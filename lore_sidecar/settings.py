@@ -18,7 +18,7 @@ from typing import Any
 
 import platformdirs
 
-EMBEDDERS = ("wordllama", "none")
+EMBEDDERS = ("wordllama", "minilm", "none")
 DISTILLER_MODES = ("auto", "llm", "extractive", "off")
 
 
@@ -40,6 +40,8 @@ class RecallSettings:
     recency_half_life_days: float = 180.0
     candidates: int = 50
     vector_floor: float = 0.3
+    fusion: str = "backfill"
+    neighbours: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +152,8 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "recencyHalfLifeDays": (_float(0.001, 1e6), ("recall", "recency_half_life_days")),
     "recallCandidates": (_int(1, 10_000), ("recall", "candidates")),
     "vectorFloor": (_float(-1, 1), ("recall", "vector_floor")),
+    "fusion": (_choice(("backfill", "rrf")), ("recall", "fusion")),
+    "neighbours": (_int(0, 50), ("recall", "neighbours")),
     "writerStaleMs": (_int(500, 600_000), ("store", "writer_stale_ms")),
     "applyWaitMs": (_int(0, 60_000), ("store", "apply_wait_ms")),
     "allowNetworkFs": (_bool, ("store", "allow_network_fs")),

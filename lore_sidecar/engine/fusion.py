@@ -15,9 +15,32 @@ def fuse(
     lexical_weight: float,
     vector_weight: float,
     k: int,
+    mode: str = "rrf",
 ) -> list[Candidate]:
-    """Weighted RRF. Each leg is already ranked best-first. Equal weights let a weak leg drag
-    good lexical hits down, so the legs are weighted (and a leg may be switched off with 0)."""
+    """Fuse the lexical and vector legs, each ranked best-first.
+
+    `rrf`: weighted reciprocal rank fusion. Equal weights let a weak leg drag good lexical
+    hits down, so the legs are weighted (and a leg may be switched off with 0).
+    `backfill`: lexical hits keep their BM25 order; vector-only hits follow them. The vector
+    leg then rescues queries that share no words with what they look for, and never reorders
+    what BM25 found (with a static embedder it only makes that order worse: measured)."""
+    if mode == "backfill":
+        floor = lexical_weight / (k + len(lexical) + 1)
+        seen = {(kind, key) for kind, key, _ in lexical}
+        vector_only = [v for v in vector if (v[0], v[1]) not in seen]
+        out = fuse(lexical, [], lexical_weight=lexical_weight, vector_weight=0, k=k)
+        lexical_ids = {(c.kind, c.key): c for c in out}
+        for rank, (kind, key, score) in enumerate(vector):
+            c = lexical_ids.get((kind, key))
+            if c is not None:
+                c.vec_rank, c.vec_score = rank, score
+        for rank, (kind, key, score) in enumerate(vector_only):
+            c = Candidate(kind, key)
+            c.vec_rank, c.vec_score = rank, score
+            c.fused = floor * vector_weight / (1 + rank) if vector_weight > 0 else 0.0
+            if c.fused > 0:
+                out.append(c)
+        return out
     by_id: dict[tuple[str, int], Candidate] = {}
     for rank, (kind, key, score) in enumerate(lexical):
         c = by_id.setdefault((kind, key), Candidate(kind, key))

@@ -19,6 +19,9 @@ from lore_sidecar.settings import RecallSettings
 CUE_TEXT_LIMIT = 50_000
 
 
+NEIGHBOUR_FACTOR = 0.95
+
+
 def _fact_in_force(row, at: str) -> bool:
     if row["merged_into"] is not None or row["shadowed"]:
         return False
@@ -77,8 +80,9 @@ class Recaller:
                     # "nothing relevant" must be able to answer with nothing.
                     vec = [h for h in self.vectors.search(kinds, project_ids, qv, pool) if h[2] >= s.vector_floor]
             cands = fusion.fuse(
-                lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight, k=s.rrf_k
+                lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight, k=s.rrf_k, mode=s.fusion
             )
+            cands = self._with_neighbours(cands)
         hits, total = self._materialise(cands, terms, offset, limit, as_of)
         truncated = total > offset + len(hits)
         return RecallResult(
@@ -100,6 +104,24 @@ class Recaller:
         loose = self.text.search(terms, kinds=kinds, project_ids=project_ids, limit=pool, conjunctive=False)
         seen = {(k, key) for k, key, _ in strict}
         return strict + [h for h in loose if (h[0], h[1]) not in seen][: pool - len(strict)]
+
+    def _with_neighbours(self, cands: list[Candidate]) -> list[Candidate]:
+        """The turns right around a top message hit are often the rest of the answer (the
+        question it replies to, the detail that follows): they join just below it."""
+        n = self.settings.neighbours
+        top = [c for c in cands[:n] if c.kind == "messages"]
+        if not top:
+            return cands
+        by_id = {(c.kind, c.key): c for c in cands}
+        for c in top:
+            for key in self.records.message_neighbours([c.key]).get(c.key, []):
+                score = c.fused * NEIGHBOUR_FACTOR
+                have = by_id.get(("messages", key))
+                if have is None:
+                    by_id[("messages", key)] = Candidate("messages", key, fused=score)
+                elif have.fused < score:
+                    have.fused = score
+        return sorted(by_id.values(), key=lambda c: (-c.fused, c.kind, c.key))
 
     def _materialise(self, cands, terms, offset, limit, as_of) -> tuple[list[Hit], int]:
         s = self.settings

@@ -36,6 +36,19 @@ def _too_new(path: Path, version: int) -> LoreError:
     )
 
 
+def _statements(sql: str) -> list[str]:
+    """Split a migration into statements (semicolons inside comments or strings included)."""
+    out, buf = [], ""
+    for line in sql.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip() and not all(x.strip().startswith("--") or not x.strip() for x in buf.splitlines()):
+        out.append(buf.strip())
+    return out
+
+
 def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
     conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
@@ -142,9 +155,8 @@ class Database:
             for name, sql in MIGRATIONS:
                 if name in done:
                     continue
-                for stmt in sql.split(";"):
-                    if stmt.strip():
-                        c.execute(stmt)
+                for stmt in _statements(sql):
+                    c.execute(stmt)
                 c.execute(
                     "INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)",
                     (name, utc_now()),

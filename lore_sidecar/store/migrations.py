@@ -150,5 +150,11 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "0004_messages_by_session",
+        """
+        -- A message's neighbours in its session (its index context; recall's expansion).
+        CREATE INDEX messages_by_session ON messages(session_id, id);
+        """,
+    ),
 ]
-

@@ -30,6 +30,9 @@ class OutboxEntry:
 
 
 
+CONTEXT_CHARS = 2000
+
+
 class Records:
     def __init__(self, db: Database):
         self.db = db
@@ -112,7 +115,11 @@ class Records:
     ) -> list[tuple[str, bool]]:
         out: list[tuple[str, bool]] = []
         now = utc_now()
+        last_in_session: dict[str, int | None] = {}
         for m in messages:
+            if m.session_id not in last_in_session:
+                row = c.execute("SELECT MAX(id) FROM messages WHERE session_id=?", (m.session_id,)).fetchone()
+                last_in_session[m.session_id] = row[0]
             cur = c.execute(
                 "INSERT OR IGNORE INTO messages(project_id, session_id, msg_id, role, harness,"
                 " content, text, tool_name, tool_call_id, created_at, recorded_at)"
@@ -133,11 +140,19 @@ class Records:
             )
             new = cur.rowcount == 1
             if new:
+                prev = last_in_session[m.session_id]
+                if prev is not None:  # its context now includes this message
+                    c.execute(
+                        "INSERT INTO index_outbox(op, kind, key, project_id)"
+                        " SELECT 'upsert', 'messages', id, project_id FROM messages WHERE id=?",
+                        (prev,),
+                    )
                 c.execute(
                     "INSERT INTO index_outbox(op, kind, key, project_id) VALUES"
                     " ('upsert', 'messages', ?, ?)",
                     (cur.lastrowid, project_id),
                 )
+                last_in_session[m.session_id] = cur.lastrowid
             out.append((m.msg_id, new))
         return out
 
@@ -226,8 +241,15 @@ class Records:
         keys = list(keys)
         if not keys:
             return []
+        # The messages before and after it in its session are its context: a reply answers
+        # in its own words what the question asked in others. (A new message re-queues the
+        # one before it, whose context it completes: see `_insert_messages`.)
         rows = self._in(
-            "SELECT id, project_id, role, text FROM messages WHERE id IN ({})",
+            "SELECT m.id, m.project_id, m.role, m.text, (SELECT p.text FROM messages p"
+            " WHERE p.session_id=m.session_id AND p.id<m.id ORDER BY p.id DESC LIMIT 1) AS prev,"
+            " (SELECT n.text FROM messages n"
+            " WHERE n.session_id=m.session_id AND n.id>m.id ORDER BY n.id LIMIT 1) AS next"
+            " FROM messages m WHERE m.id IN ({})",
             keys,
         )
         return [
@@ -237,6 +259,7 @@ class Records:
                 project_id=r["project_id"],
                 title=r["role"],
                 body=r["text"],
+                context=(r["prev"] or "")[:CONTEXT_CHARS] + "\n" + (r["next"] or "")[:CONTEXT_CHARS],
             )
             for r in rows
         ]
@@ -254,6 +277,16 @@ class Records:
             list(keys),
         )
         return {r["id"]: r for r in rows}
+
+    def message_neighbours(self, keys: Iterable[int]) -> dict[int, list[int]]:
+        """The messages right before and after each one in its session."""
+        rows = self._in(
+            "SELECT m.id, (SELECT MAX(p.id) FROM messages p WHERE p.session_id=m.session_id AND p.id<m.id),"
+            " (SELECT MIN(n.id) FROM messages n WHERE n.session_id=m.session_id AND n.id>m.id)"
+            " FROM messages m WHERE m.id IN ({})",
+            list(keys),
+        )
+        return {r[0]: [x for x in (r[1], r[2]) if x is not None] for r in rows}
 
     def message_rows(self, keys: Iterable[int]) -> dict[int, sqlite3.Row]:
         rows = self._in(

@@ -17,10 +17,13 @@ import tantivy
 
 from lore_sidecar.model import Doc
 
-SCHEMA_TAG = "lore-text-1"
+# Words only the neighbouring messages have count half (measured on LoCoMo: 0.5 beats
+# 0.2, 0.35 and 0.75; see docs/benchmarks.md).
+CONTEXT_BOOST = 0.5
+SCHEMA_TAG = "lore-text-2"
 KIND_CODES = {"messages": 1, "files": 2, "distillations": 3, "knowledge": 4, "facts": 5, "entities": 6}
 CODE_KINDS = {v: k for k, v in KIND_CODES.items()}
-FIELD_BOOSTS = {"title": 2.0, "path": 1.5, "body": 1.0}
+FIELD_BOOSTS = {"title": 2.0, "path": 1.5, "body": 1.0, "context": CONTEXT_BOOST}
 _TERM = re.compile(r"[A-Za-z0-9_]+")
 
 
@@ -43,6 +46,7 @@ def _schema() -> tantivy.Schema:
     sb.add_text_field("title", tokenizer_name="lore")
     sb.add_text_field("path", tokenizer_name="lore")
     sb.add_text_field("body", tokenizer_name="lore")
+    sb.add_text_field("context", tokenizer_name="lore")
     return sb.build()
 
 
@@ -86,6 +90,8 @@ class TextIndex:
             doc.add_text("title", d.title)
             doc.add_text("path", d.path)
             doc.add_text("body", d.body)
+            if d.context:
+                doc.add_text("context", d.context)
             w.add_document(doc)
 
     def delete(self, kind: str, keys: Iterable[int]) -> None:
@@ -160,7 +166,7 @@ class TextIndex:
             return []
         text_q = self.index.parse_query(
             " ".join(words),
-            ["title", "path", "body"],
+            list(FIELD_BOOSTS),
             field_boosts=FIELD_BOOSTS,
             conjunction_by_default=conjunctive,
         )

@@ -14,9 +14,9 @@ import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from usearch.index import Index
 
 META = "vectors.json"
 # One insertion thread: with several, the HNSW graph depends on thread timing, and an index
@@ -39,12 +39,16 @@ class VectorIndex:
         self.model = model
         self.writable = writable
         self._lock = threading.RLock()
-        self._indexes: dict[tuple[str, int], Index] = {}
+        self._indexes: dict[tuple[str, int], Any] = {}  # usearch Index objects
         self._dirty: set[tuple[str, int]] = set()
         self.saved_seq = 0
         self._load()
 
-    def _new(self) -> Index:
+    def _new(self):
+        # Imported here, not at module import: onnxruntime (the MiniLM embedder) crashes at
+        # import if usearch's native module was loaded before it, so the embedder loads first.
+        from usearch.index import Index
+
         # expansion_add 64 (default 128): 1.7x faster inserts for recall@10 0.919 vs 0.931
         # against exact search (60k corpus messages, measured; see docs/architecture.md).
         return Index(ndim=self.dim, metric="cos", dtype="i8", connectivity=16, expansion_add=64)

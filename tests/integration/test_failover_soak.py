@@ -116,7 +116,8 @@ def test_sigkill_the_writer_twenty_times_under_load(tmp_path, workspace):
         # The live index holds each record row exactly once, and an index rebuilt from the
         # record is the same index: same documents, same vectors, same lexical answers.
         writer = fleet.by_pid(fleet.writer_pid())
-        queries = [f"token{i.replace('-', 'x')}" for i in rng.sample(sorted(acked), 40)]
+        sample = rng.sample(sorted(acked), 40)
+        queries = [f"token{i.replace('-', 'x')}" for i in sample]
 
         def answers(client):
             return [
@@ -125,7 +126,9 @@ def test_sigkill_the_writer_twenty_times_under_load(tmp_path, workspace):
             ]
 
         live_answers = answers(writer)
-        assert all(len(a) == 1 for a in live_answers), "a unique token was not found exactly once"
+        # Each unique token's own message comes first (its neighbours, which carry it as
+        # context, follow).
+        assert [a[0] if a else None for a in live_answers] == [f"session://soak/{i}" for i in sample]
         fleet.close()  # clean shutdowns: the last writer snapshots its vectors
         store = tmp_path / "store"
         live_docs, live_vectors = index_snapshot(store)
@@ -134,7 +137,12 @@ def test_sigkill_the_writer_twenty_times_under_load(tmp_path, workspace):
 
         rebuilder = fleet.spawn()
         rebuilder.request("lore/reindex", {"scope": "all"}, timeout=300)
-        assert answers(rebuilder) == live_answers
+        rebuilt_answers = answers(rebuilder)
+        # Same documents found, same best hit. (Tantivy's BM25 statistics count documents
+        # replaced in the live index until its segments merge, so scores of near-ties may
+        # differ in their last digits; the documents and vectors are compared exactly below.)
+        assert [a[:1] for a in rebuilt_answers] == [a[:1] for a in live_answers]
+        assert [sorted(a) for a in rebuilt_answers] == [sorted(a) for a in live_answers]
         rebuilder.close()
         rebuilt_docs, rebuilt_vectors = index_snapshot(store)
         assert rebuilt_docs == live_docs

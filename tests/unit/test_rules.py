@@ -83,3 +83,22 @@ def test_capture_renders_anthropic_and_openai_blocks_and_keeps_the_verbatim_json
     assert m.created_at == "2024-05-01T08:00:00Z"
     with pytest.raises(ValueError):
         capture.iso_utc("yesterday")
+
+
+def test_migrations_split_on_statements_not_on_semicolons_in_comments():
+    from lore_sidecar.store.db import _statements
+
+    sql = """
+    -- a comment; with a semicolon
+    CREATE TABLE a(x TEXT DEFAULT ';');
+    CREATE INDEX a_x ON a(x); -- trailing; comment
+    """
+    import sqlite3
+
+    statements = _statements(sql)
+    assert len(statements) == 2
+    db = sqlite3.connect(":memory:")
+    for stmt in statements:
+        db.execute(stmt)  # each is one complete statement
+    assert {r[0] for r in db.execute("SELECT name FROM sqlite_master")} == {"a", "a_x"}
+    assert len(sql.split(";")) > 3  # control: a naive split would have cut them apart
