@@ -113,8 +113,9 @@ class Recaller:
         if not top:
             return cands
         by_id = {(c.kind, c.key): c for c in cands}
+        around = self.records.message_neighbours([c.key for c in top])
         for c in top:
-            for key in self.records.message_neighbours([c.key]).get(c.key, []):
+            for key in around.get(c.key, []):
                 score = c.fused * NEIGHBOUR_FACTOR
                 have = by_id.get(("messages", key))
                 if have is None:
