@@ -1,0 +1,90 @@
+"""A fake Anthropic Messages API on 127.0.0.1 for tests: the real SDK talks to it over HTTP.
+
+Deterministic: each reply comes from `responder(body) -> text` (or a scripted error status).
+Every request body is recorded. Listens on loopback only, on a free port, and stops itself
+after `lifetime_s` even if a test forgets to.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeAnthropic:
+    def __init__(self, responder: Callable[[dict[str, Any]], str] | None = None, *, lifetime_s: float = 600):
+        self.responder = responder or (lambda body: "ok")
+        self.bodies: list[dict[str, Any]] = []
+        self.raw: list[bytes] = []
+        self.headers: list[dict[str, str]] = []
+        self.script: list[int] = []  # status codes to answer with before succeeding
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("content-length", "0"))
+                raw = self.rfile.read(length)
+                fake.raw.append(raw)
+                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                body = json.loads(raw or b"{}")
+                fake.bodies.append(body)
+                if self.path.rstrip("/") != "/v1/messages":
+                    return self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+                if fake.script:
+                    status = fake.script.pop(0)
+                    kind = {429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error"}.get(status, "api_error")
+                    return self._send(status, {"type": "error", "error": {"type": kind, "message": f"scripted {status}"}})
+                text = fake.responder(body)
+                n_in = len(json.dumps(body.get("messages", []))) // 4
+                cached = sum(len(b.get("text", "")) // 4 for b in body.get("system", []) if isinstance(b, dict) and b.get("cache_control"))
+                return self._send(200, {
+                    "id": f"msg_fake_{len(fake.bodies):04d}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model", "fake"),
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": "end_turn",
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": n_in,
+                        "output_tokens": max(1, len(text) // 4),
+                        "cache_creation_input_tokens": cached if len(fake.bodies) == 1 else 0,
+                        "cache_read_input_tokens": cached if len(fake.bodies) > 1 else 0,
+                    },
+                })
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                if status == 429:
+                    self.send_header("retry-after", "0")
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._timer = threading.Timer(lifetime_s, self.close)
+        self._timer.daemon = True
+
+    def __enter__(self) -> FakeAnthropic:
+        self._thread.start()
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._timer.cancel()
+        self.server.shutdown()
+        self.server.server_close()
