@@ -221,7 +221,7 @@ class Facts:
                 where += " AND (f.valid_from IS NULL OR f.valid_from <= ?) AND (f.eff_until IS NULL OR ? < f.eff_until)"
                 params += [at, at]
             total = self.rows.count(where, params)
-            rows = self.rows.select(where, params, order="f.subject_key, f.predicate_key, f.valid_from, f.recorded_at, f.ord",
+            rows = self.rows.select(where, params, order="f.subject_key, f.predicate_key, f.valid_from, f.recorded_at, f.ord, f.fact_id",
                                     limit=limit + offset)
             items = [self.wire(r) for r in rows[offset:]]
         else:
@@ -250,7 +250,7 @@ class Facts:
                         in_window = (r["valid_from"] is None or r["valid_from"] <= at) and (e["eff_until"] is None or at < e["eff_until"])
                         if not (in_window and (visible or history)):
                             continue
-                    key = (r["subject_key"], r["predicate_key"], r["valid_from"] or "", r["recorded_at"], r["ord"])
+                    key = (r["subject_key"], r["predicate_key"], r["valid_from"] or "", r["recorded_at"], r["ord"], r["fact_id"])
                     found.append((key, self.wire(r, e)))
             found.sort(key=lambda t: t[0])
             total = len(found)
@@ -268,12 +268,12 @@ class Facts:
         for r in rows:
             if r["merged_into"] is not None or r["shadowed"]:
                 continue
-            events.append(((r["valid_from"] or "", r["recorded_at"], 0, r["ord"]), {
+            events.append(((r["valid_from"] or "", r["recorded_at"], 0, r["ord"], r["fact_id"]), {
                 "event": "asserted", "at": F.show(r["valid_from"]), **self.wire(r)}))
         for c in closes:
             if c["slot"].split("\x1f")[0] != sk:
                 continue
-            events.append(((c["valid_until"], c["recorded_at"], 1, c["ord"]), {
+            events.append(((c["valid_until"], c["recorded_at"], 1, c["ord"], c["origin_path"]), {
                 "event": "closed", "at": F.show(c["valid_until"]), "subject": c["subject"], "predicate": c["predicate"],
                 "recordedAt": F.show(c["recorded_at"]), "origin": {"path": c["origin_path"], "line": c["origin_line"], "kind": "journal"}}))
         events.sort(key=lambda t: t[0])

@@ -327,12 +327,14 @@ def resolve(rows: Sequence[Row], closes: Sequence[Close], known_at: str | None =
     known_rows = [r for r in rows if known_at is None or r.recorded_at <= known_at]
     known_closes = [c for c in closes if known_at is None or c.recorded_at <= known_at]
     # Replay in record-time order: rows before closes recorded at the same instant.
-    events: list[tuple[str, int, int, Row | Close]] = [(r.recorded_at, 0, r.order, r) for r in known_rows]
-    events += [(c.recorded_at, 1, c.order, c) for c in known_closes]
-    events.sort(key=lambda e: e[:3])
+    # The last element breaks every tie, so the result never depends on the order rows were
+    # inserted in (a live store and its replay insert in different orders).
+    events: list[tuple[str, int, int, str, Row | Close]] = [(r.recorded_at, 0, r.order, r.key, r) for r in known_rows]
+    events += [(c.recorded_at, 1, c.order, c.valid_until, c) for c in known_closes]
+    events.sort(key=lambda e: e[:4])
     present: list[Row] = []
     explicit: dict[str, tuple[str, str, int]] = {}  # key -> (until, closed_at, close order)
-    for _, _, _, ev in events:
+    for *_, ev in events:
         if isinstance(ev, Row):
             present.append(ev)
             continue
@@ -348,7 +350,7 @@ def resolve(rows: Sequence[Row], closes: Sequence[Close], known_at: str | None =
 
 
 def _chain(rows: list[Row], explicit: dict[str, tuple[str, str, int]]) -> dict[str, Effective]:
-    ordered = sorted(rows, key=lambda r: (r.valid_from or MIN_TIME, r.recorded_at, r.order))
+    ordered = sorted(rows, key=lambda r: (r.valid_from or MIN_TIME, r.recorded_at, r.order, r.key))
     out: dict[str, Effective] = {}
     head: Row | None = None
     for r in ordered:

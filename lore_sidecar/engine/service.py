@@ -78,7 +78,9 @@ class Engine:
             self.text, self.vectors, self.indexer, self.workspace = text, vectors, indexer, workspace
             self.index_epoch = epoch
             self.recaller = Recaller(self.records, text, vectors, self.embedder, self.settings.recall)
-            self._last_write_seq = 0
+            # Whatever was applied before the indexes existed (the spool, at take-over) must
+            # be searchable before the next read here answers.
+            self._last_write_seq = max(self._last_write_seq, self.records.outbox_head())
             self.role = Role(writer=True, writer_pid=pid, epoch=epoch)
 
     def use_readers(self, *, text: Any, vectors: Any, index_epoch: int) -> None:
