@@ -17,8 +17,8 @@ import tantivy
 
 from lore_sidecar.model import Doc
 
-# Words only the neighbouring messages have count half (measured on LoCoMo: 0.5 beats
-# 0.2, 0.35 and 0.75; see docs/benchmarks.md).
+# Words only the neighbouring messages have count half (measured on a public conversation
+# benchmark: 0.5 beats 0.2, 0.35 and 0.75; see docs/benchmarks.md).
 CONTEXT_BOOST = 0.5
 SCHEMA_TAG = "lore-text-2"
 KIND_CODES = {"messages": 1, "files": 2, "distillations": 3, "knowledge": 4, "facts": 5, "entities": 6}
