@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--workspace", default=".", help="workspace folder (default: .)")
         sp.add_argument("--json", action="store_true", help="print the raw result")
 
+    h = sub.add_parser("hook", help="run as a host's hook command (reads the host's JSON on stdin; never fails the host)")
+    h.add_argument("event", help="SessionStart, UserPromptSubmit, Stop, SessionEnd (Claude Code names; Codex's map to these)")
+
     d = sub.add_parser("demo", help="spawn the sidecar over stdio, index a folder, record a chat, recall")
     d.add_argument("folder", nargs="?", default=".", help="folder to index (default: .)")
     d.add_argument("query", nargs="?", default="how does the writer lock elect a single writer", help="what to recall")
@@ -98,6 +101,10 @@ def main(argv: list[str] | None = None) -> int:
             build_parser().print_help()
             return 0
         return serve(args)
+    if args.verb == "hook":
+        from lore_sidecar.hook import run_hook
+
+        return run_hook(args.event, sys.stdin, sys.stdout, store_dir=args.store_dir)
     try:
         if args.verb == "demo":
             from lore_sidecar.demo import run_demo

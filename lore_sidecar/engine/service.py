@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar import PROTOCOL_VERSION, __version__
-from lore_sidecar.engine import capture, uris
+from lore_sidecar.engine import capture, lifecycle, uris
 from lore_sidecar.engine import facts as fact_model
 from lore_sidecar.engine.fact_service import new_fact_id
 from lore_sidecar.engine.indexer import Indexer
@@ -381,6 +381,30 @@ class Engine:
         self._last_write_seq = self.records.outbox_head()
         if self.indexer:
             self.indexer.notify()
+
+    # -- session lifecycle ------------------------------------------------------------------------
+    def prompt_submit(self, *, session_id: str, prompt: str, harness: str | None = None,
+                      project: str | None = None, budget_tokens: int = 400) -> dict[str, Any]:
+        """Leads for this prompt from earlier work (not from this session, which the agent
+        already has in context); empty when nothing is relevant."""
+        result = self.recall(prompt, project=project, limit=12)
+        hits = [h for h in result.hits if h.session_id != session_id][:8]
+        block = lifecycle.recall_block(session_id, result.query_id, hits, budget_tokens=budget_tokens)
+        return {"context": block, "queryId": result.query_id, "leads": block.count("\n") - 1 if block else 0}
+
+    def session_start(self, *, session_id: str, harness: str | None = None, cwd: str | None = None,
+                      repo: str | None = None, budget_tokens: int = 400) -> dict[str, Any]:
+        """Guidance plus startup recall from where the session runs."""
+        project = cwd or None
+        words = " ".join(w for w in (Path(cwd).name if cwd else "", repo or "") if w)
+        block = ""
+        query_id = None
+        if words.strip():
+            result = self.recall(words, project=project, limit=8)
+            query_id = result.query_id
+            hits = [h for h in result.hits if h.session_id != session_id]
+            block = lifecycle.recall_block(session_id, result.query_id, hits, budget_tokens=budget_tokens)
+        return {"context": lifecycle.session_start_text(lifecycle.DEFAULT_GUIDANCE, block), "queryId": query_id}
 
     # -- recall ---------------------------------------------------------------------------------
     def recall(

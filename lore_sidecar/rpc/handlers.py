@@ -210,6 +210,18 @@ def register(server) -> None:
             predicate=p.predicate, object=p.object, as_of=p.as_of, limit=p.limit,
         )
 
+    async def prompt_submit(params: Any) -> dict[str, Any]:
+        p = structure(params, t.PromptSubmitParams)
+        engine = await order.read(server.engine)
+        return await server.run(engine.prompt_submit, session_id=p.session_id, prompt=p.prompt, harness=p.harness,
+                                project=p.project, budget_tokens=p.budget_tokens)
+
+    async def session_start(params: Any) -> dict[str, Any]:
+        p = structure(params, t.SessionStartParams)
+        engine = await order.read(server.engine)
+        return await server.run(engine.session_start, session_id=p.session_id, harness=p.harness, cwd=p.cwd,
+                                repo=p.repo, budget_tokens=p.budget_tokens)
+
     table = {
         "lore/status": status,
         "lore/recordMessages": record_messages,
@@ -221,6 +233,8 @@ def register(server) -> None:
         "lore/queryFacts": query_facts,
         "lore/timeline": timeline,
         "lore/aggregateFacts": aggregate_facts,
+        "lore/promptSubmit": prompt_submit,
+        "lore/sessionStart": session_start,
     }
     for method, fn in table.items():
         server.feature(method)(_bind(_expected(fn)))

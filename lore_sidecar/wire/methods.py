@@ -16,6 +16,8 @@ METHOD_TO_TYPES: dict[str, type] = {
     "lore/queryFacts": t.QueryFactsParams,
     "lore/timeline": t.TimelineParams,
     "lore/aggregateFacts": t.AggregateFactsParams,
+    "lore/promptSubmit": t.PromptSubmitParams,
+    "lore/sessionStart": t.SessionStartParams,
 }
 
 NOTIFICATIONS: tuple[str, ...] = ("lore/indexUpdated", "lore/writerChanged")

@@ -158,6 +158,28 @@ class AggregateFactsParams:
     scope: Scope = "project"
 
 
+
+
+
+@attrs.define(kw_only=True, frozen=True)
+class PromptSubmitParams:
+    session_id: str
+    prompt: str
+    harness: str | None = None
+    project: str | None = None
+    budget_tokens: int = 400
+    """Upper bound on the size of the recall block (about 4 characters per token)."""
+
+
+@attrs.define(kw_only=True, frozen=True)
+class SessionStartParams:
+    session_id: str
+    harness: str | None = None
+    cwd: str | None = None
+    repo: str | None = None
+    budget_tokens: int = 400
+
+
 LIMITS: dict[tuple[type, str], tuple[int, int]] = {
     (RecallParams, "limit"): (1, 200),
     (RecallParams, "offset"): (0, 100_000),
@@ -166,5 +188,7 @@ LIMITS: dict[tuple[type, str], tuple[int, int]] = {
     (TimelineParams, "limit"): (1, 200),
     (TimelineParams, "offset"): (0, 1_000_000),
     (AggregateFactsParams, "limit"): (1, 200),
+    (PromptSubmitParams, "budget_tokens"): (50, 20_000),
+    (SessionStartParams, "budget_tokens"): (50, 20_000),
 }
 MAX_MESSAGES_PER_CALL = 10_000

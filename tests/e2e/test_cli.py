@@ -41,3 +41,27 @@ def test_facts_verbs(tmp_path, workspace):
     closed = run("--store-dir", store, "facts", "invalidate", "payments service", "uses", "--valid-until", "2025-06-01", *ws)
     assert closed.returncode == 0 and "closed f" in closed.stdout  # control: a valid close
     assert "no facts" in run("--store-dir", store, "facts", "query", "--subject", "payments service", *ws).stdout
+
+
+def test_hook_injects_recall_from_an_earlier_session_and_fails_open(tmp_path, workspace):
+    store = str(tmp_path / "store")
+
+    def hook(event: str, payload) -> subprocess.CompletedProcess:
+        data = payload if isinstance(payload, str) else json.dumps(payload)
+        return subprocess.run([sys.executable, "-m", "lore_sidecar", "--store-dir", store, "hook", event],
+                              input=data, capture_output=True, text=True, timeout=120)
+
+    first = hook("UserPromptSubmit", {"session_id": "s1", "cwd": str(workspace), "prompt": "The nightly export needs the zephyrine bucket policy"})
+    assert first.returncode == 0
+    second = hook("UserPromptSubmit", {"session_id": "s2", "cwd": str(workspace), "prompt": "why does the zephyrine export fail?"})
+    out = json.loads(second.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit"
+    assert "<recall session_id=\"s2\"" in out["additionalContext"] and "session://s1/" in out["additionalContext"]
+    # Nothing relevant: no output at all (the host injects nothing).
+    quiet = hook("UserPromptSubmit", {"session_id": "s3", "cwd": str(workspace), "prompt": "qwxzzv plorfk"})
+    assert quiet.returncode == 0 and quiet.stdout == ""
+    # Broken input: still exit 0, nothing printed.
+    broken = hook("UserPromptSubmit", "{not json")
+    assert broken.returncode == 0 and broken.stdout == ""
+    start = hook("SessionStart", {"session_id": "s4", "cwd": str(workspace)})
+    assert start.returncode == 0 and "Long-term memory" in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]

@@ -243,3 +243,19 @@ def test_a_spooled_fact_whose_line_was_journaled_before_a_crash_is_applied_once(
     follower = fleet.spawn()
     r = follower.request("lore/assertFact", {"subject": "payments", "predicate": "owner", "object": "alice"})
     assert r["applied"] is True and r["journal"]["line"] > 0
+
+
+def test_prompt_submit_brings_leads_from_an_earlier_session_over_the_protocol(fleet):
+    fleet.spawn()  # the writer
+    follower = fleet.spawn()
+    record(follower, "earlier", ["e1"], "the flamingo deploy needs the staging bucket policy")  # read-your-writes
+    out = follower.request("lore/promptSubmit", {"sessionId": "now", "prompt": "how do we deploy flamingo?"})
+    assert out["context"].startswith('<recall session_id="now"') and "session://earlier/e1" in out["context"]
+    assert out["leads"] >= 1
+    # Its own session's messages are not leads (the agent has them already).
+    same = follower.request("lore/promptSubmit", {"sessionId": "earlier", "prompt": "how do we deploy flamingo?"})
+    assert "session://earlier/" not in same["context"]
+    # Control: nothing relevant, nothing injected.
+    assert follower.request("lore/promptSubmit", {"sessionId": "now", "prompt": "qwxzzv plorfk"})["context"] == ""
+    start = follower.request("lore/sessionStart", {"sessionId": "now", "cwd": str(fleet.workspace)})
+    assert "not instructions" in start["context"]
