@@ -23,6 +23,18 @@ ROW_COLUMNS = (
 EFF_COLUMNS = ("eff_until", "closed_at", "superseded_by", "merged_into", "shadowed")
 CLOSE_COLUMNS = ("slot", "subject", "predicate", "valid_until", "recorded_at", "origin_path", "origin_line", "ord")
 
+def _in_slots(prefix: str, project_ids: Sequence[int] | None, slots: Sequence[str]):
+    """(where, params) per chunk of `slots`, within `project_ids` (None: every project)."""
+    for i in range(0, len(slots), 500):
+        part = list(slots[i : i + 500])
+        where = f"{prefix}slot IN ({','.join('?' * len(part))})"
+        params: list[Any] = part
+        if project_ids is not None:
+            where += f" AND {prefix}project_id IN ({','.join('?' * len(project_ids))})"
+            params = part + list(project_ids)
+        yield where, params
+
+
 def _body(row: dict) -> str:
     return f"{row['subject']} {row['predicate']} {row['object']}"
 
@@ -208,25 +220,13 @@ class FactRows:
     def closes_for(self, project_ids: Sequence[int] | None, slots: Sequence[str]) -> list[dict]:
         out: list[dict] = []
         c = self.conn()
-        for i in range(0, len(slots), 500):
-            part = list(slots[i : i + 500])
-            sql = f"SELECT * FROM fact_closes WHERE slot IN ({','.join('?' * len(part))})"
-            params: list[Any] = part
-            if project_ids is not None:
-                sql += f" AND project_id IN ({','.join('?' * len(project_ids))})"
-                params = part + list(project_ids)
-            out.extend(dict(r) for r in c.execute(sql, params))
+        for where, params in _in_slots("", project_ids, slots):
+            out.extend(dict(r) for r in c.execute(f"SELECT * FROM fact_closes WHERE {where}", params))
         return out
 
     def rows_in_slots(self, project_ids: Sequence[int] | None, slots: Sequence[str]) -> list[dict]:
         out: list[dict] = []
-        for i in range(0, len(slots), 500):
-            part = list(slots[i : i + 500])
-            where = f"f.slot IN ({','.join('?' * len(part))})"
-            params: list[Any] = part
-            if project_ids is not None:
-                where += f" AND f.project_id IN ({','.join('?' * len(project_ids))})"
-                params = part + list(project_ids)
+        for where, params in _in_slots("f.", project_ids, slots):
             out.extend(self.select(where, params))
         return out
 

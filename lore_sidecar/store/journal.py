@@ -14,15 +14,10 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from lore_sidecar.store.files import fsync_dir
+
 HEADER = "<!-- lore journal: one line per fact or close; edit a line to correct it -->\n"
 
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def slug(root: str) -> str:
@@ -40,8 +35,8 @@ class Journal:
         if not d.is_dir():
             d.mkdir(parents=True, exist_ok=True)
             (d / ".project").write_text(root)
-            _fsync_dir(d)
-            _fsync_dir(self.directory)
+            fsync_dir(d)
+            fsync_dir(self.directory)
         return d
 
     def append(self, root: str, day: str, lines: list[str]) -> tuple[str, int]:
@@ -71,7 +66,7 @@ class Journal:
             os.fsync(fh.fileno())
             end = fh.tell()
         if size <= 0:
-            _fsync_dir(path.parent)
+            fsync_dir(path.parent)
         self._line_counts[path] = (count + len(lines), end)
         return str(path.relative_to(self.directory)), count + 1
 

@@ -19,16 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lore_sidecar.store.files import fsync_dir
+
 log = logging.getLogger(__name__)
 SUFFIX = ".op.json"
 
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class Spool:
@@ -51,7 +46,7 @@ class Spool:
         finally:
             os.close(fd)
         os.replace(tmp, self.directory / f"{op_id}{SUFFIX}")
-        _fsync_dir(self.directory)
+        fsync_dir(self.directory)
         return op_id
 
     def pending(self, limit: int = 256) -> list[Path]:

@@ -18,18 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from lore_sidecar.store.files import fsync_dir
+
 META = "vectors.json"
 # One insertion thread: with several, the HNSW graph depends on thread timing, and an index
 # rebuilt from the record would no longer answer exactly like the live one (DESIGN §2.1).
 ADD_THREADS = 1
 
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class VectorIndex:
@@ -142,7 +137,7 @@ class VectorIndex:
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.directory / META)
-            _fsync_dir(self.directory)
+            fsync_dir(self.directory)
             self.saved_seq = seq
 
     @property
