@@ -20,6 +20,10 @@ from lore_sidecar.errors import LoreError
 log = logging.getLogger(__name__)
 REPLAY_VERSION = "1"  # bump when replay rules change: stores replay on their next start
 MAX_LIMIT = 200
+# A row is in force at `at` (two parameters: at, at) when it holds then and is visible: the
+# SQL twin of `facts.holds` over the materialised resolution.
+HOLDS_SQL = "(f.valid_from IS NULL OR f.valid_from <= ?) AND (f.eff_until IS NULL OR ? < f.eff_until)"
+VISIBLE_SQL = "f.merged_into IS NULL AND f.shadowed=0"
 
 
 def _row(d: dict) -> F.Row:
@@ -84,10 +88,10 @@ class Facts:
             raise LoreError("invalidConfidence", f"confidence must be within 0..1, got {confidence}", value=confidence)
         return {"subject_key": sk, "predicate_key": pk, "object_key": ok, "valid_from": vf, "valid_until": vu}
 
-    # -- writes -------------------------------------------------------------------------------
-    def assert_fact(self, root: str, subject: str, predicate: str, obj: str, *, valid_from: str | None = None,
-                    valid_until: str | None = None, source: str | None = None, confidence: float | None = None,
-                    fact_id: str | None = None, recorded_at: str | None = None, also=None) -> dict[str, Any]:
+    def check_assert(self, subject: str, predicate: str, obj: str, valid_from: str | None, valid_until: str | None,
+                     source: str | None, confidence: float | None, recorded_at: str | None = None):
+        """Every refusal of an assertion, before anything is written or spooled. Returns
+        (validated keys and times, effective valid_from, record time)."""
         v = self.validate_assert(subject, predicate, obj, valid_from, valid_until, source, confidence)
         recorded = recorded_at or self.clock()
         # Valid time defaults to when it was stated: a documented choice, never a file's mtime.
@@ -98,6 +102,13 @@ class Facts:
                 f"validUntil {F.show(v['valid_until'])} is not after validFrom {F.show(vf)}",
                 validFrom=F.show(vf), validUntil=F.show(v["valid_until"]),
             )
+        return v, vf, recorded
+
+    # -- writes -------------------------------------------------------------------------------
+    def assert_fact(self, root: str, subject: str, predicate: str, obj: str, *, valid_from: str | None = None,
+                    valid_until: str | None = None, source: str | None = None, confidence: float | None = None,
+                    fact_id: str | None = None, recorded_at: str | None = None, also=None) -> dict[str, Any]:
+        v, vf, recorded = self.check_assert(subject, predicate, obj, valid_from, valid_until, source, confidence, recorded_at)
         fid = fact_id or new_fact_id()
         source = source or "stated"
         attrs = {"valid_from": F.show(vf), "valid_until": F.show(v["valid_until"]), "recorded_at": F.show(recorded),
@@ -214,11 +225,10 @@ class Facts:
         if known is None:
             # Current knowledge: the resolution is materialised in the rows.
             if not history:
-                where += " AND f.merged_into IS NULL AND f.shadowed=0"
-                where += " AND (f.valid_from IS NULL OR f.valid_from <= ?) AND (f.eff_until IS NULL OR ? < f.eff_until)"
+                where += f" AND {VISIBLE_SQL} AND {HOLDS_SQL}"
                 params += [at, at]
             elif as_of:
-                where += " AND (f.valid_from IS NULL OR f.valid_from <= ?) AND (f.eff_until IS NULL OR ? < f.eff_until)"
+                where += f" AND {HOLDS_SQL}"
                 params += [at, at]
             total = self.rows.count(where, params)
             rows = self.rows.select(where, params, order="f.subject_key, f.predicate_key, f.valid_from, f.recorded_at, f.ord, f.fact_id",
@@ -247,7 +257,7 @@ class Facts:
                         continue
                     if not history or as_of:
                         visible = e["merged_into"] is None and not e["shadowed"]
-                        in_window = (r["valid_from"] is None or r["valid_from"] <= at) and (e["eff_until"] is None or at < e["eff_until"])
+                        in_window = F.holds(r["valid_from"], e["eff_until"], at)
                         if not (in_window and (visible or history)):
                             continue
                     key = (r["subject_key"], r["predicate_key"], r["valid_from"] or "", r["recorded_at"], r["ord"], r["fact_id"])
@@ -289,8 +299,7 @@ class Facts:
             raise LoreError("invalidGroup", f"by must be predicate, object or subject, got {by!r}", value=by)
         where, params = self._filters(project_ids, subject, predicate, object, None)
         at = F.ts(as_of, field_name="asOf") if as_of else F.now_ts()
-        where += " AND f.merged_into IS NULL AND f.shadowed=0"
-        where += " AND (f.valid_from IS NULL OR f.valid_from <= ?) AND (f.eff_until IS NULL OR ? < f.eff_until)"
+        where += f" AND {VISIBLE_SQL} AND {HOLDS_SQL}"
         params += [at, at]
         label = {"predicate": "f.predicate", "object": "f.object", "subject": "f.subject"}[by]
         rows = self.rows.conn().execute(

@@ -384,8 +384,13 @@ def _chain(rows: list[Row], explicit: dict[str, tuple[str, str, int]]) -> dict[s
     return out
 
 
+def holds(valid_from: str | None, until: str | None, at: str) -> bool:
+    """Valid at `at`: from is inclusive (None: always), until exclusive (None: open)."""
+    return (valid_from is None or valid_from <= at) and (until is None or at < until)
+
+
 def in_force(eff: Effective, at: str) -> bool:
-    return eff.visible and (eff.valid_from is None or eff.valid_from <= at) and (eff.until is None or at < eff.until)
+    return eff.visible and holds(eff.valid_from, eff.until, at)
 
 
 def current_row_start(rows: Iterable[Row], closes: Sequence[Close], at: str) -> list[tuple[str, str | None]]:

@@ -25,7 +25,7 @@ NEIGHBOUR_FACTOR = 0.95
 def _fact_in_force(row, at: str) -> bool:
     if row["merged_into"] is not None or row["shadowed"]:
         return False
-    return (row["valid_from"] is None or row["valid_from"] <= at) and (row["eff_until"] is None or at < row["eff_until"])
+    return facts.holds(row["valid_from"], row["eff_until"], at)
 
 
 def _age_days(iso: str | None, now: float) -> float:

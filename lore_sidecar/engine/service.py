@@ -133,9 +133,7 @@ class Engine:
     def _record_direct(self, root: str, normalised: list[NewMessage]) -> dict[str, Any]:
         project_row = self.records.ensure_project(root)
         outcome = self.records.insert_messages(project_row.id, normalised)
-        self._last_write_seq = self.records.outbox_head()
-        if self.indexer:
-            self.indexer.notify()
+        self._wrote()
         new = sum(1 for _, was_new in outcome if was_new)
         return {
             "recorded": new,
@@ -250,7 +248,7 @@ class Engine:
             if done is not None:
                 # Its journal line was written by a writer that died before committing, and
                 # a replay has already turned it into rows: only remember it as applied.
-                self.records.record_refusal(op_id, kind, done)
+                self.records.settle_op(op_id, kind, done)
             elif kind == "assertFact":
                 self.facts.assert_fact(root, args.pop("subject"), args.pop("predicate"), args.pop("object"), also=mark, **args)
             else:
@@ -259,7 +257,7 @@ class Engine:
             if exc.kind == "notWriter":
                 raise
             # The store changed between the follower's checks and ours: tell the sender.
-            self.records.record_refusal(op_id, kind, {"error": {"message": str(exc), **exc.data()}})
+            self.records.settle_op(op_id, kind, {"error": {"message": str(exc), **exc.data()}})
         except (KeyError, TypeError, ValueError) as exc:
             self.spool.quarantine(path, f"malformed operation: {exc}")
             return
@@ -318,11 +316,7 @@ class Engine:
                 if exc.kind != "notWriter":
                     raise
         # A follower: every refusal happens here, before anything is spooled.
-        v = facts.validate_assert(subject, predicate, object, valid_from, valid_until, source, confidence)
-        recorded = fact_model.now_ts()
-        vf = v["valid_from"] or recorded
-        if v["valid_until"] is not None and v["valid_until"] <= vf:
-            raise LoreError("invalidInterval", f"validUntil {fact_model.show(v['valid_until'])} is not after validFrom {fact_model.show(vf)}")
+        _, _, recorded = facts.check_assert(subject, predicate, object, valid_from, valid_until, source, confidence)
         fid = new_fact_id()
         op_id, result = self._spool({
             "kind": "assertFact", "project": root,

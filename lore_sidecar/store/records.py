@@ -77,11 +77,7 @@ class Records:
         if found:
             return found
         with self.db.write() as c:
-            c.execute(
-                "INSERT OR IGNORE INTO projects(root, created_at) VALUES (?, ?)", (root, utc_now())
-            )
-            row = c.execute("SELECT id, root FROM projects WHERE root=?", (root,)).fetchone()
-        return Project(row[0], row[1])
+            return Project(self._ensure_project(c, root), root)
 
     def ensure_project_in(self, c: sqlite3.Connection, root: str) -> int:
         return self._ensure_project(c, root)
@@ -198,7 +194,7 @@ class Records:
             (op_id, kind, self.db.epoch, utc_now(), json.dumps(result)),
         )
 
-    def record_refusal(self, op_id: str, kind: str, result: dict) -> None:
+    def settle_op(self, op_id: str, kind: str, result: dict) -> None:
         """A spooled operation settled without writing (refused, or found already written):
         remembered, so its sender learns the outcome and it is never applied again."""
         with self.db.write() as c:
