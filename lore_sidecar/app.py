@@ -95,10 +95,7 @@ class Election:
                 log.error("embedder %r unavailable (%s); recall runs lexical-only", self.settings.embedder, exc)
             if writer:
                 epoch = self.db.claim_epoch(os.getpid())
-                self._replay_facts_if_due()
-                text, vectors, indexer, workspace, previous = self._writer_parts(epoch)
-                self.records.publish_index_epoch(epoch)
-                index_dirs.sweep(self.store, {previous, epoch})
+                text, vectors, indexer, workspace = self._writer_parts(epoch)
                 role = Role(writer=True, writer_pid=os.getpid(), epoch=epoch)
                 index_epoch = epoch
             else:
@@ -142,7 +139,7 @@ class Election:
                 return True
             if self._store_ready():
                 return False
-            if self.lock.heartbeat_age() > self.stale_s and self.lock.break_stale(self.stale_s):
+            if self.lock.acquire(self.stale_s):
                 return True
             if time.monotonic() > deadline:
                 raise LoreError(
@@ -178,7 +175,9 @@ class Election:
         return VectorIndex(d / "vectors", dim=self.embedder.dim, model=self.embedder.name, writable=writable)
 
     def _writer_parts(self, epoch: int):
-        """Indexes of our own (forked from the published ones), an indexer and a workspace."""
+        """What a new writer of `epoch` needs: fact rows replayed if due, indexes of its own
+        (forked from the published ones, then published), an indexer and a workspace."""
+        self._replay_facts_if_due()
         previous = self.records.index_epoch()
         d = index_dirs.fork(self.store, previous, epoch)
         text = TextIndex(d / "text", writable=True)
@@ -197,7 +196,9 @@ class Election:
             note_hook=self.facts.update_note,
             link_roots=self.settings.index.link_roots,
         )
-        return text, vectors, indexer, workspace, previous
+        self.records.publish_index_epoch(epoch)
+        index_dirs.sweep(self.store, {previous, epoch})  # readers may still be on `previous`
+        return text, vectors, indexer, workspace
 
     def _replay_facts_if_due(self) -> None:
         """After a version change or a hand edit of the journal, the fact rows are rebuilt."""
@@ -244,9 +245,7 @@ class Election:
                     if time.monotonic() - last_prune > 3600:
                         last_prune = time.monotonic()
                         self._prune()
-                elif self.lock.held or self.lock.try_acquire() or (
-                    self.lock.heartbeat_age() > self.stale_s and self.lock.break_stale(self.stale_s)
-                ):
+                elif self.lock.acquire(self.stale_s):
                     self._promote()
                     continue
                 else:
@@ -289,13 +288,10 @@ class Election:
         assert engine is not None
         epoch = engine.role.epoch
         old_text = engine.text
-        self._replay_facts_if_due()
-        text, vectors, indexer, workspace, previous = self._writer_parts(epoch)
-        self.records.publish_index_epoch(epoch)
+        text, vectors, indexer, workspace = self._writer_parts(epoch)
         engine.become_writer(text=text, vectors=vectors, indexer=indexer, workspace=workspace, epoch=epoch, pid=os.getpid())
         indexer.start()
         old_text.close()
-        index_dirs.sweep(self.store, {previous, epoch})
 
     def _demote(self) -> None:
         engine = self.engine

@@ -67,6 +67,10 @@ class WriterLock:
         self._own(fd)
         return True
 
+    def acquire(self, stale_s: float) -> bool:
+        """Held already, free, or held by a writer silent for longer than `stale_s`."""
+        return self.try_acquire() or (self.heartbeat_age() > stale_s and self.break_stale(stale_s))
+
     def _own(self, fd: int) -> None:
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
