@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import resource
 import shutil
@@ -24,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import machine, pct, write_result  # noqa: E402
 from bench.corpus import message, queries, source_file  # noqa: E402
 from lore_sidecar import __version__  # noqa: E402
 from lore_sidecar.app import open_engine  # noqa: E402
@@ -33,10 +33,6 @@ from lore_sidecar.settings import load_settings  # noqa: E402
 
 SEED = 20261130
 
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
 def engine(store: Path, folders: list[str], **opts):
@@ -154,7 +150,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="lore-bench-"))
     try:
         result = {
-            "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
+            "machine": machine(),
             "versions": {"lore_sidecar": __version__, **{m: _version(m) for m in ("tantivy", "usearch", "pygls", "wordllama")}},
             "initialize": bench_initialize(tmp),
             "workspace": bench_workspace(tmp, args.files),
@@ -163,8 +159,7 @@ def main() -> int:
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2))
+    write_result(args.out, result)
     print(json.dumps(result, indent=2))
     return 0
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import resource
 import shutil
 import statistics
@@ -29,11 +27,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.locomo import DEFAULT_DATA, load, score, turn_text  # noqa: E402
-from lore_sidecar.app import open_engine  # noqa: E402
-from lore_sidecar.engine import uris  # noqa: E402
+from bench.common import machine, write_result  # noqa: E402
+from bench.locomo import DEFAULT_DATA, ask, load, lore_engine, score, turn_text  # noqa: E402
 from lore_sidecar.llm import embedders as E  # noqa: E402
-from lore_sidecar.settings import load_settings  # noqa: E402
 
 CANDIDATES = {
     "wordllama": [("wordllama", rel) for rel in E.WORDLLAMA_FILES],
@@ -61,25 +57,12 @@ def dense_only(emb, convs) -> dict:
 def engine_recall(name: str, convs, fusion: str) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="lore-emb-"))
     try:
-        settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
-                                    init_options={"storeDir": str(tmp), "indexWorkspace": False, "embedder": name, "fusion": fusion})
-        engine = open_engine(settings, [])
+        engine = lore_engine(convs, tmp, embedder=name, fusion=fusion)
         try:
-            for conv in convs:
-                for n, when, turns in conv["sessions"]:
-                    msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": turn_text(t), "msg_id": t["dia_id"],
-                             "created_at": when, "tool_name": None, "tool_call_id": None} for i, t in enumerate(turns)]
-                    engine.record_messages(project=f"/locomo/{conv['id']}", session_id=f"{conv['id']}-s{n}", harness="locomo", messages=msgs)
-            engine.wait_indexed(1800)
-            ranked, qs = [], []
-            for conv in convs:
-                for q in conv["questions"]:
-                    res = engine.recall(q["q"], project=f"/locomo/{conv['id']}", sources=["messages"], limit=10)
-                    ranked.append([uris.parse(h.uri)[1][1] for h in res.hits])
-                    qs.append(q)
-            return score(ranked, qs)["overall"]
+            ranked, _ = ask(engine, convs)
         finally:
             engine.close()
+        return score(ranked, [q for c in convs for q in c["questions"]])["overall"]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -91,7 +74,7 @@ def main() -> int:
     args = ap.parse_args()
     convs = load(Path(args.data))
     texts = [turn_text(t) for c in convs for _, _, ts in c["sessions"] for t in ts]
-    out = {"machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}, "embedders": {}}
+    out = {"machine": machine(), "embedders": {}}
     for name, files in CANDIDATES.items():
         before = rss_mb()
         try:
@@ -125,8 +108,7 @@ def main() -> int:
             "locomo_lore_rrf": engine_recall(name, convs, "rrf"),
         }
         print(name, json.dumps(out["embedders"][name]), flush=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=2))
+    write_result(args.out, out)
     return 0
 
 

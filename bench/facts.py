@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
 import shutil
 import sqlite3
@@ -37,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import machine, pct, write_result  # noqa: E402
 from lore_sidecar import __version__  # noqa: E402
 from lore_sidecar.app import open_engine  # noqa: E402
 from lore_sidecar.engine import facts as F  # noqa: E402
@@ -48,10 +47,6 @@ PREDICATES = ["uses", "owner", "runs on", "deploys to", "language", "on call"]
 VALUES = ["Stripe", "Adyen", "alice", "bob", "carol", "Buildkite", "GitHub Actions", "k8s", "ECS", "Python", "Go", "Rust"]
 BASE = datetime(2024, 1, 1)
 
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
 def iso(d: datetime) -> str:
@@ -193,7 +188,7 @@ def main() -> int:
         finally:
             engine.close()
         result = {
-            "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
+            "machine": machine(),
             "lore_sidecar": __version__,
             "journal_lines": lines,
             "fact_rows": n_rows,
@@ -210,8 +205,7 @@ def main() -> int:
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2))
+    write_result(args.out, result)
     print(json.dumps(result, indent=2))
     return 0
 

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
 import shutil
 import statistics
@@ -29,15 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import machine, pct, write_result  # noqa: E402
 from bench.fleet import Fleet, record  # noqa: E402
 from lore_sidecar import __version__  # noqa: E402
 
 SEED = 20261130
 
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
 def summary(values: list[float]) -> dict:
@@ -161,15 +156,14 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="lore-failover-"))
     try:
         result = {
-            "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
+            "machine": machine(),
             "lore_sidecar": __version__,
             "failover": bench_failover(tmp, args.sidecars, args.kills),
             "follower_sees_commit": bench_follower_sees(tmp, args.probes),
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2))
+    write_result(args.out, result)
     print(json.dumps(result, indent=2))
     return 0
 

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import re
 import shutil
 import sqlite3
@@ -38,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import machine, pct, write_result  # noqa: E402
 from lore_sidecar import __version__  # noqa: E402
 from lore_sidecar.app import open_engine  # noqa: E402
 from lore_sidecar.engine import uris  # noqa: E402
@@ -48,10 +47,6 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 K = (1, 5, 10)
 EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
 def session_time(text: str) -> str | None:
@@ -110,17 +105,22 @@ def score(ranked: list[list[str]], questions: list[dict]) -> dict:
     return {"overall": agg(rows), "by_category": {str(c): agg(v) for c, v in sorted(per_cat.items())}}
 
 
-def run_lore(convs: list[dict], store: Path, *, lexical_only: bool, engine=None) -> tuple[list[list[str]], list[float], object]:
-    if engine is None:
-        settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
-                                    init_options={"storeDir": str(store), "indexWorkspace": False, "watch": False})
-        engine = open_engine(settings, [])
-        for conv in convs:
-            for n, when, turns in conv["sessions"]:
-                msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": turn_text(t), "msg_id": t["dia_id"],
-                         "created_at": when, "tool_name": None, "tool_call_id": None} for i, t in enumerate(turns)]
-                engine.record_messages(project=f"/locomo/{conv['id']}", session_id=f"{conv['id']}-s{n}", harness="locomo", messages=msgs)
-        engine.wait_indexed(600)
+def lore_engine(convs: list[dict], store: Path, **options):
+    """An engine on a new store with every conversation recorded and indexed."""
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
+                                init_options={"storeDir": str(store), "indexWorkspace": False, "watch": False, **options})
+    engine = open_engine(settings, [])
+    for conv in convs:
+        for n, when, turns in conv["sessions"]:
+            msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": turn_text(t), "msg_id": t["dia_id"],
+                     "created_at": when, "tool_name": None, "tool_call_id": None} for i, t in enumerate(turns)]
+            engine.record_messages(project=f"/locomo/{conv['id']}", session_id=f"{conv['id']}-s{n}", harness="locomo", messages=msgs)
+    engine.wait_indexed(1800)
+    return engine
+
+
+def ask(engine, convs: list[dict], *, lexical_only: bool = False) -> tuple[list[list[str]], list[float]]:
+    """Every question through `Engine.recall`: the top-10 turn ids, and the latencies."""
     ranked, lat = [], []
     for conv in convs:
         for q in conv["questions"]:
@@ -128,7 +128,7 @@ def run_lore(convs: list[dict], store: Path, *, lexical_only: bool, engine=None)
             res = engine.recall(q["q"], project=f"/locomo/{conv['id']}", sources=["messages"], limit=10, lexical_only=lexical_only)
             lat.append((time.perf_counter() - t) * 1000)
             ranked.append([uris.parse(h.uri)[1][1] for h in res.hits])
-    return ranked, lat, engine
+    return ranked, lat
 
 
 def run_fts5(convs: list[dict], path: Path) -> tuple[list[list[str]], list[float]]:
@@ -185,11 +185,11 @@ def main() -> int:
     systems = {}
     try:
         t0 = time.perf_counter()
-        ranked, lat, engine = run_lore(convs, tmp / "store", lexical_only=False)
-        ingest_s = time.perf_counter() - t0 - sum(lat) / 1000
+        engine = lore_engine(convs, tmp / "store")
+        ingest_s = time.perf_counter() - t0
         try:
-            systems["lore-sidecar hybrid"] = (ranked, lat)
-            systems["lore-sidecar lexical"] = run_lore(convs, tmp / "store", lexical_only=True, engine=engine)[:2]
+            systems["lore-sidecar hybrid"] = ask(engine, convs)
+            systems["lore-sidecar lexical"] = ask(engine, convs, lexical_only=True)
         finally:
             engine.close()
         systems["SQLite FTS5"] = run_fts5(convs, tmp / "fts.db")
@@ -203,7 +203,7 @@ def main() -> int:
     best = max(peers, key=lambda n: table[n]["overall"]["R@5"])
     ours = table["lore-sidecar hybrid"]["overall"]
     result = {
-        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
+        "machine": machine(),
         "lore_sidecar": __version__,
         "data": {"conversations": len(convs), "turns": sum(len(t) for c in convs for _, _, t in c["sessions"]), "questions": len(questions)},
         "lore_ingest_s": round(ingest_s, 2),
@@ -211,8 +211,7 @@ def main() -> int:
         "best_peer": best,
         "ratio_vs_best_peer": {m: round(ours[m] / max(table[best]["overall"][m], 1e-9), 3) for m in ("R@5", "R@10", "MRR")},
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2))
+    write_result(args.out, result)
     print(f"{'system':24s} {'R@1':>6s} {'R@5':>6s} {'R@10':>6s} {'MRR':>6s} {'p50 ms':>8s} {'p95 ms':>8s}")
     for name, row in table.items():
         o = row["overall"]

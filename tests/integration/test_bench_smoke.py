@@ -1,4 +1,4 @@
-"""The core benchmark runs end to end on a tiny corpus, so it cannot rot unnoticed."""
+"""The benchmarks run end to end on tiny inputs, so they cannot rot unnoticed."""
 
 import json
 import subprocess
@@ -7,40 +7,33 @@ import sys
 from tests.conftest import ROOT
 
 
-def test_core_benchmark_smoke(tmp_path):
-    out = tmp_path / "core.json"
+def run_bench(tmp_path, script: str, *args: str) -> dict:
+    """Run bench/<script>.py with `args`; its JSON result."""
+    out = tmp_path / f"{script}.json"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "core.py"), "--sizes", "300", "--queries", "10", "--files", "10", "--out", str(out)],
+        [sys.executable, str(ROOT / "bench" / f"{script}.py"), *args, "--out", str(out)],
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def test_core_benchmark_smoke(tmp_path):
+    result = run_bench(tmp_path, "core", "--sizes", "300", "--queries", "10", "--files", "10")
     size = result["messages"]["sizes"][0]
     assert size["messages"] == 300 and size["recall_hybrid_p50_ms"] > 0 and size["fts5_p50_ms"] > 0
     assert result["workspace"]["files"] == 10 and result["initialize"]["runs"] == 7
 
 
 def test_failover_benchmark_smoke(tmp_path):
-    out = tmp_path / "failover.json"
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "failover.py"), "--kills", "2", "--probes", "6", "--out", str(out)],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(out.read_text())
+    result = run_bench(tmp_path, "failover", "--kills", "2", "--probes", "6")
     assert result["failover"]["death_to_first_commit"]["n"] == 2
     assert result["failover"]["peer_cold_restart_to_first_commit"]["n"] == 2
     assert result["follower_sees_commit"]["follower"]["n"] == 3
 
 
 def test_facts_benchmark_smoke(tmp_path):
-    out = tmp_path / "facts.json"
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "facts.py"), "--facts", "500", "--queries", "50", "--asserts", "20", "--out", str(out)],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(out.read_text())
+    result = run_bench(tmp_path, "facts", "--facts", "500", "--queries", "50", "--asserts", "20")
     assert result["replay"]["journalLines"] == result["journal_lines"] == 500
     assert result["fact_rows"] > 400 and result["asserts"]["n"] == 20
     assert result["queries"]["current by subject"]["p50_ms"] > 0

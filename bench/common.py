@@ -1,0 +1,26 @@
+"""What every benchmark script shares: percentiles, the machine it ran on, the result file."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+
+def pct(values: list[float], p: float) -> float:
+    """The p-th percentile (nearest rank) of `values`."""
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def machine() -> dict[str, Any]:
+    return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}
+
+
+def write_result(out: str | Path, result: dict[str, Any]) -> None:
+    """Write the JSON result file (creating its folder)."""
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2))
