@@ -175,6 +175,10 @@ class Dispatcher:
         while loop.time() < deadline:
             pending = [f for f in self.protocol._request_futures.values() if not f.done()]
             if not pending:
+                # A finished request is answered by its future's done-callback, which the
+                # loop has queued but not yet run: yield once so every answer is written
+                # before shutdown or exit proceeds (under load it otherwise was not).
+                await asyncio.sleep(0)
                 break
             await asyncio.sleep(0.01)
         try:
