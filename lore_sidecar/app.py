@@ -15,11 +15,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lore_sidecar.engine.curator import Curator
+from lore_sidecar.engine.distiller import Distiller, DistillSettings, MemoryWorker
 from lore_sidecar.engine.fact_service import Facts
 from lore_sidecar.engine.indexer import Indexer
+from lore_sidecar.engine.knowledge import Knowledge
+from lore_sidecar.engine.memory import Memory
 from lore_sidecar.engine.service import Engine, Role
 from lore_sidecar.engine.workspace_index import WorkspaceIndex
 from lore_sidecar.errors import LoreError
+from lore_sidecar.llm.anthropic_client import AnthropicClient, LLMUnavailable
 from lore_sidecar.llm.embedders import EmbedderUnavailable, load_embedder
 from lore_sidecar.settings import Settings
 from lore_sidecar.store import index_dirs
@@ -87,6 +92,9 @@ class Election:
             self.facts = Facts(
                 FactRows(self.db, Journal(self.store / "journal")), self.records, link_roots=self.settings.index.link_roots
             )
+            self.knowledge = Knowledge(self.records.nodes, self.records)
+            self.memory = Memory(self.records, self.knowledge)
+            self.distiller = self._distiller()
             self.embedder = None
             try:
                 self.embedder = load_embedder(self.settings.embedder)
@@ -117,8 +125,9 @@ class Election:
             role=role,
             spool=self.spool,
             facts=self.facts,
-            # No distiller is built yet (conversation-memory issue): say so rather than pretend.
-            distiller_mode="off",
+            memory=self.memory,
+            distiller=self.distiller,
+            distiller_mode=self.distiller.mode,
             folders=self.folders,
             on_close=self.close,
             index_epoch=index_epoch,
@@ -127,6 +136,8 @@ class Election:
         )
         if indexer is not None and start_indexer:
             indexer.start()
+        if writer:
+            self._writer_duties(self.engine)
         self._spawn(self._run, "lore-election")
         self._spawn(self._heartbeat, "lore-heartbeat")
         return self.engine
@@ -194,11 +205,56 @@ class Election:
             max_file_bytes=self.settings.index.max_file_bytes,
             on_change=indexer.notify,
             note_hook=self.facts.update_note,
+            file_hook=self.knowledge.file_changed,
             link_roots=self.settings.index.link_roots,
         )
         self.records.publish_index_epoch(epoch)
         index_dirs.sweep(self.store, {previous, epoch})  # readers may still be on `previous`
         return text, vectors, indexer, workspace
+
+    def _distiller(self) -> Distiller:
+        """The configured distiller: the LLM when a key is set (distiller auto or llm), else
+        the extractive rules; status says which and why."""
+        m = self.settings.memory
+        ds = DistillSettings(
+            min_messages=m.distill_min_messages, min_tokens=m.distill_min_tokens, idle_ms=m.distill_idle_ms,
+            max_messages=m.distill_max_messages, tool_output_limit=m.tool_output_limit,
+            meta_threshold=m.meta_threshold, meta_keep=m.meta_keep, curate_every=m.curate_every,
+        )
+        rows = self.records.memory
+        if self.settings.distiller == "off":
+            return Distiller(rows, None, ds, mode="off", reason="distiller is set to off")
+        llm, reason = None, None
+        if self.settings.distiller == "extractive":
+            reason = "distiller is set to extractive"
+        else:
+            try:
+                llm = AnthropicClient(
+                    api_key=os.environ.get("ANTHROPIC_API_KEY", ""), model=m.llm_model, base_url=m.llm_base_url,
+                    timeout_s=m.llm_timeout_ms / 1000, max_retries=m.llm_retries, max_tokens=m.llm_max_tokens,
+                )
+            except LLMUnavailable as exc:
+                reason = f"{exc.kind}: {exc.message}"
+        distiller = Distiller(rows, llm, ds, mode="llm" if llm else "extractive", reason=reason)
+        if llm is not None:
+            distiller.curator = Curator(distiller, self.knowledge, self.records.nodes, m.curate_every)
+        return distiller
+
+    def _writer_duties(self, engine: Engine) -> None:
+        """What only the writer runs besides indexing: team knowledge from `.lore.md`, and
+        the memory thread (distiller, meta pass, curator)."""
+        for folder in self.folders:
+            try:
+                result = self.memory.import_if_changed(engine.project_root(folder))
+                if result:
+                    log.info("imported .lore.md of %s: %s", folder, result)
+            except LoreError as exc:
+                if exc.kind == "notWriter":
+                    return
+                log.warning("importing .lore.md of %s failed: %s", folder, exc)
+        if engine.memory_worker is None and self.distiller.mode != "off":
+            engine.memory_worker = MemoryWorker(self.distiller)
+            engine.memory_worker.start()
 
     def _replay_facts_if_due(self) -> None:
         """After a version change or a hand edit of the journal, the fact rows are rebuilt."""
@@ -292,6 +348,7 @@ class Election:
         engine.become_writer(text=text, vectors=vectors, indexer=indexer, workspace=workspace, epoch=epoch, pid=os.getpid())
         indexer.start()
         old_text.close()
+        self._writer_duties(engine)
 
     def _demote(self) -> None:
         engine = self.engine
@@ -307,10 +364,17 @@ class Election:
         )
         if old is not None:
             old.stop(save=False)
+        self._stop_memory(engine)
         old_text.close()
         self.lock.release()
         self._fenced.clear()
         self.on_role_change(engine)
+
+    @staticmethod
+    def _stop_memory(engine: Engine) -> None:
+        worker, engine.memory_worker = engine.memory_worker, None
+        if worker is not None:
+            worker.stop()
 
     def _prune(self) -> None:
         cutoff = time.time() - APPLIED_OPS_KEEP_S
@@ -334,6 +398,7 @@ class Election:
                 t.join(timeout=5)
         engine = self.engine
         if engine is not None:
+            self._stop_memory(engine)
             if engine.indexer is not None:
                 engine.indexer.stop(save=engine.role.writer and not self._fenced.is_set())
             engine.text.close()

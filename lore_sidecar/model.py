@@ -15,8 +15,10 @@ ALL_SOURCES: tuple[str, ...] = (
     "files",
     "entities",
 )
-# Sources this version indexes; the others are accepted and simply return nothing yet.
-INDEXED_SOURCES: tuple[str, ...] = ("messages", "files", "facts")
+# Sources with rows in the indexes (all of them).
+INDEXED_SOURCES: tuple[str, ...] = ALL_SOURCES
+# The project id global knowledge nodes carry in the indexes: searched with every project.
+GLOBAL_PROJECT = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +46,7 @@ class NewMessage:
 class Doc:
     """One indexable unit (a message or a workspace chunk) as the indexes see it."""
 
-    kind: str  # "messages" | "files"
+    kind: str  # one of ALL_SOURCES
     key: int  # row id in its table
     project_id: int
     title: str
@@ -87,6 +89,9 @@ class Hit:
     path: str | None = None
     range: tuple[int, int] | None = None
     created_at: str | None = None
+    category: str | None = None  # knowledge hits
+    priority: int | None = None
+    stale: dict[str, Any] | None = None  # a knowledge hit whose source file changed
 
 
 @dataclass(frozen=True, slots=True)

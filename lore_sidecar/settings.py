@@ -52,6 +52,23 @@ class StoreSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class MemorySettings:
+    distill_min_messages: int = 5
+    distill_min_tokens: int = 64
+    distill_idle_ms: int = 2000
+    distill_max_messages: int = 40
+    tool_output_limit: int = 4000
+    meta_threshold: int = 20
+    meta_keep: int = 5
+    curate_every: int = 3
+    llm_model: str = "claude-haiku-4-5"
+    llm_base_url: str | None = None
+    llm_timeout_ms: int = 60_000
+    llm_retries: int = 2
+    llm_max_tokens: int = 2048
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     store_dir: Path
     embedder: str = "wordllama"
@@ -61,6 +78,7 @@ class Settings:
     index: IndexSettings = field(default_factory=IndexSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
+    memory: MemorySettings = field(default_factory=MemorySettings)
 
 
 def _bool(v: Any) -> bool:
@@ -126,6 +144,12 @@ def _paths(v: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _text(v: Any) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError("expected a non-empty string")
+    return v.strip()
+
+
 def _level(v: Any) -> str:
     s = str(v).upper()
     if s not in ("DEBUG", "INFO", "WARNING", "ERROR"):
@@ -157,6 +181,19 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "writerStaleMs": (_int(500, 600_000), ("store", "writer_stale_ms")),
     "applyWaitMs": (_int(0, 60_000), ("store", "apply_wait_ms")),
     "allowNetworkFs": (_bool, ("store", "allow_network_fs")),
+    "distillMinMessages": (_int(1, 10_000), ("memory", "distill_min_messages")),
+    "distillMinTokens": (_int(0, 1_000_000), ("memory", "distill_min_tokens")),
+    "distillIdleMs": (_int(0, 3_600_000), ("memory", "distill_idle_ms")),
+    "distillMaxMessages": (_int(1, 10_000), ("memory", "distill_max_messages")),
+    "toolOutputLimit": (_int(200, 1_000_000), ("memory", "tool_output_limit")),
+    "metaThreshold": (_int(2, 10_000), ("memory", "meta_threshold")),
+    "metaKeep": (_int(0, 10_000), ("memory", "meta_keep")),
+    "curateEvery": (_int(1, 10_000), ("memory", "curate_every")),
+    "llmModel": (_text, ("memory", "llm_model")),
+    "llmBaseUrl": (_text, ("memory", "llm_base_url")),
+    "llmTimeoutMs": (_int(100, 600_000), ("memory", "llm_timeout_ms")),
+    "llmRetries": (_int(0, 10), ("memory", "llm_retries")),
+    "llmMaxTokens": (_int(16, 64_000), ("memory", "llm_max_tokens")),
 }
 ENV_PREFIX = "LORE_"
 
@@ -194,7 +231,7 @@ def _flatten(data: Mapping[str, Any]) -> dict[str, Any]:
     """Accept both flat keys and one level of sections (`{"recall": {"rrfK": 30}}`)."""
     flat: dict[str, Any] = {}
     for key, value in data.items():
-        if isinstance(value, Mapping) and key in ("index", "recall"):
+        if isinstance(value, Mapping) and key in ("index", "recall", "store", "memory"):
             flat.update(value)
         else:
             flat[key] = value
@@ -239,7 +276,7 @@ def load_settings(
 
 def build(chosen: Mapping[str, Any]) -> Settings:
     top: dict[str, Any] = {}
-    sections: dict[str, dict[str, Any]] = {"index": {}, "recall": {}, "store": {}}
+    sections: dict[str, dict[str, Any]] = {"index": {}, "recall": {}, "store": {}, "memory": {}}
     for key, value in chosen.items():
         section, attr = OPTIONS[key][1]
         (sections[section] if section else top)[attr] = value
@@ -248,5 +285,6 @@ def build(chosen: Mapping[str, Any]) -> Settings:
         index=IndexSettings(**sections["index"]),
         recall=RecallSettings(**sections["recall"]),
         store=StoreSettings(**sections["store"]),
+        memory=MemorySettings(**sections["memory"]),
         **top,
     )

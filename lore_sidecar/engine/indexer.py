@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from lore_sidecar.errors import LoreError
-from lore_sidecar.model import Doc
+from lore_sidecar.model import INDEXED_SOURCES, Doc
 from lore_sidecar.ports import Embedder, TextIndex, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -198,6 +198,12 @@ class Indexer:
             return self.records.chunk_docs(keys)
         if kind == "facts":
             return self.records.fact_docs(keys)
+        if kind == "distillations":
+            return self.records.memory.distillation_docs(keys)
+        if kind == "entities":
+            return self.records.memory.entity_docs(keys)
+        if kind == "knowledge":
+            return self.records.nodes.docs(keys)
         return []
 
     def _index_docs(self, docs: list[Doc]) -> None:
@@ -265,7 +271,7 @@ class Indexer:
         self.text.clear()
         if self.vectors is not None:
             self.vectors.clear()
-        for kind in ("messages", "files", "facts"):
+        for kind in INDEXED_SOURCES:
             keys = [k for k, _ in self.records.all_keys(kind)]
             for i in range(0, len(keys), BATCH):
                 self._index_docs(self._load(kind, keys[i : i + BATCH]))

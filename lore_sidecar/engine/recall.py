@@ -6,13 +6,13 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from lore_sidecar.engine import facts, fusion
 from lore_sidecar.engine import query as q
 from lore_sidecar.engine.uris import chunk_uri, message_uri
-from lore_sidecar.model import INDEXED_SOURCES, Candidate, Hit, RecallResult
+from lore_sidecar.model import GLOBAL_PROJECT, INDEXED_SOURCES, Candidate, Hit, RecallResult
 from lore_sidecar.ports import Embedder, TextIndex, VectorIndex
 from lore_sidecar.settings import RecallSettings
 
@@ -20,6 +20,8 @@ CUE_TEXT_LIMIT = 50_000
 
 
 NEIGHBOUR_FACTOR = 0.95
+MEMORY_KINDS = ("distillations", "knowledge", "entities")
+PRIORITY_BONUS = 0.002  # per priority level above 4, against an RRF score of ~1/60 at rank 1
 
 
 def _fact_in_force(row, at: str) -> bool:
@@ -46,8 +48,10 @@ class Recaller:
         vectors: VectorIndex | None,
         embedder: Embedder | None,
         settings: RecallSettings,
+        memory=None,
     ):
         self.records = records
+        self.memory = memory  # engine.memory.Memory: rows and hits of the memory tiers
         self.text = text
         self.vectors = vectors
         self.embedder = embedder
@@ -70,8 +74,11 @@ class Recaller:
         terms = q.query_terms(query)
         pool = max(s.candidates, offset + limit)
         cands: list[Candidate] = []
+        if project_ids is not None and project_ids and "knowledge" in kinds:
+            project_ids = [*project_ids, GLOBAL_PROJECT]  # global knowledge applies everywhere
         if kinds and (project_ids is None or project_ids) and terms:
-            lex = self._lexical(terms, kinds, project_ids, pool)
+            extra = self.memory.expansions(project_ids, terms) if self.memory is not None else []
+            lex = self._lexical(terms, kinds, project_ids, pool, q.query_terms(" ".join(extra)))
             vec: list[tuple[str, int, float]] = []
             if not lexical_only and self.vectors is not None and self.embedder is not None and s.vector_weight > 0:
                 qv = self.embedder.embed([query])[0]
@@ -94,14 +101,16 @@ class Recaller:
             next_offset=offset + len(hits) if truncated else None,
         )
 
-    def _lexical(self, terms, kinds, project_ids, pool) -> list[tuple[str, int, float]]:
+    def _lexical(self, terms, kinds, project_ids, pool, aliases=()) -> list[tuple[str, int, float]]:
         strict = self.text.search(terms, kinds=kinds, project_ids=project_ids, limit=pool, conjunctive=True)
-        if len(terms) == 1 or len(strict) >= pool:
+        if (len(terms) == 1 and not aliases) or len(strict) >= pool:
             return strict
         # Trigger: the strict AND query found fewer than the pool. Why: one missing or
         # misspelt word must not hide every other match. Outcome: AND hits stay on top,
         # OR hits fill the remaining places in BM25 order.
-        loose = self.text.search(terms, kinds=kinds, project_ids=project_ids, limit=pool, conjunctive=False)
+        # Other names of an entity the query names (aliases) join the loose query only.
+        loose_terms = [*terms, *(a for a in aliases if a not in terms)]
+        loose = self.text.search(loose_terms, kinds=kinds, project_ids=project_ids, limit=pool, conjunctive=False)
         seen = {(k, key) for k, key, _ in strict}
         return strict + [h for h in loose if (h[0], h[1]) not in seen][: pool - len(strict)]
 
@@ -130,13 +139,19 @@ class Recaller:
         chunk_rows = self.records.chunk_rows([c.key for c in cands if c.kind == "files"])
         fact_rows = self.records.fact_rows([c.key for c in cands if c.kind == "facts"])
         rows_of = {"messages": msg_rows, "files": chunk_rows, "facts": fact_rows}
+        if self.memory is not None:
+            for kind in ("distillations", "knowledge", "entities"):
+                rows_of[kind] = self.memory.rows_for(kind, [c.key for c in cands if c.kind == kind])
         fact_at = facts.ts(as_of) if as_of else facts.now_ts()
         now = time.time()
+        now_iso = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         scored: list[tuple[float, Candidate, object]] = []
         for c in cands:
-            row = rows_of[c.kind].get(c.key)
+            row = rows_of.get(c.kind, {}).get(c.key)
             if row is None:  # deleted since the index saw it
                 continue
+            if c.kind in MEMORY_KINDS and not self.memory.admits(c.kind, row, now_iso):
+                continue  # a suppressed, expired or deleted node
             if c.kind == "facts" and not _fact_in_force(row, fact_at):
                 continue  # superseded, closed, or not yet true at that time
             score = c.fused
@@ -149,12 +164,19 @@ class Recaller:
                     half_life_days=s.recency_half_life_days,
                     k=s.rrf_k,
                 )
+            elif c.kind == "knowledge":
+                # Curated knowledge ranks by priority; priority 0-1 nodes never decay.
+                age = 0.0 if row["priority"] <= 1 else _age_days(row["updated_at"], now)
+                score += PRIORITY_BONUS * (4 - row["priority"]) + fusion.recency_bonus(
+                    age, weight=s.recency_weight, half_life_days=s.recency_half_life_days, k=s.rrf_k)
             scored.append((score, c, row))
         scored.sort(key=lambda t: (-t[0], t[1].kind, t[1].key))
         hits = [self._hit(score, c, row, terms) for score, c, row in scored[offset : offset + limit]]
         return hits, len(scored)
 
     def _hit(self, score: float, c: Candidate, row, terms: list[str]) -> Hit:
+        if c.kind in MEMORY_KINDS:
+            return self.memory.hit(c.kind, row, score, terms, self.text.analyze)
         if c.kind == "facts":
             text = f"{row['subject']} :: {row['predicate']} :: {row['object']}"
             return Hit(

@@ -29,6 +29,17 @@ from lore_sidecar.settings import Settings
 log = logging.getLogger(__name__)
 READ_YOUR_WRITES_TIMEOUT_S = 2.0
 FACT_OPS = ("assertFact", "invalidateFact")
+ONE_BY_ONE = (*FACT_OPS, "nodeOp")
+
+
+def _relative(root: str, path: Any) -> Any:
+    """A source path as the node records it: relative to the project root when inside it."""
+    if isinstance(path, str) and Path(path).is_absolute():
+        try:
+            return Path(path).relative_to(root).as_posix()
+        except ValueError:
+            return path
+    return path
 
 
 def new_op_id() -> str:
@@ -55,6 +66,9 @@ class Engine:
     role: Role
     spool: Any = None
     facts: Any = None  # engine.fact_service.Facts
+    memory: Any = None  # engine.memory.Memory (nodes, distillations, entities; every role)
+    distiller: Any = None  # engine.distiller.Distiller (the writer's)
+    memory_worker: Any = None  # engine.distiller.MemoryWorker (the writer's thread)
     distiller_mode: str = "off"
     folders: list[str] = field(default_factory=list)
     on_close: Callable[[], None] = lambda: None
@@ -70,14 +84,17 @@ class Engine:
     _op_failures: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.recaller = Recaller(self.records, self.text, self.vectors, self.embedder, self.settings.recall)
+        self.recaller = self._recaller(self.text, self.vectors)
+
+    def _recaller(self, text: Any, vectors: Any) -> Recaller:
+        return Recaller(self.records, text, vectors, self.embedder, self.settings.recall, self.memory)
 
     # -- roles ----------------------------------------------------------------------------------
     def become_writer(self, *, text: Any, vectors: Any, indexer: Indexer, workspace: WorkspaceIndex, epoch: int, pid: int) -> None:
         with self._role_lock:
             self.text, self.vectors, self.indexer, self.workspace = text, vectors, indexer, workspace
             self.index_epoch = epoch
-            self.recaller = Recaller(self.records, text, vectors, self.embedder, self.settings.recall)
+            self.recaller = self._recaller(text, vectors)
             # Whatever was applied before the indexes existed (the spool, at take-over) must
             # be searchable before the next read here answers.
             self._last_write_seq = max(self._last_write_seq, self.records.outbox_head())
@@ -87,7 +104,7 @@ class Engine:
         """Follower: read from the index directory the current writer published."""
         with self._role_lock:
             self.text, self.vectors, self.index_epoch = text, vectors, index_epoch
-            self.recaller = Recaller(self.records, text, vectors, self.embedder, self.settings.recall)
+            self.recaller = self._recaller(text, vectors)
 
     def become_follower(self, *, text: Any, vectors: Any, index_epoch: int, writer_pid: int | None, epoch: int) -> Indexer | None:
         """Drop the writer's duties; returns the indexer the caller must stop."""
@@ -95,7 +112,7 @@ class Engine:
             old = self.indexer
             self.indexer, self.workspace = None, None
             self.text, self.vectors, self.index_epoch = text, vectors, index_epoch
-            self.recaller = Recaller(self.records, text, vectors, self.embedder, self.settings.recall)
+            self.recaller = self._recaller(text, vectors)
             self._seen_generation = -1
             self.role = Role(writer=False, writer_pid=writer_pid, epoch=epoch)
         return old
@@ -201,10 +218,10 @@ class Engine:
             op = self.spool.read(path)
             if op is None:
                 continue
-            if op.get("kind") in FACT_OPS:
+            if op.get("kind") in ONE_BY_ONE:
                 self._apply_batch(batch)
                 batch = []
-                self._apply_fact_op(path, op)
+                self._apply_single(path, op)
                 continue
             try:
                 batch.append((path, op["opId"], op["kind"], self._op_applier(op)))
@@ -230,7 +247,9 @@ class Engine:
         for path, *_ in batch:
             self.spool.remove(path)
 
-    def _apply_fact_op(self, path: Any, op: dict) -> None:
+    def _apply_single(self, path: Any, op: dict) -> None:
+        """A fact or node operation: its own transaction, refusals settled as the sender's
+        error, unexpected failures retried then set aside."""
         op_id, kind = op.get("opId"), op.get("kind")
         if self.records.op_result(op_id) is not None:  # applied before a crash ate the file
             self.spool.remove(path)
@@ -244,8 +263,10 @@ class Engine:
             def mark(c, result: dict) -> None:
                 self.records.mark_applied(c, op_id, kind, result)
 
-            done = self.facts.already_journaled(kind, root, args)
-            if done is not None:
+            done = self.facts.already_journaled(kind, root, args) if kind in FACT_OPS else None
+            if kind == "nodeOp":
+                self.memory.apply(op["method"], root, args, op.get("runtime") or "follower", also=mark)
+            elif done is not None:
                 # Its journal line was written by a writer that died before committing, and
                 # a replay has already turned it into rows: only remember it as applied.
                 self.records.settle_op(op_id, kind, done)
@@ -288,8 +309,8 @@ class Engine:
         return done
 
     def _op_applier(self, op: dict) -> Callable:
-        if op["kind"] in FACT_OPS:
-            raise ValueError("fact operations are applied one by one")
+        if op["kind"] in ONE_BY_ONE:
+            raise ValueError("fact and node operations are applied one by one")
         if op["kind"] == "recordMessages":
             messages = [NewMessage(**m) for m in op["messages"]]
             return self.records.record_messages_op(str(op["project"]), messages)
@@ -375,6 +396,78 @@ class Engine:
         self._last_write_seq = self.records.outbox_head()
         if self.indexer:
             self.indexer.notify()
+        if self.memory_worker:
+            self.memory_worker.notify()
+
+    # -- knowledge nodes and distillation ---------------------------------------------------------
+    def _memory(self):
+        if self.memory is None:
+            raise LoreError("notReady", "memory is not available on this instance yet", retryable=True)
+        return self.memory
+
+    def node_op(self, method: str, *, project: str | None = None, runtime: str | None = None, **args: Any) -> dict[str, Any]:
+        """createNode, updateNode, moveNode, deleteNode, retain, forget: applied here on the
+        writer, or made durable in the spool on a follower (refusals happen first)."""
+        memory = self._memory()
+        root = self.project_root(project)
+        runtime = runtime or "client"
+        if "sources" in args and args["sources"] is not None:
+            args["sources"] = [{**src, "path": _relative(root, src.get("path"))} for src in args["sources"]]
+        args = memory.check(method, root, args)
+        if self.role.writer:
+            try:
+                out = memory.apply(method, root, args, runtime)
+                self._wrote()
+                return {**out, "durable": True, "applied": True}
+            except LoreError as exc:
+                if exc.kind != "notWriter":
+                    raise
+        op_id, result = self._spool({"kind": "nodeOp", "method": method, "project": root, "runtime": runtime, "args": args})
+        if result is None:
+            return {"uri": args.get("new_uri") or args.get("uri"), "version": None, "durable": True, "applied": False,
+                    "opId": op_id}
+        return {**result, "durable": True, "applied": True, "opId": op_id}
+
+    def list_domains(self, *, project: str | None = None, scope: str = "project") -> dict[str, Any]:
+        self._fresh()
+        return self._memory().list_domains(self._project_ids(project, scope))
+
+    def node_history(self, uri: str) -> dict[str, Any]:
+        self._fresh()
+        return self._memory().knowledge.history(uri)
+
+    def distill(self, *, session_id: str | None = None) -> dict[str, Any]:
+        """Run the distillation pipeline now (the writer's; a follower is told who can)."""
+        self._require_writer()
+        if self.distiller is None:
+            raise LoreError("distillerOff", "distillation is off on this instance (distiller = off)")
+        created = self.distiller.tick(force=True, session_id=session_id)
+        self._wrote()
+        return {"created": created, "mode": self.distiller.mode}
+
+    def export_knowledge(self, *, project: str | None = None, path: str | None = None) -> dict[str, Any]:
+        self._fresh()
+        root = self.project_root(project)
+        found = self.records.find_project(root)
+        return self._memory().export(root, found.id if found else None, Path(path) if path else None)
+
+    def import_knowledge(self, *, project: str | None = None) -> dict[str, Any]:
+        self._require_writer()
+        root = self.project_root(project)
+        result = self._memory().import_if_changed(root)
+        self._wrote()
+        return result or {"created": 0, "updated": 0, "unchanged": 0, "problems": [], "skipped": "unchanged since the last import"}
+
+    def count_use(self, query_id: str, uri: str, session_id: str | None, runtime: str | None) -> None:
+        """A recalled lead was opened. Best effort: never fails the read that reports it."""
+        try:
+            if self.role.writer:
+                self._memory().apply("countUse", "", {"query_id": query_id, "uri": uri, "session_id": session_id}, runtime or "client")
+            elif self.spool is not None:
+                self.spool.put({"opId": new_op_id(), "kind": "nodeOp", "method": "countUse", "project": "",
+                                "runtime": runtime or "client", "args": {"query_id": query_id, "uri": uri, "session_id": session_id}})
+        except LoreError as exc:
+            log.info("usage of %s not counted: %s", uri, exc)
 
     # -- session lifecycle ------------------------------------------------------------------------
     def prompt_submit(self, *, session_id: str, prompt: str, harness: str | None = None,
@@ -429,7 +522,17 @@ class Engine:
             lexical_only=lexical_only,
         )
 
-    def get_node(self, uri: str) -> NodeContent:
+    def get_node(self, uri: str, *, query_id: str | None = None, session_id: str | None = None,
+                 runtime: str | None = None) -> NodeContent:
+        self._fresh()
+        node = self._get_node(uri)
+        if query_id:
+            self.count_use(query_id, uri, session_id, runtime)
+        return node
+
+    def _get_node(self, uri: str) -> NodeContent:
+        if uris.is_memory_uri(uri):
+            return self._memory().get(uri)
         kind, parts = uris.parse(uri)
         if kind == "facts":
             row = self._facts().by_fact_id(parts[0])
@@ -542,7 +645,8 @@ class Engine:
         self._fresh()
         root = self.project_root(project)
         found = self.records.find_project(root)
-        counts = self.records.counts(found.id) if found else {"messages": 0, "files": 0, "chunks": 0, "facts": 0}
+        counts = self.records.counts(found.id) if found else dict.fromkeys(
+            ("messages", "files", "chunks", "facts", "distillations", "knowledge", "entities"), 0)
         indexer = self.indexer
         generation = indexer.generation if indexer else int(self.records.meta("generation", "0") or 0)
         applied = indexer.applied_seq if indexer else self.text.saved_seq
@@ -558,8 +662,9 @@ class Engine:
             "generation": generation,
             "counts": {
                 "messages": counts["messages"],
-                "distillations": 0,
-                "knowledge": 0,
+                "distillations": counts["distillations"],
+                "knowledge": counts["knowledge"],
+                "entities": counts["entities"],
                 "facts": counts["facts"],
                 "files": counts["files"],
                 "chunks": counts["chunks"],
@@ -568,7 +673,8 @@ class Engine:
                 "name": self.embedder.name if self.embedder else "none",
                 "dim": self.embedder.dim if self.embedder else 0,
             },
-            "distiller": {"mode": self.distiller_mode, "model": None},
+            "distiller": self.distiller.status() if self.distiller is not None else {"mode": self.distiller_mode, "model": None},
+            "usage": {"used": {r["runtime"]: r["used"] for r in self.records.nodes.usage()}},
             "indexLagMs": lag_ms,
             "indexError": indexer.error if indexer else None,
             "indexEpoch": self.index_epoch,
@@ -621,7 +727,13 @@ class Engine:
     def apply_file_changes(self, folder: str, paths: Any) -> None:
         workspace = self.workspace
         if self.role.writer and workspace is not None:
+            paths = list(paths)
             workspace.apply_changes(folder, paths)
+            if self.memory is not None and any(Path(p).name == ".lore.md" for p in paths):
+                result = self.memory.import_if_changed(self.project_root(folder))  # a git pull brought knowledge
+                if result:
+                    log.info("imported .lore.md of %s: %s", folder, result)
+                    self._wrote()
 
     def close(self) -> None:
         self.on_close()

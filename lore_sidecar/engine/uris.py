@@ -19,6 +19,11 @@ def chunk_uri(project_root: str, rel_path: str, start: int, end: int) -> str:
     return f"{(Path(project_root) / rel_path).as_uri()}#L{start}-L{end}"
 
 
+def is_memory_uri(uri: str) -> bool:
+    """A distillation, entity or knowledge-node URI (anything but session/fact/file)."""
+    return "://" in uri and not uri.startswith(("session://", "fact://", "file://"))
+
+
 def parse(uri: str) -> tuple[str, tuple]:
     """("messages", (session_id, msg_id)), ("facts", (fact_id,)) or ("files", (abs_path, start, end))."""
     if uri.startswith("session://"):

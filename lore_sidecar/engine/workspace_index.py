@@ -41,7 +41,7 @@ class ScanStats:
 
 class WorkspaceIndex:
     def __init__(self, records, *, max_file_bytes: int, on_change: Callable[[], None], note_hook=None,
-                 link_roots: tuple[str, ...] = ()):
+                 file_hook=None, link_roots: tuple[str, ...] = ()):
         self.records = records
         self.link_roots = link_roots  # folders outside the workspace that symlinks may lead into
         self.max_file_bytes = max_file_bytes
@@ -49,6 +49,9 @@ class WorkspaceIndex:
         # note_hook(conn, project_id, rel, text or None): facts a markdown note states, kept
         # in step with the note inside the same transaction.
         self.note_hook = note_hook
+        # file_hook(conn, project_id, rel, sha256 or None): told of every file change in the
+        # same transaction (knowledge citing the file is flagged stale).
+        self.file_hook = file_hook
         self._rules: dict[str, IgnoreRules] = {}
 
     def rules(self, root: str) -> IgnoreRules:
@@ -151,18 +154,25 @@ class WorkspaceIndex:
         except Exception:  # a chunker bug must not stop indexing: fall back to one chunk
             log.exception("chunking %s failed", rel)
             chunks = []
-        after = None
-        if self.note_hook is not None and is_note(rel):
-            hook = self.note_hook
+        note_hook = self.note_hook if is_note(rel) else None
+        file_hook = self.file_hook
 
-            def after(c) -> None:
-                hook(c, project_id, rel, text)
+        def after(c) -> None:
+            if note_hook is not None:
+                note_hook(c, project_id, rel, text)
+            if file_hook is not None:
+                file_hook(c, project_id, rel, sha)
 
         self.records.replace_file(project_id, rel, sha, size, mtime_ns, chunks, after=after)
         return True
 
     def _delete(self, project_id: int, rels: list[str]) -> None:
-        hook = self.note_hook
-        self.records.delete_files(
-            project_id, rels, after=(lambda c, rel: hook(c, project_id, rel, None) if is_note(rel) else None) if hook else None
-        )
+        note_hook, file_hook = self.note_hook, self.file_hook
+
+        def after(c, rel: str) -> None:
+            if note_hook is not None and is_note(rel):
+                note_hook(c, project_id, rel, None)
+            if file_hook is not None:
+                file_hook(c, project_id, rel, None)
+
+        self.records.delete_files(project_id, rels, after=after)

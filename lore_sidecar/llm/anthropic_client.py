@@ -56,10 +56,19 @@ class AnthropicClient:
         self.max_tokens = max_tokens
         self.status = LLMStatus()
         self._lock = threading.Lock()
-        import anthropic  # lazy: `initialize` must not pay for it
+        self._options = {"api_key": api_key, "base_url": base_url, "timeout": timeout_s, "max_retries": max_retries}
+        self._anthropic: Any = None
+        self._client: Any = None
 
-        self._anthropic = anthropic
-        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=max_retries)
+    def _sdk(self) -> Any:
+        """The SDK is imported on the first call: start-up must not pay for it."""
+        with self._lock:
+            if self._client is None:
+                import anthropic
+
+                self._anthropic = anthropic
+                self._client = anthropic.Anthropic(**self._options)
+        return self._client
 
     def complete(self, *, stable: Sequence[str], prompt: str, max_tokens: int | None = None) -> Completion:
         """`stable`: prompt parts identical across calls (cached); `prompt`: this call's part."""
@@ -67,9 +76,10 @@ class AnthropicClient:
         if system:
             system[-1]["cache_control"] = {"type": "ephemeral"}
         t0 = time.perf_counter()
+        client = self._sdk()
         a = self._anthropic
         try:
-            resp = self._client.messages.create(
+            resp = client.messages.create(
                 model=self.model,
                 max_tokens=max_tokens or self.max_tokens,
                 system=system,

@@ -54,6 +54,8 @@ def hit_to_wire(h: Hit) -> dict[str, Any]:
         "range": {"startLine": h.range[0], "endLine": h.range[1]} if h.range else None,
         "createdAt": h.created_at,
     }
+    if h.source == "knowledge":
+        out.update(category=h.category, priority=h.priority, stale=h.stale)
     return out
 
 
@@ -154,7 +156,8 @@ def register(server) -> None:
     async def get_node(params: Any) -> dict[str, Any]:
         p = structure(params, t.GetNodeParams)
         engine = await order.read(server.engine)
-        return node_to_wire(await server.run(engine.get_node, p.uri))
+        return node_to_wire(await server.run(engine.get_node, p.uri, query_id=p.query_id, session_id=p.session_id,
+                                             runtime=p.harness))
 
     async def reindex(params: Any) -> dict[str, Any]:
         p = structure(params, t.ReindexParams)
@@ -222,6 +225,62 @@ def register(server) -> None:
         return await server.run(engine.session_start, session_id=p.session_id, harness=p.harness, cwd=p.cwd,
                                 repo=p.repo, budget_tokens=p.budget_tokens)
 
+    def node_write(method: str, params_type: type, fields: tuple[str, ...], changes: bool = False):
+        async def handler(params: Any) -> dict[str, Any]:
+            p = structure(params, params_type)
+            args: dict[str, Any] = {f: getattr(p, f) for f in fields}
+            for key in ("sources",):
+                if args.get(key) is not None:
+                    args[key] = [{"path": s.path, "sha256": s.sha256} for s in args[key]]
+            if changes:  # an update carries only the fields the client sent
+                args = {"uri": p.uri, "expected_version": p.expected_version,
+                        "changes": {k: v for k, v in args.items() if v is not None}}
+
+            async def work() -> dict[str, Any]:
+                engine = await server.engine()
+                return await server.run(functools.partial(
+                    engine.node_op, method, project=getattr(p, "project", None), runtime=p.harness, **args))
+
+            return await order.write(work)
+
+        handler.__name__ = method
+        return handler
+
+    node_fields = ("content", "category", "priority", "disclosure", "scope", "sources", "expires_at")
+
+    async def list_domains(params: Any) -> dict[str, Any]:
+        p = structure(params, t.ListDomainsParams)
+        engine = await order.read(server.engine)
+        return await server.run(engine.list_domains, project=p.project, scope=p.scope)
+
+    async def node_history(params: Any) -> dict[str, Any]:
+        p = structure(params, t.NodeHistoryParams)
+        engine = await order.read(server.engine)
+        return await server.run(engine.node_history, p.uri)
+
+    async def distill(params: Any) -> dict[str, Any]:
+        p = structure(params, t.DistillParams)
+
+        async def work() -> dict[str, Any]:
+            engine = await server.engine()
+            return await server.run(engine.distill, session_id=p.session_id)
+
+        return await order.write(work)
+
+    async def export_knowledge(params: Any) -> dict[str, Any]:
+        p = structure(params, t.ExportKnowledgeParams)
+        engine = await order.read(server.engine)
+        return await server.run(engine.export_knowledge, project=p.project, path=p.path)
+
+    async def import_knowledge(params: Any) -> dict[str, Any]:
+        p = structure(params, t.ImportKnowledgeParams)
+
+        async def work() -> dict[str, Any]:
+            engine = await server.engine()
+            return await server.run(engine.import_knowledge, project=p.project)
+
+        return await order.write(work)
+
     table = {
         "lore/status": status,
         "lore/recordMessages": record_messages,
@@ -235,6 +294,17 @@ def register(server) -> None:
         "lore/aggregateFacts": aggregate_facts,
         "lore/promptSubmit": prompt_submit,
         "lore/sessionStart": session_start,
+        "lore/createNode": node_write("createNode", t.CreateNodeParams, ("uri", *node_fields)),
+        "lore/updateNode": node_write("updateNode", t.UpdateNodeParams, (*node_fields, "suppressed"), changes=True),
+        "lore/moveNode": node_write("moveNode", t.MoveNodeParams, ("uri", "new_uri")),
+        "lore/deleteNode": node_write("deleteNode", t.DeleteNodeParams, ("uri",)),
+        "lore/retain": node_write("retain", t.RetainParams, ("uri", "title", *node_fields)),
+        "lore/forget": node_write("forget", t.ForgetParams, ("uri", "reason")),
+        "lore/listDomains": list_domains,
+        "lore/nodeHistory": node_history,
+        "lore/distill": distill,
+        "lore/exportKnowledge": export_knowledge,
+        "lore/importKnowledge": import_knowledge,
     }
     for method, fn in table.items():
         server.feature(method)(_bind(_expected(fn)))

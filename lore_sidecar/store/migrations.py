@@ -157,4 +157,121 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX messages_by_session ON messages(session_id, id);
         """,
     ),
+    (
+        "0005_conversation_memory",
+        """
+        -- Tier 2: observation logs of conversation segments. Gen-0 rows are append-only;
+        -- a meta pass consolidates older ones into a gen-1 row and points them at it
+        -- (`consolidated_into`) without deleting them: they stay searchable.
+        CREATE TABLE distillations(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            dist_id TEXT NOT NULL UNIQUE,
+            project_id INTEGER NOT NULL REFERENCES projects(id),
+            session_id TEXT NOT NULL,
+            generation INTEGER NOT NULL,
+            first_msg INTEGER,
+            last_msg INTEGER,
+            covers INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            mode TEXT NOT NULL,
+            model TEXT,
+            prompt_version TEXT NOT NULL,
+            consolidated_into INTEGER,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX distillations_by_session ON distillations(project_id, session_id, generation, id);
+        -- Per session: the newest message the distiller has noticed, the last one already
+        -- distilled, and the last distillation the curator has read.
+        CREATE TABLE memory_marks(
+            project_id INTEGER NOT NULL,
+            session_id TEXT NOT NULL,
+            last_msg INTEGER NOT NULL DEFAULT 0,
+            distilled_upto INTEGER NOT NULL DEFAULT 0,
+            curated_upto INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (project_id, session_id)
+        );
+        -- Tier 3: curated knowledge nodes. A deleted node keeps its row (deleted_at set) and
+        -- its history; only one live node per URI.
+        CREATE TABLE nodes(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            uri TEXT NOT NULL,
+            domain TEXT NOT NULL,
+            project_id INTEGER,
+            scope TEXT NOT NULL,
+            content TEXT NOT NULL,
+            category TEXT,
+            priority INTEGER NOT NULL,
+            disclosure TEXT,
+            expires_at TEXT,
+            suppressed INTEGER NOT NULL DEFAULT 0,
+            sources TEXT NOT NULL DEFAULT '[]',
+            stale TEXT,
+            version INTEGER NOT NULL,
+            uses INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            deleted_at TEXT
+        );
+        CREATE UNIQUE INDEX nodes_live_uri ON nodes(uri) WHERE deleted_at IS NULL;
+        CREATE INDEX nodes_by_scope ON nodes(scope, project_id, priority);
+        CREATE TABLE node_history(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            node_id INTEGER NOT NULL REFERENCES nodes(id),
+            uri TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            action TEXT NOT NULL,
+            snapshot TEXT NOT NULL,
+            runtime TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX node_history_by_node ON node_history(node_id, id);
+        -- Entities: canonical names with aliases, and relations between them.
+        CREATE TABLE entities(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            project_id INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '[]',
+            mentions INTEGER NOT NULL DEFAULT 0,
+            first_seen TEXT NOT NULL,
+            UNIQUE(project_id, name)
+        );
+        CREATE TABLE entity_aliases(
+            project_id INTEGER NOT NULL,
+            alias TEXT NOT NULL,
+            entity_id INTEGER NOT NULL REFERENCES entities(id),
+            PRIMARY KEY (project_id, alias, entity_id)
+        );
+        CREATE TABLE entity_relations(
+            project_id INTEGER NOT NULL,
+            subject INTEGER NOT NULL,
+            relation TEXT NOT NULL,
+            object INTEGER NOT NULL,
+            evidence TEXT NOT NULL,
+            PRIMARY KEY (project_id, subject, relation, object)
+        );
+        -- Every LLM call memory made, with its token usage (what memory costs).
+        CREATE TABLE llm_calls(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at TEXT NOT NULL,
+            purpose TEXT NOT NULL,
+            prompt_version TEXT NOT NULL,
+            model TEXT NOT NULL,
+            input_tokens INTEGER NOT NULL,
+            output_tokens INTEGER NOT NULL,
+            cache_read_tokens INTEGER NOT NULL,
+            cache_write_tokens INTEGER NOT NULL,
+            took_ms REAL NOT NULL
+        );
+        -- Usage: which recalled leads were opened (getNode with a queryId).
+        CREATE TABLE recall_usage(
+            query_id TEXT NOT NULL,
+            uri TEXT NOT NULL,
+            session_id TEXT,
+            runtime TEXT,
+            at TEXT NOT NULL,
+            PRIMARY KEY (query_id, uri)
+        );
+        """,
+    ),
 ]

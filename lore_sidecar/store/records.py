@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from lore_sidecar.model import Chunk, Doc, NewMessage, Project
 from lore_sidecar.store.db import Database, utc_now
+from lore_sidecar.store.memory_rows import MemoryRows
+from lore_sidecar.store.node_rows import NodeRows
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,8 @@ CONTEXT_CHARS = 2000
 class Records:
     def __init__(self, db: Database):
         self.db = db
+        self.memory = MemoryRows(db)  # distillations, marks, entities, LLM calls
+        self.nodes = NodeRows(db)  # knowledge nodes, history, usage
 
     # -- meta -----------------------------------------------------------------------------
     def meta(self, key: str, default: str | None = None) -> str | None:
@@ -309,6 +313,10 @@ class Records:
             sql = "SELECT id, project_id FROM messages ORDER BY id"
         elif kind == "facts":
             sql = "SELECT id, project_id FROM facts ORDER BY id"
+        elif kind in ("distillations", "entities"):
+            return self.memory.all_keys(kind)
+        elif kind == "knowledge":
+            return self.nodes.all_keys()
         else:
             sql = "SELECT c.id, f.project_id FROM chunks c JOIN files f ON f.id=c.file_id ORDER BY c.id"
         return [(r[0], r[1]) for r in self.db.reader().execute(sql)]
@@ -452,6 +460,9 @@ class Records:
             files = r.execute("SELECT COUNT(*) FROM files").fetchone()[0]
             chunks = r.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             facts = r.execute("SELECT COUNT(*) FROM facts").fetchone()[0]
+            dists = r.execute("SELECT COUNT(*) FROM distillations").fetchone()[0]
+            nodes = r.execute("SELECT COUNT(*) FROM nodes WHERE deleted_at IS NULL").fetchone()[0]
+            ents = r.execute("SELECT COUNT(*) FROM entities").fetchone()[0]
         else:
             msgs = r.execute("SELECT COUNT(*) FROM messages WHERE project_id=?", (project_id,)).fetchone()[0]
             files = r.execute("SELECT COUNT(*) FROM files WHERE project_id=?", (project_id,)).fetchone()[0]
@@ -460,7 +471,12 @@ class Records:
                 (project_id,),
             ).fetchone()[0]
             facts = r.execute("SELECT COUNT(*) FROM facts WHERE project_id=?", (project_id,)).fetchone()[0]
-        return {"messages": msgs, "files": files, "chunks": chunks, "facts": facts}
+            dists = r.execute("SELECT COUNT(*) FROM distillations WHERE project_id=?", (project_id,)).fetchone()[0]
+            nodes = r.execute("SELECT COUNT(*) FROM nodes WHERE deleted_at IS NULL AND (project_id=? OR scope='global')",
+                              (project_id,)).fetchone()[0]
+            ents = r.execute("SELECT COUNT(*) FROM entities WHERE project_id=?", (project_id,)).fetchone()[0]
+        return {"messages": msgs, "files": files, "chunks": chunks, "facts": facts, "distillations": dists,
+                "knowledge": nodes, "entities": ents}
 
     def _in(self, sql: str, keys: list[int]) -> list[sqlite3.Row]:
         out: list[sqlite3.Row] = []

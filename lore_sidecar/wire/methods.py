@@ -18,6 +18,17 @@ METHOD_TO_TYPES: dict[str, type] = {
     "lore/aggregateFacts": t.AggregateFactsParams,
     "lore/promptSubmit": t.PromptSubmitParams,
     "lore/sessionStart": t.SessionStartParams,
+    "lore/createNode": t.CreateNodeParams,
+    "lore/updateNode": t.UpdateNodeParams,
+    "lore/moveNode": t.MoveNodeParams,
+    "lore/deleteNode": t.DeleteNodeParams,
+    "lore/listDomains": t.ListDomainsParams,
+    "lore/nodeHistory": t.NodeHistoryParams,
+    "lore/retain": t.RetainParams,
+    "lore/forget": t.ForgetParams,
+    "lore/distill": t.DistillParams,
+    "lore/exportKnowledge": t.ExportKnowledgeParams,
+    "lore/importKnowledge": t.ImportKnowledgeParams,
 }
 
 NOTIFICATIONS: tuple[str, ...] = ("lore/indexUpdated", "lore/writerChanged")
@@ -32,4 +43,8 @@ COMMANDS: dict[str, str] = {
     "lore.invalidateFact": "lore/invalidateFact",
     "lore.queryFacts": "lore/queryFacts",
     "lore.timeline": "lore/timeline",
+    "lore.retain": "lore/retain",
+    "lore.forget": "lore/forget",
+    "lore.distill": "lore/distill",
+    "lore.exportKnowledge": "lore/exportKnowledge",
 }

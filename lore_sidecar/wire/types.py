@@ -79,6 +79,8 @@ class GetNodeParams:
     """The asking session."""
     query_id: str | None = None
     """The recall that produced this uri; counts the hit as used."""
+    harness: str | None = None
+    """The runtime opening it (usage is reported per runtime)."""
 
 
 @attrs.define(kw_only=True, frozen=True)
@@ -180,6 +182,124 @@ class SessionStartParams:
     budget_tokens: int = 400
 
 
+Category = Literal["decision", "pattern", "preference", "architecture", "gotcha"]
+NodeScope = Literal["project", "global"]
+
+
+@attrs.define(kw_only=True, frozen=True)
+class SourceRef:
+    path: str
+    """A file the knowledge was learned from (relative to the project root, or absolute inside it)."""
+    sha256: str | None = None
+    """Its content hash when learned; default: the indexed file's current hash."""
+
+
+@attrs.define(kw_only=True, frozen=True)
+class CreateNodeParams:
+    uri: str
+    """`project://<project>/<path>`, `preferences://user`, or another `<scheme>://<authority>/<path>`."""
+    content: str
+    """The knowledge itself, self-contained."""
+    category: Category | None = None
+    priority: int | None = None
+    """0 (always surfaced) .. 4 (trivia); default 2. Budget: 5 at 0 and 15 at 1 per scope."""
+    disclosure: str | None = None
+    """When to surface it (one situation)."""
+    scope: NodeScope | None = None
+    """`project` (default for project:// URIs) or `global`."""
+    sources: list[SourceRef] | None = None
+    expires_at: str | None = None
+    """ISO-8601 time after which recall no longer surfaces it."""
+    project: str | None = None
+    harness: str | None = None
+    """The runtime making the change (recorded in the node's history)."""
+
+
+@attrs.define(kw_only=True, frozen=True)
+class UpdateNodeParams:
+    uri: str
+    content: str | None = None
+    category: Category | None = None
+    priority: int | None = None
+    disclosure: str | None = None
+    scope: NodeScope | None = None
+    sources: list[SourceRef] | None = None
+    expires_at: str | None = None
+    suppressed: bool | None = None
+    """A suppressed node is kept but never surfaced by recall."""
+    expected_version: int | None = None
+    """Refuse (versionConflict) unless the node is at this version."""
+    harness: str | None = None
+
+
+@attrs.define(kw_only=True, frozen=True)
+class MoveNodeParams:
+    uri: str
+    new_uri: str
+    harness: str | None = None
+
+
+@attrs.define(kw_only=True, frozen=True)
+class DeleteNodeParams:
+    uri: str
+    harness: str | None = None
+
+
+@attrs.define(kw_only=True, frozen=True)
+class ForgetParams:
+    uri: str
+    reason: str | None = None
+    """Why it no longer holds (kept in the history)."""
+    harness: str | None = None
+
+
+@attrs.define(kw_only=True, frozen=True)
+class RetainParams:
+    content: str
+    """What to remember."""
+    title: str | None = None
+    """A few words naming it (used for the URI when none is given)."""
+    category: Category | None = None
+    priority: int | None = None
+    disclosure: str | None = None
+    scope: NodeScope | None = None
+    sources: list[SourceRef] | None = None
+    uri: str | None = None
+    """Where to keep it; default: project://<project>/<category>/<slug of the title>."""
+    expires_at: str | None = None
+    project: str | None = None
+    harness: str | None = None
+
+
+@attrs.define(kw_only=True, frozen=True)
+class ListDomainsParams:
+    project: str | None = None
+    scope: Scope = "project"
+
+
+@attrs.define(kw_only=True, frozen=True)
+class NodeHistoryParams:
+    uri: str
+
+
+@attrs.define(kw_only=True, frozen=True)
+class DistillParams:
+    session_id: str | None = None
+    """Only this session; default: every session with undistilled messages."""
+
+
+@attrs.define(kw_only=True, frozen=True)
+class ExportKnowledgeParams:
+    project: str | None = None
+    path: str | None = None
+    """Where to write; default: `<project root>/.lore.md`."""
+
+
+@attrs.define(kw_only=True, frozen=True)
+class ImportKnowledgeParams:
+    project: str | None = None
+
+
 LIMITS: dict[tuple[type, str], tuple[int, int]] = {
     (RecallParams, "limit"): (1, 200),
     (RecallParams, "offset"): (0, 100_000),
@@ -190,5 +310,8 @@ LIMITS: dict[tuple[type, str], tuple[int, int]] = {
     (AggregateFactsParams, "limit"): (1, 200),
     (PromptSubmitParams, "budget_tokens"): (50, 20_000),
     (SessionStartParams, "budget_tokens"): (50, 20_000),
+    (CreateNodeParams, "priority"): (0, 4),
+    (UpdateNodeParams, "priority"): (0, 4),
+    (RetainParams, "priority"): (0, 4),
 }
 MAX_MESSAGES_PER_CALL = 10_000

@@ -1,0 +1,265 @@
+"""Tier 2: distilling conversation segments into observation logs, and consolidating them.
+
+The writer runs `Distiller.tick` on its memory thread (never on a request's path: recording
+a message does not wait for any of this). A session's undistilled messages form a segment
+when there are enough of them and the session has gone quiet, or when the segment is full.
+With an LLM the segment becomes an observation log; without one (no key, or the call
+failed) the extractive rules keep paths, errors, commands and decisions. Every row notes
+which of the two made it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lore_sidecar.engine import entities as ent
+from lore_sidecar.engine import prompts
+from lore_sidecar.engine.distill import Turn, extractive_observations, render_segment
+from lore_sidecar.engine.knowledge import now_iso
+from lore_sidecar.engine.redact import redact
+from lore_sidecar.errors import LoreError
+
+log = logging.getLogger(__name__)
+MESSAGE_CHARS = 8000  # one user/assistant message in a segment, at most
+
+
+@dataclass(frozen=True, slots=True)
+class DistillSettings:
+    min_messages: int = 5
+    min_tokens: int = 64
+    idle_ms: int = 2000
+    max_messages: int = 40
+    max_chars: int = 24_000
+    tool_output_limit: int = 4000
+    meta_threshold: int = 20
+    meta_keep: int = 5
+    curate_every: int = 3
+
+
+def dist_id(*parts: object) -> str:
+    """Deterministic: the same segment distils to the same id (idempotent, and the curator's
+    prompt stays byte-stable across runs)."""
+    return hashlib.sha1("\0".join(map(str, parts)).encode()).hexdigest()[:16]
+
+
+class Distiller:
+    def __init__(self, rows, llm, settings: DistillSettings, *, mode: str, reason: str | None = None,
+                 curator=None, clock: Callable[[], str] = now_iso, monotonic: Callable[[], float] = time.monotonic):
+        self.rows = rows
+        self.llm = llm  # a ports.LLM, or None
+        self.settings = settings
+        self.mode = mode  # "llm" | "extractive" | "off"
+        self.reason = reason
+        self.curator = curator
+        self.clock = clock
+        self.monotonic = monotonic
+        self.fallbacks = 0
+        self.last_error: str | None = None
+        self._lock = threading.Lock()  # one pass at a time (memory thread vs lore/distill)
+        self._seen_upto = -1
+        self._active: dict[tuple[int, str], tuple[int, float]] = {}
+
+    # -- the pass -----------------------------------------------------------------------------------
+    def tick(self, *, force: bool = False, session_id: str | None = None) -> list[str]:
+        """Distil what is ready (everything pending with `force`); returns the new URIs."""
+        if self.mode == "off":
+            return []
+        with self._lock:
+            self._notice()
+            created: list[str] = []
+            for mark in self.rows.pending(session_id):
+                key = (mark["project_id"], mark["session_id"])
+                while True:
+                    uri = self._distil_next(mark, force)
+                    if uri is None:
+                        break
+                    if uri:  # "" when the segment held nothing worth keeping
+                        created.append(uri)
+                    mark = self.rows.marks(*key)
+                created += self._consolidate(mark["project_id"], mark["session_id"], mark["project_root"])
+            if self.curator is not None:
+                created += self.curator.run(force=force, session_id=session_id)
+            return created
+
+    def _notice(self) -> None:
+        if self._seen_upto < 0:
+            self._seen_upto = 0
+        newest, sessions = self.rows.notice(self._seen_upto)
+        now = self.monotonic()
+        for key in sessions:
+            self._active[key] = (newest, now)
+        self._seen_upto = newest
+
+    def _distil_next(self, mark, force: bool) -> str | None:
+        s = self.settings
+        pid, sid = mark["project_id"], mark["session_id"]
+        msgs = self.rows.segment(pid, sid, mark["distilled_upto"], s.max_messages)
+        if not msgs:
+            return None
+        turns = [Turn(m["role"], m["text"] if m["role"] == "tool" else m["text"][:MESSAGE_CHARS],
+                      m["created_at"], m["tool_name"]) for m in msgs]
+        if not force and not self._ready(pid, sid, turns):
+            return None
+        rendered = render_segment(turns, s.tool_output_limit)
+        while len(rendered) > s.max_chars and len(turns) > 1:  # keep the rest for the next segment
+            turns, msgs = turns[: len(turns) // 2], msgs[: len(msgs) // 2]
+            rendered = render_segment(turns, s.tool_output_limit)
+        text, named, mode, model, version = self._observe(sid, turns, rendered)
+        did = dist_id(mark["project_root"], sid, msgs[0]["msg_id"], msgs[-1]["msg_id"], 0)
+        with self.rows.write() as c:
+            self.rows.set_distilled(c, pid, sid, msgs[-1]["id"])
+            if not text:  # nothing worth keeping in this segment
+                return ""
+            self.rows.add_distillation(c, {
+                "dist_id": did, "project_id": pid, "session_id": sid, "generation": 0,
+                "first_msg": msgs[0]["id"], "last_msg": msgs[-1]["id"], "covers": len(msgs), "text": text,
+                "mode": mode, "model": model, "prompt_version": version, "created_at": self.clock(),
+            })
+            self._learn_entities(c, pid, text, named, f"distillation://{did}")
+        log.info("distilled %d messages of %s into %s (%s)", len(msgs), sid, did, mode)
+        return f"distillation://{did}"
+
+    def _ready(self, pid: int, sid: str, turns: Sequence[Turn]) -> bool:
+        s = self.settings
+        if len(turns) >= s.max_messages:
+            return True
+        tokens = sum(len(t.text) for t in turns) // 4
+        if len(turns) < s.min_messages or tokens < s.min_tokens:
+            return False
+        _, since = self._active.get((pid, sid), (0, 0.0))
+        return (self.monotonic() - since) * 1000 >= s.idle_ms
+
+    def _observe(self, sid: str, turns: Sequence[Turn], rendered: str) -> tuple[str, list, str, str | None, str]:
+        """(observations, entities the LLM named, mode, model, prompt version)."""
+        if self.mode == "llm" and self.llm is not None:
+            stable, prompt = prompts.distill(sid, rendered)
+            out = self._complete("distill", prompts.DISTILL_VERSION, stable, prompt)
+            if out is not None:
+                observations, named = prompts.split_entities(out)
+                return redact(observations), named, "llm", self.llm.model, prompts.DISTILL_VERSION
+        lines = extractive_observations(turns, self.settings.tool_output_limit)
+        return "\n".join(lines), [], "extractive", None, "extractive-1"
+
+    def _complete(self, purpose: str, version: str, stable: list[str], prompt: str) -> str | None:
+        try:
+            done = self.llm.complete(stable=stable, prompt=prompt)
+        except LoreError as exc:
+            # Trigger: no key accepted, rate limits after retries, an outage. Why: memory
+            # must keep working. Outcome: this step falls back; status shows the error.
+            self.fallbacks += 1
+            self.last_error = f"{exc.kind}: {exc.message}"
+            log.warning("LLM %s failed (%s); falling back", purpose, self.last_error)
+            return None
+        u = done.usage
+        with self.rows.write() as c:
+            self.rows.log_call(c, {
+                "at": self.clock(), "purpose": purpose, "prompt_version": version, "model": done.model,
+                "input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+                "cache_read_tokens": u.cache_read_tokens, "cache_write_tokens": u.cache_write_tokens,
+                "took_ms": done.took_ms,
+            })
+        self.last_error = None
+        return done.text
+
+    # -- meta-distillation ----------------------------------------------------------------------------
+    def _consolidate(self, pid: int, sid: str, root: str) -> list[str]:
+        """When a generation holds more than the threshold, all but the newest few become
+        one row of the next generation. The old rows stay (searchable), pointing at it."""
+        s = self.settings
+        created = []
+        for generation in range(0, 4):
+            rows = self.rows.open_generation(pid, sid, generation)
+            if len(rows) <= s.meta_threshold:
+                break
+            old = rows[: len(rows) - s.meta_keep]
+            text, mode, model, version = None, "extractive", None, "extractive-1"
+            if self.mode == "llm" and self.llm is not None:
+                stable, prompt = prompts.meta(sid, [r["text"] for r in old])
+                out = self._complete("meta", prompts.META_VERSION, stable, prompt)
+                if out is not None:
+                    text, mode, model, version = redact(prompts.split_entities(out)[0]), "llm", self.llm.model, prompts.META_VERSION
+            if text is None:
+                seen: dict[str, None] = {}
+                for r in old:
+                    for line in r["text"].splitlines():
+                        seen.setdefault(line, None)
+                text = "\n".join(seen)
+            did = dist_id(root, sid, *[r["dist_id"] for r in old], generation + 1)
+            with self.rows.write() as c:
+                key = self.rows.add_distillation(c, {
+                    "dist_id": did, "project_id": pid, "session_id": sid, "generation": generation + 1,
+                    "first_msg": old[0]["first_msg"], "last_msg": old[-1]["last_msg"],
+                    "covers": sum(r["covers"] for r in old), "text": text, "mode": mode, "model": model,
+                    "prompt_version": version, "created_at": self.clock(),
+                })
+                self.rows.consolidate(c, [r["id"] for r in old], key)
+            log.info("consolidated %d gen-%d distillations of %s into %s", len(old), generation, sid, did)
+            created.append(f"distillation://{did}")
+        return created
+
+    # -- entities -------------------------------------------------------------------------------------
+    def _learn_entities(self, c, pid: int, text: str, named: list, evidence: str) -> None:
+        found = ent.merge_llm(ent.extract(text), named)
+        ids = {}
+        at = self.clock()
+        for name, e in sorted(found.items())[:100]:
+            ids[name] = self.rows.upsert_entity(c, pid, name, e.kind, sorted(e.aliases), at)
+        for subj, rel, obj in ent.relations(text, ids):
+            self.rows.relate(c, pid, ids[subj], rel, ids[obj], evidence)
+
+    # -- status ---------------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "model": self.llm.model if self.mode == "llm" and self.llm is not None else None,
+            "reason": self.reason,
+            "fallbacks": self.fallbacks,
+            "lastError": self.last_error,
+            "usage": self.rows.llm_usage(),
+            "curator": self.curator.status() if self.curator is not None else {"mode": "off", "reason": self.reason},
+        }
+
+
+class MemoryWorker:
+    """The writer's memory thread: wakes when told (new messages) or every `poll_s`."""
+
+    def __init__(self, distiller: Distiller, poll_s: float = 0.25):
+        self.distiller = distiller
+        self.poll_s = poll_s
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lore-memory", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def notify(self) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self.poll_s)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            try:
+                self.distiller.tick()
+            except LoreError as exc:
+                if exc.kind == "notWriter":
+                    return  # demoted: the new writer distils from here
+                log.warning("memory pass failed: %s", exc)
+            except Exception:
+                log.exception("memory pass failed")
+                time.sleep(1.0)
