@@ -44,6 +44,15 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--workspace", default=".", help="workspace folder (default: .)")
     x.add_argument("--scope", choices=("workspace", "facts", "all"), default="all")
 
+    e = sub.add_parser("export", help="write the project's knowledge to .lore.md (stable order, reviewable diffs)")
+    e.add_argument("--workspace", default=".", help="workspace folder (default: .)")
+    e.add_argument("--out", help="file to write (default: <project root>/.lore.md)")
+    i = sub.add_parser("import", help="read the project's .lore.md into the store now (the writer also does this on start)")
+    i.add_argument("--workspace", default=".", help="workspace folder (default: .)")
+    ds = sub.add_parser("distill", help="distil every undistilled conversation segment now")
+    ds.add_argument("--workspace", default=".", help="workspace folder (default: .)")
+    ds.add_argument("--session", help="only this session")
+
     f = sub.add_parser("facts", help="bitemporal facts: assert, invalidate, query, timeline")
     fsub = f.add_subparsers(dest="facts_verb", metavar="ACTION", required=True)
     fa = fsub.add_parser("assert", help="record a fact (appended to the journal)")
@@ -151,6 +160,13 @@ def run_verb(args: argparse.Namespace) -> int:
             print(json.dumps(result, indent=2))
         elif args.verb == "facts":
             run_facts(engine, args)
+        elif args.verb == "export":
+            result = engine.export_knowledge(path=args.out)
+            print(f"wrote {result['nodes']} nodes to {result['path']}")
+        elif args.verb == "import":
+            print(json.dumps(engine.import_knowledge(), indent=2))
+        elif args.verb == "distill":
+            print(json.dumps(engine.distill(session_id=args.session), indent=2))
         elif args.verb == "recall":
             if not args.no_index and engine.role.writer:
                 engine.index_workspace()

@@ -85,7 +85,7 @@ def _check(value: Any) -> list[str]:
     for (cls, name), (lo, hi) in t.LIMITS.items():
         if isinstance(value, cls):
             v = getattr(value, name)
-            if not lo <= v <= hi:
+            if v is not None and not lo <= v <= hi:  # None: an optional field left out
                 errors.append(f"params.{camel(name)}: must be in {lo}..{hi}, got {v}")
     if isinstance(value, t.RecordMessagesParams):
         if len(value.messages) > t.MAX_MESSAGES_PER_CALL:
