@@ -39,7 +39,11 @@ def frames(path: Path) -> bytes:
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f.stem for f in FIXTURES])
 def test_replay_matches_the_recorded_replies(fixture: Path, tmp_path):
-    proc = subprocess.run(sidecar_cmd("--store-dir", str(tmp_path / "store")), input=frames(fixture), capture_output=True, timeout=120)
+    # The distiller waits for a quiet session; on a slow machine the replay could outlast
+    # that wait and the counts would depend on timing. Here it waits longer than any replay.
+    env = {**os.environ, "LORE_DISTILL_IDLE_MS": "600000"}
+    proc = subprocess.run(sidecar_cmd("--store-dir", str(tmp_path / "store")), input=frames(fixture), capture_output=True,
+                          timeout=120, env=env)
     stream = io.BytesIO(proc.stdout)
     replies = {}
     while (msg := read_frame(stream)) is not None:  # strict: any stray byte fails here
