@@ -253,6 +253,7 @@ class Election:
                     return
                 log.warning("importing .lore.md of %s failed: %s", folder, exc)
         if engine.memory_worker is None and self.distiller.mode != "off":
+            self.distiller.reset()
             engine.memory_worker = MemoryWorker(self.distiller)
             engine.memory_worker.start()
 

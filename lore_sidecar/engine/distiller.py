@@ -42,6 +42,17 @@ class DistillSettings:
     curate_every: int = 3
 
 
+@dataclass(slots=True)
+class _Session:
+    """What the distiller knows of a session: its newest message, the last one distilled,
+    when it last grew (monotonic), and its project root."""
+
+    root: str
+    done: int = 0
+    newest: int = 0
+    since: float = 0.0
+
+
 def dist_id(*parts: object) -> str:
     """Deterministic: the same segment distils to the same id (idempotent, and the curator's
     prompt stays byte-stable across runs)."""
@@ -62,10 +73,17 @@ class Distiller:
         self.fallbacks = 0
         self.last_error: str | None = None
         self._lock = threading.Lock()  # one pass at a time (memory thread vs lore/distill)
-        self._seen_upto = -1
-        self._active: dict[tuple[int, str], tuple[int, float]] = {}
+        self._seen_upto = 0
+        self._sessions: dict[tuple[int, str], _Session] = {}
 
     # -- the pass -----------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget what this instance knew of the sessions (it may have been a follower while
+        another writer distilled): the next pass re-reads the marks."""
+        with self._lock:
+            self._seen_upto = 0
+            self._sessions.clear()
+
     def tick(self, *, force: bool = False, session_id: str | None = None) -> list[str]:
         """Distil what is ready (everything pending with `force`); returns the new URIs."""
         if self.mode == "off":
@@ -73,80 +91,98 @@ class Distiller:
         with self._lock:
             self._notice()
             created: list[str] = []
-            for mark in self.rows.pending(session_id):
-                key = (mark["project_id"], mark["session_id"])
+            touched = set()
+            for key, state in list(self._sessions.items()):
+                if state.newest <= state.done or (session_id is not None and key[1] != session_id):
+                    continue
                 while True:
-                    uri = self._distil_next(mark, force)
+                    uri = self._distil_next(key, state, force)
                     if uri is None:
                         break
+                    touched.add(key)
                     if uri:  # "" when the segment held nothing worth keeping
                         created.append(uri)
-                    mark = self.rows.marks(*key)
-                created += self._consolidate(mark["project_id"], mark["session_id"], mark["project_root"])
+            for pid, sid in sorted(touched):
+                created += self._consolidate(pid, sid, self._sessions[(pid, sid)].root)
             if self.curator is not None:
                 created += self.curator.run(force=force, session_id=session_id)
             return created
 
     def _notice(self) -> None:
-        if self._seen_upto < 0:
-            self._seen_upto = 0
-        newest, sessions = self.rows.notice(self._seen_upto)
+        """Which sessions grew since the last pass (a read; no transaction)."""
+        rows = self.rows.newest_by_session(self._seen_upto)
+        if not rows:
+            return
         now = self.monotonic()
-        for key in sessions:
-            self._active[key] = (newest, now)
-        self._seen_upto = newest
+        fresh = [(pid, sid) for pid, sid, _ in rows if (pid, sid) not in self._sessions]
+        done = self.rows.distilled_upto(fresh) if fresh else {}
+        for pid, sid, newest in rows:
+            state = self._sessions.get((pid, sid))
+            if state is None:
+                state = self._sessions[(pid, sid)] = _Session(root=self.rows.project_root(pid), done=done.get((pid, sid), 0))
+            state.newest, state.since = newest, now
+        self._seen_upto = max(r[2] for r in rows)
 
-    def _distil_next(self, mark, force: bool) -> str | None:
+    def _distil_next(self, key: tuple[int, str], state: _Session, force: bool) -> str | None:
         s = self.settings
-        pid, sid = mark["project_id"], mark["session_id"]
-        msgs = self.rows.segment(pid, sid, mark["distilled_upto"], s.max_messages)
+        pid, sid = key
+        msgs = self.rows.segment(pid, sid, state.done, s.max_messages)
         if not msgs:
+            state.done = state.newest
             return None
         turns = [Turn(m["role"], m["text"] if m["role"] == "tool" else m["text"][:MESSAGE_CHARS],
                       m["created_at"], m["tool_name"]) for m in msgs]
-        if not force and not self._ready(pid, sid, turns):
+        if not force and not self._ready(state, turns):
             return None
         rendered = render_segment(turns, s.tool_output_limit)
         while len(rendered) > s.max_chars and len(turns) > 1:  # keep the rest for the next segment
             turns, msgs = turns[: len(turns) // 2], msgs[: len(msgs) // 2]
             rendered = render_segment(turns, s.tool_output_limit)
-        text, named, mode, model, version = self._observe(sid, turns, rendered)
-        did = dist_id(mark["project_root"], sid, msgs[0]["msg_id"], msgs[-1]["msg_id"], 0)
+        text, named, mode, model, version, call = self._observe(sid, turns, rendered)
+        did = dist_id(state.root, sid, msgs[0]["msg_id"], msgs[-1]["msg_id"], 0)
         with self.rows.write() as c:
+            self._log_call(c, call)
             self.rows.set_distilled(c, pid, sid, msgs[-1]["id"])
-            if not text:  # nothing worth keeping in this segment
-                return ""
-            self.rows.add_distillation(c, {
-                "dist_id": did, "project_id": pid, "session_id": sid, "generation": 0,
-                "first_msg": msgs[0]["id"], "last_msg": msgs[-1]["id"], "covers": len(msgs), "text": text,
-                "mode": mode, "model": model, "prompt_version": version, "created_at": self.clock(),
-            })
-            self._learn_entities(c, pid, text, named, f"distillation://{did}")
+            if text:
+                self.rows.add_distillation(c, {
+                    "dist_id": did, "project_id": pid, "session_id": sid, "generation": 0,
+                    "first_msg": msgs[0]["id"], "last_msg": msgs[-1]["id"], "covers": len(msgs), "text": text,
+                    "mode": mode, "model": model, "prompt_version": version, "created_at": self.clock(),
+                })
+                self._learn_entities(c, pid, text, named, f"distillation://{did}")
+        state.done = msgs[-1]["id"]
+        if not text:  # nothing worth keeping in this segment
+            return ""
         log.info("distilled %d messages of %s into %s (%s)", len(msgs), sid, did, mode)
         return f"distillation://{did}"
 
-    def _ready(self, pid: int, sid: str, turns: Sequence[Turn]) -> bool:
+    def _ready(self, state: _Session, turns: Sequence[Turn]) -> bool:
         s = self.settings
         if len(turns) >= s.max_messages:
             return True
         tokens = sum(len(t.text) for t in turns) // 4
         if len(turns) < s.min_messages or tokens < s.min_tokens:
             return False
-        _, since = self._active.get((pid, sid), (0, 0.0))
-        return (self.monotonic() - since) * 1000 >= s.idle_ms
+        return (self.monotonic() - state.since) * 1000 >= s.idle_ms
 
-    def _observe(self, sid: str, turns: Sequence[Turn], rendered: str) -> tuple[str, list, str, str | None, str]:
-        """(observations, entities the LLM named, mode, model, prompt version)."""
+    def _observe(self, sid: str, turns: Sequence[Turn], rendered: str) -> tuple[str, list, str, str | None, str, dict | None]:
+        """(observations, entities the LLM named, mode, model, prompt version, the call's log row)."""
         if self.mode == "llm" and self.llm is not None:
             stable, prompt = prompts.distill(sid, rendered)
-            out = self._complete("distill", prompts.DISTILL_VERSION, stable, prompt)
+            out, call = self._complete("distill", prompts.DISTILL_VERSION, stable, prompt)
             if out is not None:
                 observations, named = prompts.split_entities(out)
-                return redact(observations), named, "llm", self.llm.model, prompts.DISTILL_VERSION
+                return redact(observations), named, "llm", self.llm.model, prompts.DISTILL_VERSION, call
         lines = extractive_observations(turns, self.settings.tool_output_limit)
-        return "\n".join(lines), [], "extractive", None, "extractive-1"
+        return "\n".join(lines), [], "extractive", None, "extractive-1", None
 
-    def _complete(self, purpose: str, version: str, stable: list[str], prompt: str) -> str | None:
+    def _log_call(self, c, call: dict | None) -> None:
+        if call is not None:
+            self.rows.log_call(c, call)
+
+    def _complete(self, purpose: str, version: str, stable: list[str], prompt: str) -> tuple[str | None, dict | None]:
+        """(reply text, its usage row to log in the caller's transaction); (None, None) when
+        the call failed and the step must fall back."""
         try:
             done = self.llm.complete(stable=stable, prompt=prompt)
         except LoreError as exc:
@@ -155,17 +191,15 @@ class Distiller:
             self.fallbacks += 1
             self.last_error = f"{exc.kind}: {exc.message}"
             log.warning("LLM %s failed (%s); falling back", purpose, self.last_error)
-            return None
+            return None, None
         u = done.usage
-        with self.rows.write() as c:
-            self.rows.log_call(c, {
-                "at": self.clock(), "purpose": purpose, "prompt_version": version, "model": done.model,
-                "input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
-                "cache_read_tokens": u.cache_read_tokens, "cache_write_tokens": u.cache_write_tokens,
-                "took_ms": done.took_ms,
-            })
         self.last_error = None
-        return done.text
+        return done.text, {
+            "at": self.clock(), "purpose": purpose, "prompt_version": version, "model": done.model,
+            "input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+            "cache_read_tokens": u.cache_read_tokens, "cache_write_tokens": u.cache_write_tokens,
+            "took_ms": done.took_ms,
+        }
 
     # -- meta-distillation ----------------------------------------------------------------------------
     def _consolidate(self, pid: int, sid: str, root: str) -> list[str]:
@@ -178,10 +212,10 @@ class Distiller:
             if len(rows) <= s.meta_threshold:
                 break
             old = rows[: len(rows) - s.meta_keep]
-            text, mode, model, version = None, "extractive", None, "extractive-1"
+            text, mode, model, version, call = None, "extractive", None, "extractive-1", None
             if self.mode == "llm" and self.llm is not None:
                 stable, prompt = prompts.meta(sid, [r["text"] for r in old])
-                out = self._complete("meta", prompts.META_VERSION, stable, prompt)
+                out, call = self._complete("meta", prompts.META_VERSION, stable, prompt)
                 if out is not None:
                     text, mode, model, version = redact(prompts.split_entities(out)[0]), "llm", self.llm.model, prompts.META_VERSION
             if text is None:
@@ -192,6 +226,7 @@ class Distiller:
                 text = "\n".join(seen)
             did = dist_id(root, sid, *[r["dist_id"] for r in old], generation + 1)
             with self.rows.write() as c:
+                self._log_call(c, call)
                 key = self.rows.add_distillation(c, {
                     "dist_id": did, "project_id": pid, "session_id": sid, "generation": generation + 1,
                     "first_msg": old[0]["first_msg"], "last_msg": old[-1]["last_msg"],

@@ -396,8 +396,6 @@ class Engine:
         self._last_write_seq = self.records.outbox_head()
         if self.indexer:
             self.indexer.notify()
-        if self.memory_worker:
-            self.memory_worker.notify()
 
     # -- knowledge nodes and distillation ---------------------------------------------------------
     def _memory(self):

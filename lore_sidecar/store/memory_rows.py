@@ -29,31 +29,29 @@ class MemoryRows:
             yield c
 
     # -- noticing new messages ------------------------------------------------------------------
-    def notice(self, after_id: int) -> tuple[int, list[tuple[int, str]]]:
-        """Sessions with messages newer than `after_id`; records them in the marks.
-        Returns (newest message id, [(project_id, session_id)])."""
-        rows = list(self.db.reader().execute(
+    def newest_by_session(self, after_id: int) -> list[tuple[int, str, int]]:
+        """(project_id, session_id, newest message id) of sessions with messages after
+        `after_id`. A read: noticing new messages costs the writer no transaction."""
+        return [(r[0], r[1], r[2]) for r in self.db.reader().execute(
             "SELECT project_id, session_id, MAX(id) FROM messages WHERE id>? GROUP BY project_id, session_id",
             (after_id,),
-        ))
-        if not rows:
-            return after_id, []
-        with self.db.write() as c:
-            c.executemany(
-                "INSERT INTO memory_marks(project_id, session_id, last_msg) VALUES (?,?,?)"
-                " ON CONFLICT(project_id, session_id) DO UPDATE SET last_msg=MAX(last_msg, excluded.last_msg)",
-                rows,
-            )
-        return max(r[2] for r in rows), [(r[0], r[1]) for r in rows]
+        )]
 
-    def pending(self, session_id: str | None = None) -> list[sqlite3.Row]:
-        sql = ("SELECT k.*, p.root AS project_root FROM memory_marks k JOIN projects p ON p.id=k.project_id"
-               " WHERE k.last_msg>k.distilled_upto")
-        args: tuple = ()
-        if session_id is not None:
-            sql += " AND k.session_id=?"
-            args = (session_id,)
-        return list(self.db.reader().execute(sql + " ORDER BY k.last_msg", args))
+    def distilled_upto(self, keys: Iterable[tuple[int, str]]) -> dict[tuple[int, str], int]:
+        keys = list(keys)
+        out: dict[tuple[int, str], int] = {}
+        for i in range(0, len(keys), BATCH):
+            part = keys[i : i + BATCH]
+            where = " OR ".join("(project_id=? AND session_id=?)" for _ in part)
+            for r in self.db.reader().execute(
+                f"SELECT project_id, session_id, distilled_upto FROM memory_marks WHERE {where}",
+                [x for key in part for x in key],
+            ):
+                out[(r[0], r[1])] = r[2]
+        return out
+
+    def project_root(self, project_id: int) -> str:
+        return self.db.reader().execute("SELECT root FROM projects WHERE id=?", (project_id,)).fetchone()[0]
 
     def segment(self, project_id: int, session_id: str, after: int, limit: int) -> list[sqlite3.Row]:
         return list(self.db.reader().execute(
@@ -61,12 +59,6 @@ class MemoryRows:
             " WHERE session_id=? AND project_id=? AND id>? ORDER BY id LIMIT ?",
             (session_id, project_id, after, limit),
         ))
-
-    def marks(self, project_id: int, session_id: str) -> sqlite3.Row | None:
-        return self.db.reader().execute(
-            "SELECT k.*, p.root AS project_root FROM memory_marks k JOIN projects p ON p.id=k.project_id"
-            " WHERE k.project_id=? AND k.session_id=?", (project_id, session_id)
-        ).fetchone()
 
     # -- distillations ----------------------------------------------------------------------------
     def add_distillation(self, c: sqlite3.Connection, row: Mapping[str, Any]) -> int:
@@ -83,8 +75,11 @@ class MemoryRows:
         return key
 
     def set_distilled(self, c: sqlite3.Connection, project_id: int, session_id: str, upto: int) -> None:
-        c.execute("UPDATE memory_marks SET distilled_upto=MAX(distilled_upto, ?) WHERE project_id=? AND session_id=?",
-                  (upto, project_id, session_id))
+        c.execute(
+            "INSERT INTO memory_marks(project_id, session_id, last_msg, distilled_upto) VALUES (?,?,?,?)"
+            " ON CONFLICT(project_id, session_id) DO UPDATE SET distilled_upto=MAX(distilled_upto, excluded.distilled_upto),"
+            " last_msg=MAX(last_msg, excluded.last_msg)",
+            (project_id, session_id, upto, upto))
 
     def set_curated(self, c: sqlite3.Connection, project_id: int, session_id: str, upto: int) -> None:
         c.execute("UPDATE memory_marks SET curated_upto=MAX(curated_upto, ?) WHERE project_id=? AND session_id=?",

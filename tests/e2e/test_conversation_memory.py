@@ -230,8 +230,8 @@ def test_the_priority_budget_refuses_the_sixth_priority_zero_node(sidecar):
     refused = c.request_full("lore/createNode", node("project://shop/rules/r5", 0))
     assert refused["error"]["code"] == -32803
     assert refused["error"]["data"]["kind"] == "priorityBudget" and refused["error"]["data"]["budget"] == 5
-    with pytest.raises(Exception):
-        c.request("lore/getNode", {"uri": "project://shop/rules/r5"})  # nothing was written
+    missing = c.request_full("lore/getNode", {"uri": "project://shop/rules/r5"})  # nothing was written
+    assert missing["error"]["data"]["kind"] == "notFound"
     # Controls: the same node at priority 1 is accepted; deleting one frees a place at 0.
     assert c.request("lore/createNode", node("project://shop/rules/r6", 1))["version"] == 1
     c.request("lore/deleteNode", {"uri": "project://shop/rules/r0"})
