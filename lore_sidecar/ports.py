@@ -53,3 +53,16 @@ class VectorIndex(Protocol):
     def search(
         self, kinds: Sequence[str], project_ids: Sequence[int] | None, vector: np.ndarray, limit: int
     ) -> list[tuple[str, int, float]]: ...
+
+
+class LLM(Protocol):
+    model: str
+
+    def prepare(self) -> None:
+        """Load what the first call needs (may be slow; called off the request path)."""
+        ...
+
+    def complete(self, *, stable: Sequence[str], prompt: str, max_tokens: int | None = None):
+        """A completion with `.text`, `.usage`, `.model`, `.took_ms`; raises LoreError
+        (kind noApiKey, authFailed, rateLimited, llmError, llmUnreachable) on failure."""
+        ...

@@ -24,6 +24,7 @@ from lore_sidecar.engine.distill import Turn, extractive_observations, render_se
 from lore_sidecar.engine.knowledge import now_iso
 from lore_sidecar.engine.redact import redact
 from lore_sidecar.errors import LoreError
+from lore_sidecar.ports import LLM
 
 log = logging.getLogger(__name__)
 MESSAGE_CHARS = 8000  # one user/assistant message in a segment, at most
@@ -63,7 +64,7 @@ class Distiller:
     def __init__(self, rows, llm, settings: DistillSettings, *, mode: str, reason: str | None = None,
                  curator=None, clock: Callable[[], str] = now_iso, monotonic: Callable[[], float] = time.monotonic):
         self.rows = rows
-        self.llm = llm  # a ports.LLM, or None
+        self.llm: LLM | None = llm
         self.settings = settings
         self.mode = mode  # "llm" | "extractive" | "off"
         self.reason = reason
@@ -284,6 +285,12 @@ class MemoryWorker:
             self._thread.join(timeout=10)
 
     def _run(self) -> None:
+        llm = self.distiller.llm
+        if llm is not None:
+            try:
+                llm.prepare()
+            except Exception:
+                log.exception("preparing the LLM client failed")
         while not self._stop.is_set():
             self._wake.wait(self.poll_s)
             self._wake.clear()

@@ -60,6 +60,11 @@ class AnthropicClient:
         self._anthropic: Any = None
         self._client: Any = None
 
+    def prepare(self) -> None:
+        """Import the SDK now (the memory thread does this when it starts, so the first
+        distillation does not stall the process for the import while a session is live)."""
+        self._sdk()
+
     def _sdk(self) -> Any:
         """The SDK is imported on the first call: start-up must not pay for it."""
         with self._lock:

@@ -37,3 +37,10 @@ def test_facts_benchmark_smoke(tmp_path):
     assert result["replay"]["journalLines"] == result["journal_lines"] == 500
     assert result["fact_rows"] > 400 and result["asserts"]["n"] == 20
     assert result["queries"]["current by subject"]["p50_ms"] > 0
+
+
+def test_distill_benchmark_smoke(tmp_path):
+    result = run_bench(tmp_path, "distill", "--messages", "60", "--rounds", "1", "--llm-ms", "20",
+                       "--pipeline-messages", "40")
+    assert result["record_while_distilling"]["n"] == 60 and result["record_peer_distiller_off"]["n"] == 60
+    assert result["pipeline"]["distillations"] >= 1 and result["pipeline"]["llm_calls"] >= 1
