@@ -173,13 +173,17 @@ class Memory:
                    snippet=f"{row['name']} ({row['kind']})" + (f"; also {', '.join(aliases[:5])}" if aliases else ""),
                    cues=q.cues(terms, text, analyze), title=row["kind"])
 
-    def expansions(self, project_ids: list[int] | None, terms: list[str]) -> list[str]:
-        """Other names of the entities the query names (`db.py` -> `lore_sidecar/store/db.py`)."""
+    def expansions(self, project_ids: list[int] | None, query: str) -> list[str]:
+        """Other names of the entities the query names (`db.py` -> `src/app/db.py`; "the
+        persistence layer" -> the file the model said it is). Names are matched as written:
+        single words and runs of up to four words."""
+        words = [w.strip(",.;:!?()[]{}\"'`").lower() for w in query.split()]
+        words = [w for w in words if w]
+        names = {" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(len(words), i + 4) + 1)}
         extra: list[str] = []
-        lowered = {t.lower() for t in terms}
-        for row in self.rows.expansions(project_ids, terms):
+        for row in self.rows.expansions(project_ids, sorted(names)[:200]):
             for name in [row["name"], *json.loads(row["aliases"])]:
-                if name.lower() not in lowered and name not in extra:
+                if name.lower() not in names and name not in extra:
                     extra.append(name)
         return extra[:12]
 

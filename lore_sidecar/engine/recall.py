@@ -77,7 +77,7 @@ class Recaller:
         if project_ids is not None and project_ids and "knowledge" in kinds:
             project_ids = [*project_ids, GLOBAL_PROJECT]  # global knowledge applies everywhere
         if kinds and (project_ids is None or project_ids) and terms:
-            extra = self.memory.expansions(project_ids, terms) if self.memory is not None else []
+            extra = self.memory.expansions(project_ids, query) if self.memory is not None else []
             lex = self._lexical(terms, kinds, project_ids, pool, q.query_terms(" ".join(extra)))
             vec: list[tuple[str, int, float]] = []
             if not lexical_only and self.vectors is not None and self.embedder is not None and s.vector_weight > 0:

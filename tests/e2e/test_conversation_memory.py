@@ -44,7 +44,7 @@ def responder(body: dict) -> str:
         lines = [f"- tool output showed {e.strip()}" for e in errors] + [f"- paths involved: {p.strip()}" for p in paths]
         turns = re.findall(r"^\[[^\]]*\] (?:user|assistant): (.{0,80})", prompt, re.M)
         lines += [f"- discussed: {t}" for t in turns[:2]]
-        return "\n".join(lines) + "\nENTITIES:\nsrc/shop/store.py | file | store.py, the store module"
+        return "\n".join(lines) + "\nENTITIES:\nsrc/shop/store.py | file | store.py, persistence layer"
     if system.startswith("You consolidate"):
         kept = dict.fromkeys(line for line in prompt.splitlines() if line.startswith("- "))
         return "\n".join(kept)
@@ -154,6 +154,16 @@ def test_a_session_distils_consolidates_curates_and_never_keeps_the_secret(tmp_p
             # Entities: the LLM's alias expands a query to the canonical path.
             ent = c.request("lore/getNode", {"uri": "entity://src/shop/store.py"})
             assert "store.py" in ent["metadata"]["aliases"]
+            # "persistence" is in no distillation: only the alias leads to them.
+            alias_hits = c.request("lore/recall", {"query": "persistence layer", "sources": ["distillations"]})["hits"]
+            assert alias_hits and all("persistence" not in h["snippet"] for h in alias_hits)
+
+            # A lead opened with its queryId counts as used, once, for its runtime.
+            q = c.request("lore/recall", {"query": "busy_timeout", "sources": ["knowledge"]})
+            for _ in range(2):
+                c.request("lore/getNode", {"uri": node_uri, "queryId": q["queryId"], "harness": "pi"})
+            assert c.request("lore/status")["usage"]["used"] == {"pi": 1}
+            assert c.request("lore/getNode", {"uri": node_uri})["metadata"]["uses"] == 1
             usage = st["distiller"]["usage"]
             assert usage["calls"] == len(fake.bodies) and usage["cacheRead"] > 0
         finally:
@@ -190,6 +200,39 @@ def test_without_a_key_the_same_session_distils_extractively_and_says_so(tmp_pat
     finally:
         c.close()
     assert all(FAKE_KEY.encode() not in data for _, data in store_bytes(store))
+
+
+def test_without_a_key_an_alias_finds_nothing_it_never_learnt(tmp_path):
+    """Control for the alias test above: the extractive run never learns the LLM's alias."""
+    c, _, _ = run_session(tmp_path, None)
+    try:
+        assert c.request("lore/recall", {"query": "persistence layer", "sources": ["distillations"]})["hits"] == []
+        assert c.request("lore/recall", {"query": "store.py", "sources": ["distillations"]})["hits"]
+    finally:
+        c.close()
+
+
+def test_a_model_that_refuses_the_key_falls_back_to_extractive_and_says_why(tmp_path):
+    with FakeAnthropic(responder) as fake:
+        fake.script = [401] * 50
+        ws = make_project(tmp_path / "shop")
+        c = spawn(tmp_path / "store", ws, env_for(fake))
+        try:
+            c.request("lore/recordMessages", {"sessionId": SESSION, "messages": session_messages()[:10]})
+            out = c.request("lore/distill", {})
+            st = c.request("lore/status")
+            assert out["created"] and st["distiller"]["mode"] == "llm"
+            assert st["distiller"]["fallbacks"] >= 1 and st["distiller"]["lastError"].startswith("authFailed")
+            node = c.request("lore/getNode", {"uri": out["created"][0]})
+            assert node["metadata"]["mode"] == "extractive" and ERROR in node["content"]
+            # Control: once the model answers again, the next segment is the model's.
+            fake.script = []
+            c.request("lore/recordMessages", {"sessionId": SESSION, "messages": session_messages()[10:20]})
+            again = c.request("lore/distill", {})["created"]
+            assert c.request("lore/getNode", {"uri": again[0]})["metadata"]["mode"] == "llm"
+            assert c.request("lore/status")["distiller"]["lastError"] is None
+        finally:
+            c.close()
 
 
 def test_distillation_runs_by_itself_once_a_session_goes_quiet(tmp_path):
