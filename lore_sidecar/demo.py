@@ -50,6 +50,13 @@ def run_demo(folder: Path, query: str, *, store_dir: str | None = None) -> int:
         c = status["counts"]
         print(f"indexed {c['files']} files ({c['chunks']} chunks), {c['messages']} messages; "
               f"embedder {status['embedder']['name']}")
+        distilled = client.request("lore/distill", {"sessionId": "demo-session"})
+        print(f"\ndistilled the conversation ({distilled['mode']}):")
+        for uri in distilled["created"]:
+            print("  " + client.request("lore/getNode", {"uri": uri})["content"].replace("\n", "\n  "))
+        kept = client.request("lore/retain", {"content": "Followers spool writes durably before acknowledging them.",
+                                              "title": "followers spool writes", "category": "decision", "priority": 1})
+        print(f"retained {kept['uri']}")
         print(f"\nrecall: {query!r}")
         result = client.request("lore/recall", {"query": query, "limit": 8})
         print_hits(result["hits"], result["total"], result["tookMs"])
