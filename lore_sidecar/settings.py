@@ -73,6 +73,7 @@ class Settings:
     store_dir: Path
     embedder: str = "wordllama"
     distiller: str = "auto"
+    guidance: str | None = None
     log_level: str = "WARNING"
     log_file: str | None = None
     index: IndexSettings = field(default_factory=IndexSettings)
@@ -162,6 +163,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "storeDir": (_path, (None, "store_dir")),
     "embedder": (_choice(EMBEDDERS), (None, "embedder")),
     "distiller": (_choice(DISTILLER_MODES), (None, "distiller")),
+    "guidance": (_text, (None, "guidance")),
     "logLevel": (_level, (None, "log_level")),
     "logFile": (_path, (None, "log_file")),
     "watch": (_bool, ("index", "watch")),

@@ -20,7 +20,7 @@ from lore_sidecar.engine.knowledge import Knowledge
 from lore_sidecar.errors import LoreError, not_found
 from lore_sidecar.model import Hit, NodeContent
 
-NODE_OPS = ("createNode", "updateNode", "moveNode", "deleteNode", "retain", "forget", "countUse")
+NODE_OPS = ("createNode", "updateNode", "moveNode", "deleteNode", "retain", "forget", "countUse", "logRecall")
 LORE_MD = ".lore.md"
 _SLUG = re.compile(r"[^a-z0-9]+")
 
@@ -56,7 +56,7 @@ class Memory:
             k.check_create(uri=args["uri"], content=args["content"], category=args.get("category"),
                            priority=args.get("priority"), disclosure=args.get("disclosure"), scope=args.get("scope"),
                            sources=args.get("sources"))
-        elif method != "countUse":
+        elif method not in ("countUse", "logRecall"):
             raise ValueError(f"unknown node operation {method!r}")
         return args
 
@@ -75,6 +75,13 @@ class Memory:
             return {**k.delete(args["uri"], runtime=runtime, reason=args.get("reason") or "forgotten", also=also), "forgotten": True}
         if method == "retain":
             return self._retain(root, args, runtime, also)
+        if method == "logRecall":
+            with self.nodes.write() as c:
+                self.nodes.log_recall(c, args["query_id"], args.get("session_id"), runtime, int(args["leads"]), k.clock())
+                result = {"logged": True}
+                if also:
+                    also(c, result)
+                return result
         if method == "countUse":
             with self.nodes.write() as c:
                 counted = self.nodes.count_use(c, args["query_id"], args["uri"], args.get("session_id"), runtime, k.clock())
@@ -137,9 +144,10 @@ class Memory:
         return {"domains": [{"domain": r["domain"], "scope": r["scope"], "nodes": r["nodes"], "bestPriority": r["best"]}
                             for r in self.nodes.domains(project_ids)]}
 
-    def boot_nodes(self, project_ids: list[int] | None, at: str) -> list[dict[str, Any]]:
-        """Priority 0-1 knowledge in force (not suppressed, not expired), best first."""
-        return [self.knowledge.wire(r) for r in self.nodes.listing(project_ids, min_priority=1, limit=40)
+    def boot_nodes(self, project_ids: list[int] | None, at: str, min_priority: int = 1) -> list[dict[str, Any]]:
+        """Knowledge in force (not suppressed, not expired) at priority <= `min_priority`
+        (0-1 by default: the boot block), best first."""
+        return [self.knowledge.wire(r) for r in self.nodes.listing(project_ids, min_priority=min_priority, limit=60)
                 if not r["suppressed"] and not (r["expires_at"] and r["expires_at"] <= at)]
 
     # -- recall -----------------------------------------------------------------------------------

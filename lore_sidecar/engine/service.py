@@ -20,6 +20,7 @@ from lore_sidecar.engine.fact_service import new_fact_id
 from lore_sidecar.engine.indexer import Indexer
 from lore_sidecar.engine.project import canonical_root
 from lore_sidecar.engine.recall import Recaller
+from lore_sidecar.engine.sessions import Sessions
 from lore_sidecar.engine.workspace import inside
 from lore_sidecar.engine.workspace_index import Progress, WorkspaceIndex
 from lore_sidecar.errors import LoreError, not_found, not_writer
@@ -85,6 +86,7 @@ class Engine:
 
     def __post_init__(self) -> None:
         self.recaller = self._recaller(self.text, self.vectors)
+        self.sessions = Sessions(self, self.settings.guidance or lifecycle.DEFAULT_GUIDANCE)
 
     def _recaller(self, text: Any, vectors: Any) -> Recaller:
         return Recaller(self.records, text, vectors, self.embedder, self.settings.recall, self.memory)
@@ -458,38 +460,41 @@ class Engine:
 
     def count_use(self, query_id: str, uri: str, session_id: str | None, runtime: str | None) -> None:
         """A recalled lead was opened. Best effort: never fails the read that reports it."""
+        self._best_effort("countUse", {"query_id": query_id, "uri": uri, "session_id": session_id}, runtime)
+
+    def _best_effort(self, method: str, args: dict[str, Any], runtime: str | None) -> None:
+        """Usage bookkeeping: applied here on the writer, dropped into the spool (no wait) on
+        a follower; a failure is logged, never raised into the read that caused it."""
+        if self.memory is None:
+            return
         try:
             if self.role.writer:
-                self._memory().apply("countUse", "", {"query_id": query_id, "uri": uri, "session_id": session_id}, runtime or "client")
+                self.memory.apply(method, "", args, runtime or "client")
             elif self.spool is not None:
-                self.spool.put({"opId": new_op_id(), "kind": "nodeOp", "method": "countUse", "project": "",
-                                "runtime": runtime or "client", "args": {"query_id": query_id, "uri": uri, "session_id": session_id}})
+                self.spool.put({"opId": new_op_id(), "kind": "nodeOp", "method": method, "project": "",
+                                "runtime": runtime or "client", "args": args})
         except LoreError as exc:
-            log.info("usage of %s not counted: %s", uri, exc)
+            log.info("%s not recorded: %s", method, exc)
 
-    # -- session lifecycle ------------------------------------------------------------------------
+    # -- session lifecycle (engine/sessions.py) -------------------------------------------------------
     def prompt_submit(self, *, session_id: str, prompt: str, harness: str | None = None,
                       project: str | None = None, budget_tokens: int = 400) -> dict[str, Any]:
-        """Leads for this prompt from earlier work (not from this session, which the agent
-        already has in context); empty when nothing is relevant."""
-        result = self.recall(prompt, project=project, limit=12)
-        hits = [h for h in result.hits if h.session_id != session_id][:8]
-        block = lifecycle.recall_block(session_id, result.query_id, hits, budget_tokens=budget_tokens)
-        return {"context": block, "queryId": result.query_id, "leads": block.count("\n") - 1 if block else 0}
+        return self.sessions.prompt(session_id=session_id, prompt=prompt, harness=harness, project=project,
+                                    budget_tokens=budget_tokens)
 
     def session_start(self, *, session_id: str, harness: str | None = None, cwd: str | None = None,
                       repo: str | None = None, budget_tokens: int = 400) -> dict[str, Any]:
-        """Guidance plus startup recall from where the session runs."""
-        project = cwd or None
-        words = " ".join(w for w in (Path(cwd).name if cwd else "", repo or "") if w)
-        block = ""
-        query_id = None
-        if words.strip():
-            result = self.recall(words, project=project, limit=8)
-            query_id = result.query_id
-            hits = [h for h in result.hits if h.session_id != session_id]
-            block = lifecycle.recall_block(session_id, result.query_id, hits, budget_tokens=budget_tokens)
-        return {"context": lifecycle.session_start_text(lifecycle.DEFAULT_GUIDANCE, block), "queryId": query_id}
+        return self.sessions.start(session_id=session_id, harness=harness, cwd=cwd, repo=repo, budget_tokens=budget_tokens)
+
+    def session_end(self, *, session_id: str, harness: str | None = None, project: str | None = None,
+                    transcript: list[dict] | None = None, transcript_path: str | None = None) -> dict[str, Any]:
+        return self.sessions.end(session_id=session_id, harness=harness, project=project, transcript=transcript,
+                                 transcript_path=transcript_path)
+
+    def log_recall(self, query_id: str, session_id: str, harness: str | None, leads: int) -> None:
+        """Leads shown to a runtime (the other half of usage). Best effort, like count_use."""
+        args = {"query_id": query_id, "session_id": session_id, "leads": leads}
+        self._best_effort("logRecall", args, harness)
 
     # -- recall ---------------------------------------------------------------------------------
     def recall(
@@ -672,7 +677,7 @@ class Engine:
                 "dim": self.embedder.dim if self.embedder else 0,
             },
             "distiller": self.distiller.status() if self.distiller is not None else {"mode": self.distiller_mode, "model": None},
-            "usage": {"used": {r["runtime"]: r["used"] for r in self.records.nodes.usage()}},
+            "usage": self.records.nodes.usage(),
             "indexLagMs": lag_ms,
             "indexError": indexer.error if indexer else None,
             "indexEpoch": self.index_epoch,

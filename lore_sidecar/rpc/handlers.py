@@ -225,6 +225,16 @@ def register(server) -> None:
         return await server.run(engine.session_start, session_id=p.session_id, harness=p.harness, cwd=p.cwd,
                                 repo=p.repo, budget_tokens=p.budget_tokens)
 
+    async def session_end(params: Any) -> dict[str, Any]:
+        p = structure(params, t.SessionEndParams)
+
+        async def work() -> dict[str, Any]:
+            engine = await server.engine()
+            return await server.run(engine.session_end, session_id=p.session_id, harness=p.harness, project=p.project,
+                                    transcript=p.transcript, transcript_path=p.transcript_path)
+
+        return await order.write(work)
+
     def node_write(method: str, params_type: type, fields: tuple[str, ...], changes: bool = False):
         async def handler(params: Any) -> dict[str, Any]:
             p = structure(params, params_type)
@@ -294,6 +304,7 @@ def register(server) -> None:
         "lore/aggregateFacts": aggregate_facts,
         "lore/promptSubmit": prompt_submit,
         "lore/sessionStart": session_start,
+        "lore/sessionEnd": session_end,
         "lore/createNode": node_write("createNode", t.CreateNodeParams, ("uri", *node_fields)),
         "lore/updateNode": node_write("updateNode", t.UpdateNodeParams, (*node_fields, "suppressed"), changes=True),
         "lore/moveNode": node_write("moveNode", t.MoveNodeParams, ("uri", "new_uri")),

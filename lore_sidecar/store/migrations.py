@@ -274,4 +274,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "0006_recall_log",
+        """
+        -- Leads shown to each runtime (the other half of usage: recalled vs used).
+        CREATE TABLE recall_log(
+            query_id TEXT PRIMARY KEY,
+            session_id TEXT,
+            runtime TEXT,
+            leads INTEGER NOT NULL,
+            at TEXT NOT NULL
+        );
+        """,
+    ),
 ]

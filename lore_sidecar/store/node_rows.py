@@ -130,9 +130,19 @@ class NodeRows:
             (project_id,),
         ).fetchone()[0]
 
-    def usage(self) -> list[sqlite3.Row]:
-        return list(self.db.reader().execute(
-            "SELECT COALESCE(runtime, 'unknown') AS runtime, COUNT(*) AS used FROM recall_usage GROUP BY 1 ORDER BY 1"))
+    def usage(self) -> dict[str, dict[str, int]]:
+        """Per runtime: leads shown (`recalled`) and leads opened (`used`)."""
+        r = self.db.reader()
+        used = {row[0]: row[1] for row in r.execute(
+            "SELECT COALESCE(runtime, 'unknown'), COUNT(*) FROM recall_usage GROUP BY 1 ORDER BY 1")}
+        recalled = {row[0]: row[1] for row in r.execute(
+            "SELECT COALESCE(runtime, 'unknown'), SUM(leads) FROM recall_log GROUP BY 1 ORDER BY 1")}
+        return {"recalled": recalled, "used": used}
+
+    def log_recall(self, c: sqlite3.Connection, query_id: str, session_id: str | None, runtime: str | None,
+                   leads: int, at: str) -> None:
+        c.execute("INSERT OR IGNORE INTO recall_log(query_id, session_id, runtime, leads, at) VALUES (?,?,?,?,?)",
+                  (query_id, session_id, runtime, leads, at))
 
     # -- writes (inside the caller's transaction) ------------------------------------------------
     def insert(self, c: sqlite3.Connection, fields: Mapping[str, Any]) -> int:

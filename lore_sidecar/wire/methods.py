@@ -18,6 +18,7 @@ METHOD_TO_TYPES: dict[str, type] = {
     "lore/aggregateFacts": t.AggregateFactsParams,
     "lore/promptSubmit": t.PromptSubmitParams,
     "lore/sessionStart": t.SessionStartParams,
+    "lore/sessionEnd": t.SessionEndParams,
     "lore/createNode": t.CreateNodeParams,
     "lore/updateNode": t.UpdateNodeParams,
     "lore/moveNode": t.MoveNodeParams,

@@ -182,6 +182,17 @@ class SessionStartParams:
     budget_tokens: int = 400
 
 
+@attrs.define(kw_only=True, frozen=True)
+class SessionEndParams:
+    session_id: str
+    transcript: list[dict[str, Any]] | None = None
+    """Messages (as recordMessages takes them, or the host's transcript items)."""
+    transcript_path: str | None = None
+    """A JSONL transcript file (Claude Code's or Codex's) to capture."""
+    harness: str | None = None
+    project: str | None = None
+
+
 Category = Literal["decision", "pattern", "preference", "architecture", "gotcha"]
 NodeScope = Literal["project", "global"]
 
