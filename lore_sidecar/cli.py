@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     h = sub.add_parser("hook", help="run as a host's hook command (reads the host's JSON on stdin; never fails the host)")
     h.add_argument("event", help="SessionStart, UserPromptSubmit, Stop, SessionEnd (Claude Code names; Codex's map to these)")
 
+    hd = sub.add_parser("hook-daemon", help="the warm process `hook` talks to (started on demand by `hook`)")
+    hd.add_argument("--workspace", default=".", help="workspace folder to index (default: .)")
+    hd.add_argument("--idle-ms", type=int, help="exit after this long without a request (default: setting hookIdleMs)")
     d = sub.add_parser("demo", help="spawn the sidecar over stdio, index a folder, record a chat, recall")
     d.add_argument("folder", nargs="?", default=".", help="folder to index (default: .)")
     d.add_argument("query", nargs="?", default="how does the writer lock elect a single writer", help="what to recall")
@@ -114,6 +117,11 @@ def main(argv: list[str] | None = None) -> int:
         from lore_sidecar.hook import run_hook
 
         return run_hook(args.event, sys.stdin, sys.stdout, store_dir=args.store_dir)
+    if args.verb == "hook-daemon":
+        from lore_sidecar.hook_daemon import run_daemon
+
+        return run_daemon(args.store_dir, str(Path(args.workspace).resolve()),
+                          args.idle_ms / 1000 if args.idle_ms else None)
     try:
         if args.verb == "demo":
             from lore_sidecar.demo import run_demo

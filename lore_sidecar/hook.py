@@ -1,65 +1,119 @@
-"""`lore-sidecar hook <event>`: a short-lived command for hosts that run hook commands.
+"""`lore-sidecar hook <event>`: the command hosts run as a hook (Claude Code's
+`SessionStart`, `UserPromptSubmit`, `PostToolUse`, `Stop`, `SessionEnd`; Codex's hooks use
+the same schema).
 
-It reads the host's JSON event on stdin (Claude Code's shape: `session_id`, `cwd`,
-`prompt`, `hook_event_name`; Codex sends the same keys), talks to the store — joining the
-running writer through the spool, or becoming the writer if none runs — and prints what the
-host expects on stdout: `{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`.
-It fails open: on any problem it prints nothing and exits 0, so memory never blocks work.
+It must be quick, and it must never get in the way:
+- It reads the host's JSON event on stdin and hands it to the warm **hook daemon** of the
+  store over a Unix socket (`lore-sidecar hook-daemon`: one per store, an ordinary member of
+  the writer election, gone after `hookIdleMs` without a call). This process imports only
+  the standard library on that path: a warm round trip is a few tens of milliseconds.
+- No daemon running: it starts one in the background for the next call and serves this one
+  itself, degraded — the prompt goes into the store's spool (durable; the writer applies
+  it), and recall is lexical, read-only, from the published index.
+- It prints what the host expects on stdout
+  (`{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`) or nothing, always
+  exits 0, and gives up after `LORE_HOOK_TIMEOUT_MS` (default 2000): the host carries on
+  without memory rather than wait. `LORE_HOOK_DAEMON=0` never starts a daemon (every call
+  takes the degraded path).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import logging
+import os
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
-log = logging.getLogger(__name__)
-CONTEXT_EVENTS = {"SessionStart", "UserPromptSubmit"}
+DEFAULT_TIMEOUT_MS = 2000
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
+
+
+def socket_path(store: Path) -> Path:
+    """`<store>/hook.sock`, or a short path in /tmp when that is too long for AF_UNIX."""
+    path = store / "hook.sock"
+    if len(str(path)) < 100:
+        return path
+    digest = hashlib.sha1(str(store.resolve()).encode()).hexdigest()[:16]
+    return Path("/tmp") / f"lore-{os.getuid()}-{digest}.sock"
+
+
+def store_dir(explicit: str | None) -> Path:
+    if explicit:
+        return Path(explicit).expanduser()
+    if os.environ.get("LORE_STORE_DIR"):
+        return Path(os.environ["LORE_STORE_DIR"]).expanduser()
+    from lore_sidecar.settings import default_store_dir
+
+    return default_store_dir()
 
 
 def run_hook(event: str, stdin: TextIO, stdout: TextIO, *, store_dir: str | None = None) -> int:
+    started = time.monotonic()
+    timeout = int(os.environ.get("LORE_HOOK_TIMEOUT_MS") or DEFAULT_TIMEOUT_MS) / 1000
     try:
         payload = json.loads(stdin.read() or "{}")
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
-        out = handle(event, payload, store_dir=store_dir)
-        if out is not None:
-            stdout.write(json.dumps(out))
+        payload.setdefault("hook_event_name", event)
+        store = _store(store_dir)
+        request = {"event": event, "payload": payload, "cwd": str(payload.get("cwd") or Path.cwd())}
+        use_daemon = os.environ.get("LORE_HOOK_DAEMON", "1") != "0"
+        reply = ask_daemon(socket_path(store), request, timeout) if use_daemon else None
+        if reply is None:
+            if use_daemon:
+                start_daemon(store, request["cwd"])
+            from lore_sidecar.hook_fallback import degraded  # only off the warm path
+
+            reply = degraded(store, request, deadline=started + timeout)
+        output = reply.get("output") if isinstance(reply, dict) else None
+        if output:
+            stdout.write(json.dumps(output))
             stdout.flush()
-    except Exception:  # fail open: the host carries on without memory
-        log.exception("hook %s failed; the host continues without memory", event)
+    except Exception as exc:  # fail open: the host continues without memory
+        print(f"lore-sidecar hook {event}: {type(exc).__name__}: {exc}; continuing without memory", file=sys.stderr)
     return 0
 
 
-def handle(event: str, payload: dict[str, Any], *, store_dir: str | None) -> dict[str, Any] | None:
-    from lore_sidecar.app import open_engine
-    from lore_sidecar.settings import load_settings
+def _store(explicit: str | None) -> Path:
+    return store_dir(explicit)
 
-    session_id = str(payload.get("session_id") or payload.get("sessionId") or "")
-    cwd = str(payload.get("cwd") or Path.cwd())
-    if not session_id:
-        raise ValueError("the hook input has no session_id")
-    settings, _ = load_settings(workspace_root=Path(cwd), cli={"storeDir": store_dir} if store_dir else {})
-    engine = open_engine(settings, [cwd], start_indexer=True)
+
+def ask_daemon(path: Path, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    """The daemon's reply, or None when no daemon answers (not running, or too slow)."""
     try:
-        harness = str(payload.get("harness") or "claude-code")
-        if event == "UserPromptSubmit":
-            prompt = str(payload.get("prompt") or "")
-            result = engine.prompt_submit(session_id=session_id, prompt=prompt, harness=harness, project=cwd)
-            if prompt.strip():  # capture the prompt itself, idempotently per prompt text
-                import hashlib
-
-                msg_id = "prompt-" + hashlib.sha1(prompt.encode()).hexdigest()[:16]
-                engine.record_messages(project=cwd, session_id=session_id, harness=harness, messages=[
-                    {"role": "user", "content": prompt, "msg_id": msg_id, "created_at": None, "tool_name": None, "tool_call_id": None}
-                ])
-        elif event == "SessionStart":
-            result = engine.session_start(session_id=session_id, harness=harness, cwd=cwd)
-        else:
-            return None  # Stop / SessionEnd: nothing to inject
-        if event in CONTEXT_EVENTS and result.get("context"):
-            return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": result["context"]}}
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(str(path))
+            s.sendall(json.dumps(request).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        return json.loads(data) if data.strip() else None
+    except (OSError, ValueError):
         return None
-    finally:
-        engine.close()
+
+
+def start_daemon(store: Path, workspace: str) -> None:
+    """A detached `lore-sidecar hook-daemon` for this store (if two hooks race, the second
+    daemon finds the socket taken and exits)."""
+    store.mkdir(parents=True, exist_ok=True)
+    log = open(store / "hook-daemon.log", "ab")  # noqa: SIM115 (handed to the child)
+    subprocess.Popen(
+        [sys.executable, "-m", "lore_sidecar", "--store-dir", str(store), "hook-daemon", "--workspace", workspace],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True, close_fds=True,
+    )
+    log.close()
+
+
+def host_output(event: str, context: str | None) -> dict[str, Any] | None:
+    if event in CONTEXT_EVENTS and context:
+        return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+    return None

@@ -74,6 +74,7 @@ class Settings:
     embedder: str = "wordllama"
     distiller: str = "auto"
     guidance: str | None = None
+    hook_idle_ms: int = 600_000
     log_level: str = "WARNING"
     log_file: str | None = None
     index: IndexSettings = field(default_factory=IndexSettings)
@@ -164,6 +165,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "embedder": (_choice(EMBEDDERS), (None, "embedder")),
     "distiller": (_choice(DISTILLER_MODES), (None, "distiller")),
     "guidance": (_text, (None, "guidance")),
+    "hookIdleMs": (_int(1000, 86_400_000), (None, "hook_idle_ms")),
     "logLevel": (_level, (None, "log_level")),
     "logFile": (_path, (None, "log_file")),
     "watch": (_bool, ("index", "watch")),

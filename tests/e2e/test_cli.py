@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lore_sidecar.client import StdioClient, sidecar_command
 
 
 def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
@@ -43,20 +50,46 @@ def test_facts_verbs(tmp_path, workspace):
     assert "no facts" in run("--store-dir", store, "facts", "query", "--subject", "payments service", *ws).stdout
 
 
-def test_hook_injects_recall_from_an_earlier_session_and_fails_open(tmp_path, workspace):
+def hook_cmd(store: str, event: str, payload, **env: str) -> subprocess.CompletedProcess:
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run([sys.executable, "-m", "lore_sidecar", "--store-dir", store, "hook", event],
+                          input=data, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "LORE_HOOK_IDLE_MS": "4000", **env})
+
+
+def wait_for_daemon(store: str, timeout: float = 60) -> None:
+    from lore_sidecar.hook import ask_daemon, socket_path
+
+    deadline = time.monotonic() + timeout
+    probe = {"event": "Notification", "payload": {"session_id": "probe"}, "cwd": "/"}
+    while ask_daemon(socket_path(Path(store)), probe, 1.0) is None:
+        assert time.monotonic() < deadline, "the hook daemon never answered"
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def hook_store(tmp_path):
     store = str(tmp_path / "store")
+    yield store
+    subprocess.run(["pkill", "-f", f"--store-dir {store} hook-daemon"], check=False)
+
+
+def test_hook_injects_recall_from_an_earlier_session_and_fails_open(hook_store, workspace):
+    store = hook_store
 
     def hook(event: str, payload) -> subprocess.CompletedProcess:
-        data = payload if isinstance(payload, str) else json.dumps(payload)
-        return subprocess.run([sys.executable, "-m", "lore_sidecar", "--store-dir", store, "hook", event],
-                              input=data, capture_output=True, text=True, timeout=120)
+        return hook_cmd(store, event, payload)
 
+    # No daemon yet: this call is served degraded (the prompt goes to the spool) and
+    # starts the daemon, which applies the spool once it is the writer.
     first = hook("UserPromptSubmit", {"session_id": "s1", "cwd": str(workspace), "prompt": "The nightly export needs the zephyrine bucket policy"})
-    assert first.returncode == 0
+    assert first.returncode == 0 and first.stdout == ""
+    wait_for_daemon(store)
     second = hook("UserPromptSubmit", {"session_id": "s2", "cwd": str(workspace), "prompt": "why does the zephyrine export fail?"})
     out = json.loads(second.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "UserPromptSubmit"
     assert "<recall session_id=\"s2\"" in out["additionalContext"] and "session://s1/" in out["additionalContext"]
+    assert "zephyrine bucket policy" in out["additionalContext"]  # the quoted excerpt
     # Nothing relevant: no output at all (the host injects nothing).
     quiet = hook("UserPromptSubmit", {"session_id": "s3", "cwd": str(workspace), "prompt": "qwxzzv plorfk"})
     assert quiet.returncode == 0 and quiet.stdout == ""
@@ -65,3 +98,31 @@ def test_hook_injects_recall_from_an_earlier_session_and_fails_open(tmp_path, wo
     assert broken.returncode == 0 and broken.stdout == ""
     start = hook("SessionStart", {"session_id": "s4", "cwd": str(workspace)})
     assert start.returncode == 0 and "Long-term memory" in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_hook_without_a_daemon_recalls_lexically_and_spools_the_prompt(hook_store, workspace):
+    store = hook_store
+    c = StdioClient(sidecar_command("--store-dir", store))
+    c.initialize(workspace, options={"watch": False})
+    c.request("lore/recordMessages", {"sessionId": "s1", "messages": [
+        {"id": "m1", "role": "user", "content": "the quokka cache is flushed nightly by cron"}]})
+    c.request("lore/recall", {"query": "quokka"})  # read-your-writes: indexed now
+    c.close()
+    out = hook_cmd(store, "UserPromptSubmit", {"session_id": "s2", "cwd": str(workspace), "prompt": "when is the quokka cache flushed?"},
+                   LORE_HOOK_DAEMON="0")
+    ctx = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "session://s1/m1" in ctx
+    assert list((Path(store) / "spool").glob("*.op.json"))  # the prompt, durable, for the writer
+    assert not (Path(store) / "hook.sock").exists()  # and no daemon was started
+    # Control: a prompt about something never said gets nothing.
+    none = hook_cmd(store, "UserPromptSubmit", {"session_id": "s2", "cwd": str(workspace), "prompt": "plorfk wuzzle"},
+                    LORE_HOOK_DAEMON="0")
+    assert none.stdout == ""
+    # The next writer applies the spooled prompt: it becomes searchable.
+    c = StdioClient(sidecar_command("--store-dir", store))
+    c.initialize(workspace, options={"watch": False})
+    deadline = time.monotonic() + 20
+    while not c.request("lore/recall", {"query": "when is the quokka cache flushed", "sources": ["messages"]})["hits"][0]["uri"].startswith("session://s2/"):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    c.close()

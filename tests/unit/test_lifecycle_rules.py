@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from lore_sidecar.engine.lifecycle import boot_block, directives_block, in_scope, is_directive, quote, recall_block
+from lore_sidecar.engine.lifecycle import (
+    boot_block,
+    directives_block,
+    in_scope,
+    is_directive,
+    quote,
+    recall_block,
+)
 from lore_sidecar.model import Hit
 
 

@@ -1,0 +1,172 @@
+"""`lore-sidecar hook-daemon`: the warm process behind `lore-sidecar hook`.
+
+One per store, found at the store's hook socket (binding it is what makes it the only one).
+It opens the engine like any sidecar — the writer if nobody else is, else a follower whose
+writes go through the spool — and answers one JSON line per connection. It exits after
+`hookIdleMs` without a request, or when its socket is taken over.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from lore_sidecar.engine.transcripts import prompt_id
+from lore_sidecar.hook import host_output, socket_path
+
+log = logging.getLogger(__name__)
+DEFAULT_IDLE_S = 600.0
+
+
+def handle(engine, request: dict[str, Any]) -> dict[str, Any]:
+    """What one hook event does; returns `{"output": <host JSON or None>}`."""
+    event = request["event"]
+    p = request["payload"]
+    session_id = str(p.get("session_id") or p.get("sessionId") or "")
+    if not session_id:
+        raise ValueError("the hook input has no session_id")
+    cwd = request["cwd"]
+    harness = str(p.get("harness") or os.environ.get("LORE_HARNESS") or "claude-code")
+    context = None
+    if event == "SessionStart":
+        context = engine.session_start(session_id=session_id, harness=harness, cwd=cwd)["context"]
+    elif event == "UserPromptSubmit":
+        prompt = str(p.get("prompt") or "")
+        # Recall first (leads from earlier work), then capture the prompt itself.
+        context = engine.prompt_submit(session_id=session_id, prompt=prompt, harness=harness, project=cwd)["context"]
+        if prompt.strip():
+            engine.record_messages(project=cwd, session_id=session_id, harness=harness,
+                                   messages=[prompt_message(prompt)])
+    elif event == "PostToolUse":
+        message = tool_message(p)
+        if message is not None:
+            engine.record_messages(project=cwd, session_id=session_id, harness=harness, messages=[message])
+    elif event in ("Stop", "SessionEnd", "SubagentStop"):
+        path = p.get("transcript_path")
+        if path:
+            engine.session_end(session_id=session_id, harness=harness, project=cwd, transcript_path=str(path))
+    return {"output": host_output(event, context)}
+
+
+def prompt_message(prompt: str) -> dict[str, Any]:
+    return {"role": "user", "content": prompt, "msg_id": prompt_id(prompt), "created_at": None,
+            "tool_name": None, "tool_call_id": None}
+
+
+def tool_message(p: dict[str, Any]) -> dict[str, Any] | None:
+    response = p.get("tool_response")
+    if response is None:
+        return None
+    text = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)
+    call_id = str(p.get("tool_use_id") or "")
+    if not call_id:
+        return None
+    return {"role": "tool", "content": text[:200_000], "msg_id": f"tool-{call_id}", "created_at": None,
+            "tool_name": p.get("tool_name"), "tool_call_id": call_id}
+
+
+class HookDaemon:
+    def __init__(self, engine, store: Path, idle_s: float = DEFAULT_IDLE_S):
+        self.engine = engine
+        self.path = socket_path(store)
+        self.idle_s = idle_s
+        self.last = time.monotonic()
+        self._stop = threading.Event()
+
+    def bind(self) -> socket.socket | None:
+        """The listening socket, or None when a live daemon already has it."""
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(str(self.path))
+            return None  # someone answers: we are the spare
+        except OSError:
+            pass
+        finally:
+            probe.close()
+        try:
+            self.path.unlink()  # a dead daemon's socket file
+        except FileNotFoundError:
+            pass
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(str(self.path))
+        os.chmod(self.path, 0o600)
+        s.listen(64)
+        s.settimeout(0.5)
+        return s
+
+    def serve(self, server: socket.socket) -> None:
+        ino = os.stat(self.path).st_ino
+        try:
+            while not self._stop.is_set():
+                if time.monotonic() - self.last > self.idle_s:
+                    log.info("hook daemon idle for %.0f s; exiting", self.idle_s)
+                    return
+                try:
+                    if os.stat(self.path).st_ino != ino:
+                        return  # our socket file was replaced: another daemon owns the name
+                except FileNotFoundError:
+                    return
+                try:
+                    conn, _ = server.accept()
+                except TimeoutError:
+                    continue
+                self.last = time.monotonic()
+                threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+        finally:
+            server.close()
+            try:
+                if os.stat(self.path).st_ino == ino:
+                    self.path.unlink()
+            except FileNotFoundError:
+                pass
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.settimeout(10)
+                data = b""
+                while not data.endswith(b"\n"):
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                reply = handle(self.engine, json.loads(data))
+            except Exception as exc:
+                log.exception("hook request failed")
+                reply = {"output": None, "error": f"{type(exc).__name__}: {exc}"}
+            try:
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+            except OSError:
+                pass
+            self.last = time.monotonic()
+
+
+def run_daemon(store_dir: str | None, workspace: str, idle_s: float | None = None) -> int:
+    from lore_sidecar.app import open_engine
+    from lore_sidecar.hook import store_dir as resolve_store
+    from lore_sidecar.settings import load_settings
+
+    store = resolve_store(store_dir)
+    store.mkdir(parents=True, exist_ok=True)
+    settings, warnings = load_settings(workspace_root=Path(workspace), cli={"storeDir": str(store)})
+    for w in warnings:
+        log.warning("settings: %s", w)
+    daemon = HookDaemon(None, store, idle_s if idle_s is not None else settings.hook_idle_ms / 1000)
+    server = daemon.bind()
+    if server is None:
+        return 0
+    engine = open_engine(settings, [workspace])
+    daemon.engine = engine
+    try:
+        if engine.role.writer:
+            engine.index_workspace()
+        daemon.serve(server)
+    finally:
+        engine.close()
+    return 0

@@ -1,0 +1,77 @@
+"""The hook's degraded path, when no daemon is warm: durable capture through the spool and
+lexical recall from the published index, read-only. No writer lock, no embedder, no watcher:
+whatever this process does, the writer (the daemon just started, or any sidecar) applies."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from lore_sidecar.engine import capture, lifecycle
+from lore_sidecar.engine.project import canonical_root
+from lore_sidecar.hook import host_output
+from lore_sidecar.hook_daemon import prompt_message, tool_message
+
+
+def degraded(store: Path, request: dict[str, Any], *, deadline: float) -> dict[str, Any]:
+    event, p, cwd = request["event"], request["payload"], request["cwd"]
+    session_id = str(p.get("session_id") or p.get("sessionId") or "")
+    if not session_id:
+        raise ValueError("the hook input has no session_id")
+    root = canonical_root(cwd)
+    harness = str(p.get("harness") or "claude-code")
+    context = None
+    if event == "UserPromptSubmit":
+        prompt = str(p.get("prompt") or "")
+        if time.monotonic() < deadline:
+            context = _recall_block(store, root, session_id, prompt)
+        if prompt.strip():
+            _spool(store, root, session_id, harness, prompt_message(prompt))
+    elif event == "PostToolUse":
+        message = tool_message(p)
+        if message is not None:
+            _spool(store, root, session_id, harness, message)
+    elif event == "SessionStart":
+        context = lifecycle.DEFAULT_GUIDANCE
+    # Stop / SessionEnd: the daemon starting now captures the transcript at the next event.
+    return {"output": host_output(event, context)}
+
+
+def _spool(store: Path, root: str, session_id: str, harness: str, message: dict[str, Any]) -> None:
+    from lore_sidecar.engine.service import new_op_id
+    from lore_sidecar.store.spool import Spool
+
+    m = capture.normalise(session_id=session_id, harness=harness, **message)
+    Spool(store / "spool").put({"opId": new_op_id(), "kind": "recordMessages", "project": root,
+                                "messages": [asdict(m)]})
+
+
+def _recall_block(store: Path, root: str, session_id: str, prompt: str) -> str:
+    db_path = store / "lore.db"
+    if not db_path.exists() or not prompt.strip():
+        return ""
+    from lore_sidecar.engine.recall import Recaller
+    from lore_sidecar.settings import RecallSettings
+    from lore_sidecar.store import index_dirs
+    from lore_sidecar.store.db import Database
+    from lore_sidecar.store.records import Records
+    from lore_sidecar.store.text_index import TextIndex
+
+    db = Database(db_path, writable=False)
+    try:
+        records = Records(db)
+        project = records.find_project(root)
+        if project is None:
+            return ""
+        text = TextIndex(index_dirs.index_dir(store, records.index_epoch()) / "text", writable=False)
+        try:
+            result = Recaller(records, text, None, None, RecallSettings()).recall(
+                prompt, project_ids=[project.id], sources=["messages", "facts", "files"], limit=12, lexical_only=True)
+        finally:
+            text.close()
+        hits = [h for h in result.hits if h.session_id != session_id][:8]
+        return lifecycle.recall_block(session_id, result.query_id, hits)
+    finally:
+        db.close()
