@@ -80,7 +80,7 @@ def main() -> int:
             degraded.append(ms)
             ms, _ = timed([sys.executable, "-c", "pass"], "", env)
             floor.append(ms)
-        subprocess.run(["pkill", "-f", f"--store-dir {store} hook-daemon"], check=False)
+        subprocess.run(["pkill", "-f", "--", f"--store-dir {store} hook-daemon"], check=False)
 
     def summary(xs: list[float]) -> dict:
         return {"n": len(xs), "p50_ms": round(pct(xs, 50), 1), "p95_ms": round(pct(xs, 95), 1), "max_ms": round(max(xs), 1)}

@@ -71,7 +71,7 @@ def wait_for_daemon(store: str, timeout: float = 60) -> None:
 def hook_store(tmp_path):
     store = str(tmp_path / "store")
     yield store
-    subprocess.run(["pkill", "-f", f"--store-dir {store} hook-daemon"], check=False)
+    subprocess.run(["pkill", "-f", "--", f"--store-dir {store} hook-daemon"], check=False)
 
 
 def test_hook_injects_recall_from_an_earlier_session_and_fails_open(hook_store, workspace):

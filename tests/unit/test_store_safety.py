@@ -115,13 +115,16 @@ from lore_sidecar.store.lock import WriterLock
 assert WriterLock(Path({str(path)!r})).try_acquire()
 child = os.fork()
 if child == 0:
+    print("child-running", flush=True)  # os.fork() has returned here: at-fork handlers ran
     time.sleep(30)
     os._exit(0)
 print(child, flush=True)
 os._exit(0)  # die holding the lock, never unlocking
 """
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    child = int(proc.stdout.readline().strip())
+    lines = {proc.stdout.readline().strip(), proc.stdout.readline().strip()}  # either order
+    assert "child-running" in lines
+    child = int((lines - {"child-running"}).pop())
     proc.wait(timeout=30)
     try:
         os.kill(child, 0)  # the child is alive

@@ -1,0 +1,111 @@
+"""Claude Code and Codex, the real programs, with the shipped hook configs: a fact stated in
+the first session reaches the model request of the second, captured by the hooks alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from lore_sidecar.client import StdioClient, sidecar_command
+from tests.support import harness
+from tests.support.fake_models import FakeModels
+
+EDITORS = harness.ROOT / "editors"
+FACT = "the staging database listens on port 6543"
+QUESTION = "Which port does the staging database listen on?"
+
+
+def reply(api: str, body: dict) -> str:
+    return "Noted."
+
+
+@pytest.fixture
+def lab(tmp_path):
+    ws = tmp_path / "shop"
+    (ws / ".git").mkdir(parents=True)
+    (ws / "README.md").write_text("# shop\n")
+    store = tmp_path / "store"
+    yield ws, store, tmp_path
+    subprocess.run(["pkill", "-f", "--", f"--store-dir {store} hook-daemon"], check=False)
+
+
+def base_env(tmp: Path, store: Path, name: str) -> dict[str, str]:
+    home = tmp / f"home-{name}"
+    home.mkdir(exist_ok=True)
+    return {**os.environ, **harness.lore_path_env(), "HOME": str(home), "LORE_STORE_DIR": str(store),
+            "LORE_HOOK_IDLE_MS": "60000", "LORE_HARNESS": name}
+
+
+def wait_until_recallable(store: Path, ws: Path, words: str, timeout: float = 60) -> None:
+    """A follower's read: the first session's fact is in the record and indexed."""
+    c = StdioClient(sidecar_command("--store-dir", str(store)))
+    try:
+        c.initialize(ws, options={"watch": False, "indexWorkspace": False})
+        deadline = time.monotonic() + timeout
+        while not any("6543" in h["snippet"] for h in c.request("lore/recall", {"query": words})["hits"]):
+            assert time.monotonic() < deadline, "the first session's fact never reached the store"
+            time.sleep(0.3)
+    finally:
+        c.close()
+
+
+def second_session_request(fake: FakeModels, api: str) -> str:
+    bodies = [b for b in fake.bodies(api) if "Which port" in b]
+    assert bodies, "the second session never reached the model"
+    return bodies[-1]
+
+
+def test_claude_code_hooks_carry_a_fact_into_the_next_session(lab):
+    ws, store, tmp = lab
+    claude = harness.install("claude")
+    (ws / ".claude").mkdir()
+    shutil.copy(EDITORS / "claude-code" / "settings.json", ws / ".claude" / "settings.json")
+    with FakeModels(reply) as fake:
+        env = {**base_env(tmp, store, "claude-code"), "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": "sk-ant-fake",
+               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
+               "DISABLE_ERROR_REPORTING": "1"}
+        first = harness.run([str(claude), "-p", f"Remember this: {FACT}."], cwd=ws, env=env)
+        assert first.returncode == 0, first.stderr[-2000:]
+        assert not any("6543" in b and "<recall session_id=" in b for b in fake.bodies("anthropic"))  # nothing to recall yet
+        wait_until_recallable(store, ws, "staging database port")
+        second = harness.run([str(claude), "-p", QUESTION], cwd=ws, env=env)
+        assert second.returncode == 0, second.stderr[-2000:]
+        body = second_session_request(fake, "anthropic")
+    assert "<recall session_id=" in body and "6543" in body  # the recall block, with the first session's fact
+    assert "6543" not in QUESTION
+
+
+def codex_home(tmp: Path, url: str, ws: Path) -> Path:
+    home = tmp / "codex-home"
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text(
+        'model = "fake-model"\nmodel_provider = "fake"\napproval_policy = "never"\nsandbox_mode = "read-only"\n'
+        "[model_providers.fake]\n"
+        f'name = "fake"\nbase_url = "{url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_API_KEY"\n'
+        f'[projects."{ws}"]\ntrust_level = "trusted"\n'
+    )
+    shutil.copy(EDITORS / "codex" / "hooks.json", home / "hooks.json")
+    return home
+
+
+def test_codex_hooks_carry_a_fact_into_the_next_session(lab):
+    ws, store, tmp = lab
+    codex = harness.install("codex")
+    with FakeModels(reply) as fake:
+        env = {**base_env(tmp, store, "codex"), "CODEX_HOME": str(codex_home(tmp, fake.url, ws)), "FAKE_API_KEY": "fake"}
+        cmd = [str(codex), "exec", "--skip-git-repo-check", "--disable", "plugins", "-c", "analytics.enabled=false",
+               "--dangerously-bypass-hook-trust"]
+        first = harness.run([*cmd, f"Remember this: {FACT}."], cwd=ws, env=env)
+        assert first.returncode == 0, first.stderr[-2000:]
+        wait_until_recallable(store, ws, "staging database port")
+        second = harness.run([*cmd, QUESTION], cwd=ws, env=env)
+        assert second.returncode == 0, second.stderr[-2000:]
+        body = second_session_request(fake, "responses")
+    assert "<recall session_id=" in body and "6543" in body
+    assert json.loads(body)["model"] == "fake-model"

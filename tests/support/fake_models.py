@@ -1,0 +1,187 @@
+"""A fake model server on 127.0.0.1 for running real agent harnesses offline.
+
+It speaks, streaming (SSE) and not, the three wire APIs the harnesses use: OpenAI Chat
+Completions (OpenCode, Pi), Anthropic Messages (Claude Code) and OpenAI Responses (Codex);
+plus `GET /v1/models` and Anthropic's `count_tokens`. Every request body is recorded so a
+test can assert what reached "the model". Replies come from `responder(api, body)`. Loopback
+only, a free port, and it stops itself after `lifetime_s`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Responder = Callable[[str, dict[str, Any]], str]
+
+
+def _sse(events: list[tuple[str | None, dict[str, Any] | str]]) -> bytes:
+    out = []
+    for name, data in events:
+        payload = data if isinstance(data, str) else json.dumps(data)
+        out.append((f"event: {name}\n" if name else "") + f"data: {payload}\n\n")
+    return "".join(out).encode()
+
+
+class FakeModels:
+    def __init__(self, responder: Responder | None = None, *, lifetime_s: float = 900):
+        self.responder = responder or (lambda api, body: "OK.")
+        self.requests: list[tuple[str, str, dict[str, Any]]] = []  # (api, path, body)
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.rstrip("/").endswith("/models"):
+                    return self._json({"object": "list", "data": [
+                        {"id": "fake-model", "object": "model", "created": 0, "owned_by": "fake"}]})
+                self._json({"error": {"message": f"no route {self.path}"}}, 404)
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                path = self.path.split("?")[0].rstrip("/")
+                if path.endswith("/messages/count_tokens"):
+                    return self._json({"input_tokens": len(json.dumps(body)) // 4})
+                api = ("anthropic" if path.endswith("/messages") else "chat" if path.endswith("/chat/completions")
+                       else "responses" if path.endswith("/responses") else None)
+                if api is None:
+                    return self._json({"error": {"message": f"no route {self.path}"}}, 404)
+                with fake._lock:
+                    fake.requests.append((api, path, body))
+                text = fake.responder(api, body)
+                stream = bool(body.get("stream"))
+                if api == "chat":
+                    return self._chat(body, text, stream)
+                if api == "anthropic":
+                    return self._anthropic(body, text, stream)
+                return self._responses(body, text)
+
+            # -- OpenAI Chat Completions --------------------------------------------------------
+            def _chat(self, body: dict, text: str, stream: bool) -> None:
+                rid, model, now = f"chatcmpl-{len(fake.requests)}", body.get("model", "fake-model"), int(time.time())
+                usage = {"prompt_tokens": 10, "completion_tokens": max(1, len(text) // 4), "total_tokens": 10 + len(text) // 4}
+                if not stream:
+                    return self._json({"id": rid, "object": "chat.completion", "created": now, "model": model,
+                                       "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                                    "finish_reason": "stop"}], "usage": usage})
+                base = {"id": rid, "object": "chat.completion.chunk", "created": now, "model": model}
+                events: list = [
+                    (None, {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}),
+                    (None, {**base, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}),
+                    (None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+                ]
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    events.append((None, {**base, "choices": [], "usage": usage}))
+                events.append((None, "[DONE]"))
+                self._stream(_sse(events))
+
+            # -- Anthropic Messages -------------------------------------------------------------
+            def _anthropic(self, body: dict, text: str, stream: bool) -> None:
+                mid, model = f"msg_fake_{len(fake.requests)}", body.get("model", "fake-model")
+                usage = {"input_tokens": 10, "output_tokens": max(1, len(text) // 4)}
+                if not stream:
+                    return self._json({"id": mid, "type": "message", "role": "assistant", "model": model,
+                                       "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                                       "stop_sequence": None, "usage": usage})
+                self._stream(_sse([
+                    ("message_start", {"type": "message_start", "message": {
+                        "id": mid, "type": "message", "role": "assistant", "model": model, "content": [],
+                        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+                    ("content_block_start", {"type": "content_block_start", "index": 0,
+                                             "content_block": {"type": "text", "text": ""}}),
+                    ("ping", {"type": "ping"}),
+                    ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                             "delta": {"type": "text_delta", "text": text}}),
+                    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                    ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                       "usage": {"output_tokens": usage["output_tokens"]}}),
+                    ("message_stop", {"type": "message_stop"}),
+                ]))
+
+            # -- OpenAI Responses ---------------------------------------------------------------
+            def _responses(self, body: dict, text: str) -> None:
+                rid, iid, model = f"resp_{len(fake.requests)}", f"msg_{len(fake.requests)}", body.get("model", "fake-model")
+                item = {"id": iid, "type": "message", "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": text, "annotations": []}]}
+                response = {"id": rid, "object": "response", "created_at": int(time.time()), "model": model,
+                            "status": "in_progress", "output": []}
+                usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+                         "output_tokens": max(1, len(text) // 4), "output_tokens_details": {"reasoning_tokens": 0},
+                         "total_tokens": 10 + len(text) // 4}
+                self._stream(_sse([
+                    ("response.created", {"type": "response.created", "response": response}),
+                    ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
+                                                    "item": {**item, "status": "in_progress", "content": []}}),
+                    ("response.content_part.added", {"type": "response.content_part.added", "item_id": iid,
+                                                     "output_index": 0, "content_index": 0,
+                                                     "part": {"type": "output_text", "text": "", "annotations": []}}),
+                    ("response.output_text.delta", {"type": "response.output_text.delta", "item_id": iid,
+                                                    "output_index": 0, "content_index": 0, "delta": text}),
+                    ("response.output_text.done", {"type": "response.output_text.done", "item_id": iid,
+                                                   "output_index": 0, "content_index": 0, "text": text}),
+                    ("response.content_part.done", {"type": "response.content_part.done", "item_id": iid,
+                                                    "output_index": 0, "content_index": 0,
+                                                    "part": {"type": "output_text", "text": text, "annotations": []}}),
+                    ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+                    ("response.completed", {"type": "response.completed",
+                                            "response": {**response, "status": "completed", "output": [item], "usage": usage}}),
+                ]))
+
+            def _stream(self, data: bytes) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _json(self, payload: dict, status: int = 200) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                import sys
+
+                if not isinstance(sys.exc_info()[1], ConnectionError):
+                    super().handle_error(request, client_address)
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._timer = threading.Timer(lifetime_s, self.close)
+        self._timer.daemon = True
+
+    def __enter__(self) -> FakeModels:
+        self._thread.start()
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._timer.cancel()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def bodies(self, api: str | None = None) -> list[str]:
+        """Every recorded request body of `api` (all when None), as JSON text."""
+        return [json.dumps(b) for a, _, b in self.requests if api is None or a == api]

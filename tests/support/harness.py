@@ -1,0 +1,49 @@
+"""Installing and running the real agent harnesses (npm packages) offline, for tests.
+
+Each harness is installed once into `<repo>/.cache/harnesses/<name>` (gitignored) from the
+npm registry, at the version ../shared/HARNESSES.md was checked with, and run with its own
+HOME, stdin closed, and every outside lookup disabled.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".cache" / "harnesses"
+PACKAGES = {
+    "claude": ("@anthropic-ai/claude-code", "2.1.197", "claude"),
+    "codex": ("@openai/codex", "0.171.0", "codex"),
+    "opencode": ("opencode-ai", "1.18.33", "opencode"),
+    "pi": ("@mariozechner/pi-coding-agent", "0.73.1", "pi"),
+}
+
+
+def install(name: str, *extra: str) -> Path:
+    """The harness's executable, installing the package first if needed."""
+    package, version, binary = PACKAGES[name]
+    prefix = CACHE / name
+    exe = prefix / "node_modules" / ".bin" / binary
+    stamp = prefix / f".installed-{version}"
+    if not stamp.exists():
+        if shutil.which("npm") is None:
+            raise RuntimeError("npm is required to install the harnesses (Node 20 is on the CI machine)")
+        prefix.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
+                        f"{package}@{version}", *extra], check=True, timeout=900)
+        stamp.touch()
+    return exe
+
+
+def lore_path_env() -> dict[str, str]:
+    """PATH with this interpreter's bin first, so hook configs find `lore-sidecar`."""
+    bindir = str(Path(sys.executable).parent)
+    return {"PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+
+
+def run(cmd: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
