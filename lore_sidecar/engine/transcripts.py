@@ -55,21 +55,21 @@ def from_item(item: Any, n: int = 0) -> dict[str, Any] | None:
         if text.startswith("<environment_context>") or text.startswith("<user_instructions>"):
             return None  # the host's own preamble, not the conversation
         return _message(p["role"], text, None, item.get("timestamp"), salt=str(n))
-    if item.get("role") in ROLES and "content" in item:  # already a message
+    if item.get("role") in ROLES and "content" in item:  # already a message: its id is kept
         return _message(item["role"], item["content"], item.get("id"), item.get("createdAt"),
-                        tool_name=item.get("toolName"), tool_call_id=item.get("toolCallId"))
+                        tool_name=item.get("toolName"), tool_call_id=item.get("toolCallId"), keep_id=True)
     return None
 
 
 def _message(role: str, content: Any, msg_id: str | None, created_at: str | None, *, salt: str = "",
-             tool_name: str | None = None, tool_call_id: str | None = None) -> dict[str, Any] | None:
+             tool_name: str | None = None, tool_call_id: str | None = None, keep_id: bool = False) -> dict[str, Any] | None:
     if role not in ROLES or content in (None, "", []):
         return None
     if role == "user" and isinstance(content, list) and all(
         isinstance(b, dict) and b.get("type") == "tool_result" for b in content
     ):
         role = "tool"  # Claude Code sends tool results as user turns
-    if role == "user" and isinstance(content, str):
+    if role == "user" and isinstance(content, str) and not (keep_id and msg_id):
         msg_id = prompt_id(content)  # the same id the prompt hook gave it
     elif not msg_id:
         body = json.dumps(content, sort_keys=True, ensure_ascii=False)

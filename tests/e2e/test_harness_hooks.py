@@ -109,3 +109,63 @@ def test_codex_hooks_carry_a_fact_into_the_next_session(lab):
         body = second_session_request(fake, "responses")
     assert "<recall session_id=" in body and "6543" in body
     assert json.loads(body)["model"] == "fake-model"
+
+
+def sidecar_cmd_env(store: Path) -> dict[str, str]:
+    import sys
+
+    return {"LORE_SIDECAR_CMD": f"{sys.executable} -m lore_sidecar --stdio --store-dir {store}"}
+
+
+def test_pi_extension_carries_a_fact_into_the_next_session(lab):
+    ws, store, tmp = lab
+    pi = harness.install("pi")
+    with FakeModels(reply) as fake:
+        agent_dir = tmp / "pi-agent"
+        agent_dir.mkdir()
+        (agent_dir / "models.json").write_text(json.dumps({"providers": {"fake": {
+            "baseUrl": f"{fake.url}/v1", "api": "openai-completions", "apiKey": "fake",
+            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+            "models": [{"id": "fake-model"}]}}}))
+        env = {**base_env(tmp, store, "pi"), **sidecar_cmd_env(store), "PI_CODING_AGENT_DIR": str(agent_dir),
+               "PI_OFFLINE": "1"}
+        cmd = [str(pi), "-p", "--model", "fake/fake-model", "-e", str(EDITORS / "pi" / "lore.ts")]
+        first = harness.run([*cmd, f"Remember this: {FACT}."], cwd=ws, env=env)
+        assert first.returncode == 0, first.stderr[-2000:]
+        assert fake.bodies("chat"), "pi never reached the model"
+        wait_until_recallable(store, ws, "staging database port")
+        second = harness.run([*cmd, QUESTION], cwd=ws, env=env)
+        assert second.returncode == 0, second.stderr[-2000:]
+        body = second_session_request(fake, "chat")
+    assert "<recall session_id=" in body and "6543" in body
+
+
+def test_opencode_plugin_carries_a_fact_into_the_next_session(lab):
+    ws, store, tmp = lab
+    opencode = harness.install("opencode")
+    plugin_deps = harness.install_plugin_deps()
+    (ws / ".opencode" / "plugin").mkdir(parents=True)
+    (ws / ".opencode" / "shared").mkdir()
+    shutil.copy(EDITORS / "opencode" / "lore.ts", ws / ".opencode" / "plugin" / "lore.ts")
+    shutil.copy(EDITORS / "shared" / "lore-client.ts", ws / ".opencode" / "shared" / "lore-client.ts")
+    env = {**base_env(tmp, store, "opencode"), **sidecar_cmd_env(store),
+           "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+    home_cfg = Path(env["HOME"]) / ".config" / "opencode"
+    home_cfg.mkdir(parents=True)
+    for cfg in (home_cfg, ws / ".opencode"):  # OpenCode would otherwise try to install this offline
+        (cfg / "node_modules").symlink_to(plugin_deps / "node_modules")
+        shutil.copy(plugin_deps / "package.json", cfg / "package.json")
+    with FakeModels(reply) as fake:
+        (ws / "opencode.json").write_text(json.dumps({
+            "$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+            "model": "fake/fake-model",
+            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
+                                  "options": {"baseURL": f"{fake.url}/v1", "apiKey": "fake"},
+                                  "models": {"fake-model": {"name": "fake-model"}}}}}))
+        first = harness.run([str(opencode), "run", f"Remember this: {FACT}."], cwd=ws, env=env, timeout=300)
+        assert first.returncode == 0, first.stderr[-3000:]
+        wait_until_recallable(store, ws, "staging database port")
+        second = harness.run([str(opencode), "run", QUESTION], cwd=ws, env=env, timeout=300)
+        assert second.returncode == 0, second.stderr[-3000:]
+        body = second_session_request(fake, "chat")
+    assert "<recall session_id=" in body and "6543" in body

@@ -7,6 +7,7 @@ HOME, stdin closed, and every outside lookup disabled.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -46,4 +47,21 @@ def lore_path_env() -> dict[str, str]:
 
 
 def run(cmd: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+    # PWD too: OpenCode takes its project directory from it, not from the process's cwd.
+    return subprocess.run(cmd, cwd=cwd, env={**env, "PWD": str(cwd)}, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def install_plugin_deps() -> Path:
+    """`@opencode-ai/plugin` at OpenCode's version: what an OpenCode plugin imports, and what
+    OpenCode would otherwise try (and offline, wait ~80 s) to install into each config dir."""
+    version = PACKAGES["opencode"][1]
+    prefix = CACHE / "opencode-plugin"
+    stamp = prefix / f".installed-{version}"
+    if not stamp.exists():
+        prefix.mkdir(parents=True, exist_ok=True)
+        (prefix / "package.json").write_text(json.dumps({"dependencies": {"@opencode-ai/plugin": version}}) + "\n")
+        subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error"],
+                       check=True, timeout=600)
+        stamp.touch()
+    return prefix
