@@ -44,6 +44,25 @@ def test_neovim_requests_recall_through_the_lua_client(tmp_path, workspace):
           if answer.result and #answer.result.hits > 0 then break end
           vim.wait(200)
         end
+        -- :LoreRemember through the command, then find it again by recall.
+        vim.cmd("LoreRemember Invoices round tax half-even per line")
+        local kept
+        vim.wait(15000, function()
+          local done = false
+          lore.request("lore/recall", {{ query = "invoices half-even", sources = {{ "knowledge" }} }}, function(err, r)
+            kept = r and r.hits[1] and r.hits[1].uri
+            done = true
+          end)
+          vim.wait(5000, function() return done end, 20)
+          return kept ~= nil
+        end, 100)
+        answer.kept = kept
+        local status_done = false
+        lore.status(function(err, s)
+          answer.status_lines = lore.status_lines(s)
+          status_done = true
+        end)
+        vim.wait(10000, function() return status_done end, 20)
         local f = io.open({json.dumps(str(out))}, "w")
         f:write(vim.json.encode(answer))
         f:close()
@@ -58,6 +77,8 @@ def test_neovim_requests_recall_through_the_lua_client(tmp_path, workspace):
     assert out.exists(), proc.stderr.decode(errors="replace")[-2000:]
     answer = json.loads(out.read_text())
     assert "err" not in answer or not answer["err"], answer
+    assert answer["kept"] and answer["kept"].startswith("project://") and "half-even" in answer["kept"], answer
+    assert answer["status_lines"][0].startswith("lore-sidecar") and "knowledge 1" in answer["status_lines"][3]
     hits = answer["result"]["hits"]
     assert hits[0]["path"].endswith("src/billing.py")
     assert "tax" in hits[0]["cues"]

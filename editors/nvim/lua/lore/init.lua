@@ -1,5 +1,6 @@
 -- lore-sidecar for Neovim 0.11+: starts the sidecar with vim.lsp.config/enable and offers
--- :LoreRecall {query}, :LoreStatus. Results open in a quickfix list.
+-- :LoreRecall {query} (hits in the quickfix list), :LoreRemember {text} (or a visual
+-- selection: kept as a knowledge node) and :LoreStatus (a floating window).
 local M = {}
 
 M.defaults = {
@@ -54,12 +55,38 @@ function M.recall(query, cb)
   end)
 end
 
-function M.status()
-  M.request("lore/status", {}, function(err, result)
+-- Keeps `text` as a knowledge node (lore/retain); cb(err, result) gets {uri, version, created}.
+function M.remember(text, cb)
+  local title = text:gsub("%s+", " "):sub(1, 60)
+  M.request("lore/retain", { content = text, title = title, harness = "nvim" }, cb or function(err, result)
+    if err then
+      vim.notify("lore: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    else
+      vim.notify("lore: remembered as " .. result.uri)
+    end
+  end)
+end
+
+-- The status as lines (also what the floating window shows).
+function M.status_lines(s)
+  local c = s.counts or {}
+  return {
+    string.format("lore-sidecar %s  (%s, writer pid %s)", s.version or "?", s.role or "?", tostring(s.writerPid)),
+    "store:     " .. tostring(s.storeDir),
+    "project:   " .. tostring(s.project and s.project.root),
+    string.format("messages %d · distillations %d · knowledge %d · facts %d · files %d",
+      c.messages or 0, c.distillations or 0, c.knowledge or 0, c.facts or 0, c.files or 0),
+    "embedder:  " .. tostring(s.embedder and s.embedder.name),
+    "distiller: " .. tostring(s.distiller and s.distiller.mode),
+  }
+end
+
+function M.status(cb)
+  M.request("lore/status", vim.empty_dict(), cb or function(err, result)
     if err then
       vim.notify("lore: " .. (err.message or ""), vim.log.levels.ERROR)
     else
-      vim.notify(vim.inspect(result))
+      vim.lsp.util.open_floating_preview(M.status_lines(result), "text", { border = "rounded", focus_id = "lore-status" })
     end
   end)
 end
