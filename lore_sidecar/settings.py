@@ -75,6 +75,7 @@ class Settings:
     distiller: str = "auto"
     guidance: str | None = None
     hook_idle_ms: int = 600_000
+    show_command_results: str = "auto"
     log_level: str = "WARNING"
     log_file: str | None = None
     index: IndexSettings = field(default_factory=IndexSettings)
@@ -166,6 +167,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "distiller": (_choice(DISTILLER_MODES), (None, "distiller")),
     "guidance": (_text, (None, "guidance")),
     "hookIdleMs": (_int(1000, 86_400_000), (None, "hook_idle_ms")),
+    "showCommandResults": (_choice(("auto", "always", "never")), (None, "show_command_results")),
     "logLevel": (_level, (None, "log_level")),
     "logFile": (_path, (None, "log_file")),
     "watch": (_bool, ("index", "watch")),

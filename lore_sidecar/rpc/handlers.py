@@ -18,6 +18,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from lore_sidecar.errors import BadParams, LoreError
 from lore_sidecar.model import Hit, NodeContent, RecallResult
+from lore_sidecar.rpc import editor_features
 from lore_sidecar.wire import types as t
 from lore_sidecar.wire.converter import structure
 from lore_sidecar.wire.methods import COMMANDS
@@ -321,7 +322,8 @@ def register(server) -> None:
         server.feature(method)(_bind(_expected(fn)))
 
     for command, method in COMMANDS.items():
-        server.command(command)(_command(table[method]))
+        server.command(command)(_command(table[method], server, command))
+    editor_features.register(server)
 
     @server.feature(lsp.INITIALIZE)
     def on_initialize(params: lsp.InitializeParams) -> None:
@@ -358,11 +360,14 @@ def _bind(fn):
     return handler
 
 
-def _command(fn):
-    """`workspace/executeCommand` twin: arguments are `[params]` or `[query]`."""
+def _command(fn, server, command: str):
+    """`workspace/executeCommand` twin: arguments are `[params]` or `[query]`. The result is
+    returned, and shown to clients that drop command results (Helix)."""
 
     async def run(params: Any) -> Any:
-        return await fn(params)
+        result = await fn(params)
+        await editor_features.present(server, command, result)
+        return result
 
     guarded = _expected(run)
 

@@ -67,6 +67,7 @@ class LoreServer(LanguageServer):
         self.watcher = None
         self.client_pid: int | None = cli_options.get("clientProcessId")
         self.stopped = threading.Event()
+        self.client_info: lsp.ClientInfo | None = None
 
     # -- engine lifecycle ----------------------------------------------------------------------
     def configure(self, params: lsp.InitializeParams) -> None:
@@ -89,6 +90,7 @@ class LoreServer(LanguageServer):
         self.settings_warnings += warnings
         for w in self.settings_warnings:
             log.warning("settings: %s", w)
+        self.client_info = params.client_info
         if params.process_id and not self.client_pid:
             self.client_pid = params.process_id
         loop = asyncio.get_running_loop()
