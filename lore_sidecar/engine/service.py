@@ -14,23 +14,22 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar import PROTOCOL_VERSION, __version__
-from lore_sidecar.engine import capture, lifecycle, uris
+from lore_sidecar.engine import capture, lifecycle
 from lore_sidecar.engine import facts as fact_model
 from lore_sidecar.engine.fact_service import new_fact_id
 from lore_sidecar.engine.indexer import Indexer
+from lore_sidecar.engine.node_reader import read_node
 from lore_sidecar.engine.project import canonical_root
 from lore_sidecar.engine.recall import Recaller
 from lore_sidecar.engine.sessions import Sessions
-from lore_sidecar.engine.workspace import inside
+from lore_sidecar.engine.spool_apply import SpoolApplier
 from lore_sidecar.engine.workspace_index import Progress, WorkspaceIndex
-from lore_sidecar.errors import LoreError, not_found, not_writer
+from lore_sidecar.errors import LoreError, not_writer
 from lore_sidecar.model import ALL_SOURCES, NewMessage, NodeContent, RecallResult
 from lore_sidecar.settings import Settings
 
 log = logging.getLogger(__name__)
 READ_YOUR_WRITES_TIMEOUT_S = 2.0
-FACT_OPS = ("assertFact", "invalidateFact")
-ONE_BY_ONE = (*FACT_OPS, "nodeOp")
 
 
 def _relative(root: str, path: Any) -> Any:
@@ -207,116 +206,8 @@ class Engine:
             delay = min(delay * 1.5, 0.02)
 
     def drain_spool(self, limit: int = 128) -> int:
-        """Writer: apply spooled operations, oldest first, each exactly once. Returns how
-        many files were consumed. Consecutive message writes share one transaction; a fact
-        operation is its own (it appends to the journal first)."""
-        if not self.role.writer or self.spool is None:
-            return 0
-        paths = self.spool.pending(limit)
-        if not paths:
-            return 0
-        batch: list = []
-        for path in paths:
-            op = self.spool.read(path)
-            if op is None:
-                continue
-            if op.get("kind") in ONE_BY_ONE:
-                self._apply_batch(batch)
-                batch = []
-                self._apply_single(path, op)
-                continue
-            try:
-                batch.append((path, op["opId"], op["kind"], self._op_applier(op)))
-            except (KeyError, TypeError, ValueError) as exc:
-                self.spool.quarantine(path, f"malformed operation: {exc}")
-        self._apply_batch(batch)
-        self._last_write_seq = max(self._last_write_seq, self.records.outbox_head())
-        if self.indexer:
-            self.indexer.notify()
-        return len(paths)
-
-    def _apply_batch(self, batch: list) -> None:
-        if not batch:
-            return
-        try:
-            self.records.apply_ops([(op_id, kind, fn) for _, op_id, kind, fn in batch])
-        except LoreError as exc:
-            if exc.kind == "notWriter":
-                raise
-            batch = self._apply_one_by_one(batch)
-        except Exception:
-            batch = self._apply_one_by_one(batch)
-        for path, *_ in batch:
-            self.spool.remove(path)
-
-    def _apply_single(self, path: Any, op: dict) -> None:
-        """A fact or node operation: its own transaction, refusals settled as the sender's
-        error, unexpected failures retried then set aside."""
-        op_id, kind = op.get("opId"), op.get("kind")
-        if self.records.op_result(op_id) is not None:  # applied before a crash ate the file
-            self.spool.remove(path)
-            return
-        if self.facts is None:
-            raise LoreError("notReady", "facts are not available yet", retryable=True)
-        try:
-            args = dict(op["args"])
-            root = str(op["project"])
-
-            def mark(c, result: dict) -> None:
-                self.records.mark_applied(c, op_id, kind, result)
-
-            done = self.facts.already_journaled(kind, root, args) if kind in FACT_OPS else None
-            if kind == "nodeOp":
-                self.memory.apply(op["method"], root, args, op.get("runtime") or "follower", also=mark)
-            elif done is not None:
-                # Its journal line was written by a writer that died before committing, and
-                # a replay has already turned it into rows: only remember it as applied.
-                self.records.settle_op(op_id, kind, done)
-            elif kind == "assertFact":
-                self.facts.assert_fact(root, args.pop("subject"), args.pop("predicate"), args.pop("object"), also=mark, **args)
-            else:
-                self.facts.invalidate_fact(root, args.pop("subject"), args.pop("predicate"), also=mark, **args)
-        except LoreError as exc:
-            if exc.kind == "notWriter":
-                raise
-            # The store changed between the follower's checks and ours: tell the sender.
-            self.records.settle_op(op_id, kind, {"error": {"message": str(exc), **exc.data()}})
-        except (KeyError, TypeError, ValueError) as exc:
-            self.spool.quarantine(path, f"malformed operation: {exc}")
-            return
-        except Exception as exc:
-            # Unexpected: retry a few times, then set it aside (kept in spool/bad, never
-            # deleted) so one bad operation cannot stall every follower's writes.
-            tries = self._op_failures[op_id] = self._op_failures.get(op_id, 0) + 1
-            log.exception("applying %s failed (attempt %d)", op_id, tries)
-            if tries >= 3:
-                self.spool.quarantine(path, f"{type(exc).__name__}: {exc}")
-            return
-        self.spool.remove(path)
-
-    def _apply_one_by_one(self, batch: list) -> list:
-        """One bad operation must not hold back the others: isolate and quarantine it."""
-        done = []
-        for item in batch:
-            path, op_id, kind, fn = item
-            try:
-                self.records.apply_ops([(op_id, kind, fn)])
-                done.append(item)
-            except LoreError as exc:
-                if exc.kind == "notWriter":
-                    raise
-                self.spool.quarantine(path, str(exc))
-            except Exception as exc:
-                self.spool.quarantine(path, f"{type(exc).__name__}: {exc}")
-        return done
-
-    def _op_applier(self, op: dict) -> Callable:
-        if op["kind"] in ONE_BY_ONE:
-            raise ValueError("fact and node operations are applied one by one")
-        if op["kind"] == "recordMessages":
-            messages = [NewMessage(**m) for m in op["messages"]]
-            return self.records.record_messages_op(str(op["project"]), messages)
-        raise ValueError(f"unknown operation kind {op['kind']!r}")
+        """Writer: apply what followers spooled (engine/spool_apply.py)."""
+        return SpoolApplier(self).drain(limit)
 
     # -- facts ----------------------------------------------------------------------------------
     def _facts(self):
@@ -528,74 +419,10 @@ class Engine:
     def get_node(self, uri: str, *, query_id: str | None = None, session_id: str | None = None,
                  runtime: str | None = None) -> NodeContent:
         self._fresh()
-        node = self._get_node(uri)
+        node = read_node(self, uri)
         if query_id:
             self.count_use(query_id, uri, session_id, runtime)
         return node
-
-    def _get_node(self, uri: str) -> NodeContent:
-        if uris.is_memory_uri(uri):
-            return self._memory().get(uri)
-        kind, parts = uris.parse(uri)
-        if kind == "facts":
-            row = self._facts().by_fact_id(parts[0])
-            if row is None:
-                raise not_found(uri)
-            return NodeContent(uri=uri, source="facts", content=f"{row['subject']} :: {row['predicate']} :: {row['object']}",
-                               metadata=self._facts().wire(row))
-        if kind == "messages":
-            row = self.records.message_by_uri_parts(*parts)
-            if row is None:
-                raise not_found(uri)
-            return NodeContent(
-                uri=uri,
-                source="messages",
-                content=row["text"],
-                metadata={
-                    "sessionId": row["session_id"],
-                    "messageId": row["msg_id"],
-                    "role": row["role"],
-                    "harness": row["harness"],
-                    "toolName": row["tool_name"],
-                    "toolCallId": row["tool_call_id"],
-                    "createdAt": row["created_at"],
-                    "recordedAt": row["recorded_at"],
-                    "project": row["project_root"],
-                },
-            )
-        path, start, end = parts
-        for project in self.records.projects():
-            root = Path(project.root)
-            try:
-                rel = Path(path).relative_to(root).as_posix()
-            except ValueError:
-                continue
-            row = self.records.chunk_at(project.root, rel, start, end)
-            if row is not None:
-                return NodeContent(
-                    uri=uri,
-                    source="files",
-                    content=row["text"],
-                    metadata={
-                        "path": path,
-                        "startLine": start,
-                        "endLine": end,
-                        "title": row["title"],
-                        "sha256": row["sha256"],
-                        "project": project.root,
-                    },
-                )
-            # Not a chunk boundary we stored: serve the lines from the file itself, but only
-            # from inside a known workspace.
-            real = inside(root, Path(path))
-            lines = real.read_text(errors="replace").splitlines()[start - 1 : end]
-            return NodeContent(
-                uri=uri,
-                source="files",
-                content="\n".join(lines),
-                metadata={"path": path, "startLine": start, "endLine": end, "project": project.root},
-            )
-        raise not_found(uri)
 
     # -- index ------------------------------------------------------------------------------------
     def index_workspace(self, progress: Progress | None = None, *, force: bool = False) -> None:
