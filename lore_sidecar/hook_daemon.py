@@ -136,6 +136,8 @@ class HookDaemon:
                     if not chunk:
                         break
                     data += chunk
+                if not data.strip():
+                    return  # a probe (another daemon checking whether we are alive)
                 reply = handle(self.engine, json.loads(data))
             except Exception as exc:
                 log.exception("hook request failed")
