@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import machine, pct, write_result  # noqa: E402
 from lore_sidecar.client import StdioClient, sidecar_command  # noqa: E402
 from lore_sidecar.hook import ask_daemon, socket_path  # noqa: E402
+from tests.support.harness import stop_hook_daemons  # noqa: E402
 
 TOPICS = ["deploy pipeline", "billing webhook", "cache eviction", "auth tokens", "search ranking", "db migration"]
 
@@ -80,7 +81,7 @@ def main() -> int:
             degraded.append(ms)
             ms, _ = timed([sys.executable, "-c", "pass"], "", env)
             floor.append(ms)
-        subprocess.run(["pkill", "-f", "--", f"--store-dir {store} hook-daemon"], check=False)
+        stop_hook_daemons(store)
 
     def summary(xs: list[float]) -> dict:
         return {"n": len(xs), "p50_ms": round(pct(xs, 50), 1), "p95_ms": round(pct(xs, 95), 1), "max_ms": round(max(xs), 1)}

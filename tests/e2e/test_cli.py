@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from lore_sidecar.client import StdioClient, sidecar_command
+from tests.support.harness import stop_hook_daemons
 
 
 def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
@@ -71,7 +72,7 @@ def wait_for_daemon(store: str, timeout: float = 60) -> None:
 def hook_store(tmp_path):
     store = str(tmp_path / "store")
     yield store
-    subprocess.run(["pkill", "-f", "--", f"--store-dir {store} hook-daemon"], check=False)
+    stop_hook_daemons(store)
 
 
 def test_hook_injects_recall_from_an_earlier_session_and_fails_open(hook_store, workspace):

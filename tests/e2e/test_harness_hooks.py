@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -32,7 +31,7 @@ def lab(tmp_path):
     (ws / "README.md").write_text("# shop\n")
     store = tmp_path / "store"
     yield ws, store, tmp_path
-    subprocess.run(["pkill", "-f", "--", f"--store-dir {store} hook-daemon"], check=False)
+    harness.stop_hook_daemons(store)
 
 
 def base_env(tmp: Path, store: Path, name: str) -> dict[str, str]:

@@ -17,6 +17,7 @@ import pytest
 from lore_sidecar.client import StdioClient, sidecar_command
 from lore_sidecar.engine.transcripts import prompt_id
 from lore_sidecar.hook import socket_path
+from tests.support.harness import stop_hook_daemons
 
 
 @pytest.fixture
@@ -116,7 +117,7 @@ def test_a_hung_daemon_cannot_hold_up_the_prompt(tmp_path, workspace):
     finally:
         stop.set()
         server.close()
-        subprocess.run(["pkill", "-f", "--", f"--store-dir {store} hook-daemon"], check=False)
+        stop_hook_daemons(store)
     assert out.returncode == 0 and out.stdout == ""
     assert took < 0.7 + 2.5, f"the hook took {took:.2f} s"  # its timeout plus process start, not more
     assert list((Path(store) / "spool").glob("*.op.json"))  # the prompt still kept, durably

@@ -65,3 +65,25 @@ def install_plugin_deps() -> Path:
                        check=True, timeout=600)
         stamp.touch()
     return prefix
+
+
+def stop_hook_daemons(store: Path | str) -> int:
+    """Kill the hook daemons serving `store` (found through /proc; no pkill needed)."""
+    import signal
+
+    needle = ["--store-dir", str(store), "hook-daemon"]
+    killed = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if any(argv[i : i + 3] == needle for i in range(len(argv))):
+            try:
+                os.kill(int(entry.name), signal.SIGTERM)
+                killed += 1
+            except ProcessLookupError:
+                pass
+    return killed
