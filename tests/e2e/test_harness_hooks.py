@@ -20,8 +20,26 @@ FACT = "the staging database listens on port 6543"
 QUESTION = "Which port does the staging database listen on?"
 
 
-def reply(api: str, body: dict) -> str:
+def reply(api: str, body: dict):
+    """"Noted." - except that a prompt asking to use lore_recall gets that tool called once
+    (Chat Completions), and the tool's result is then acknowledged."""
+    if api == "chat":
+        messages = body.get("messages", [])
+        if any(m.get("role") == "tool" for m in messages):
+            return "The recall tool answered."
+        if any("lore_recall" in json.dumps(m.get("content")) and m.get("role") == "user" for m in messages):
+            return {"tool_call": {"name": "lore_recall", "arguments": {"query": "staging database port"}}}
     return "Noted."
+
+
+TOOL_PROMPT = "Use the lore_recall tool to look up the staging database."
+
+
+def tool_result_request(fake: FakeModels) -> str:
+    """What the lore_recall tool returned, as the harness sent it back to the model."""
+    bodies = [json.loads(b) for b in fake.bodies("chat") if '"role": "tool"' in b]
+    assert bodies, "the lore_recall tool was never called"
+    return json.dumps([m.get("content") for m in bodies[-1]["messages"] if m.get("role") == "tool"])
 
 
 @pytest.fixture
@@ -136,7 +154,11 @@ def test_pi_extension_carries_a_fact_into_the_next_session(lab):
         second = harness.run([*cmd, QUESTION], cwd=ws, env=env)
         assert second.returncode == 0, second.stderr[-2000:]
         body = second_session_request(fake, "chat")
+        third = harness.run([*cmd, TOOL_PROMPT], cwd=ws, env=env)
+        assert third.returncode == 0, third.stderr[-2000:]
+        tool_body = tool_result_request(fake)
     assert "<recall session_id=" in body and "6543" in body
+    assert "6543" in tool_body and "session://" in tool_body  # the extension's lore_recall tool answered from memory
 
 
 def test_opencode_plugin_carries_a_fact_into_the_next_session(lab):
@@ -167,4 +189,8 @@ def test_opencode_plugin_carries_a_fact_into_the_next_session(lab):
         second = harness.run([str(opencode), "run", QUESTION], cwd=ws, env=env, timeout=300)
         assert second.returncode == 0, second.stderr[-3000:]
         body = second_session_request(fake, "chat")
+        third = harness.run([str(opencode), "run", TOOL_PROMPT], cwd=ws, env=env, timeout=300)
+        assert third.returncode == 0, third.stderr[-3000:]
+        tool_body = tool_result_request(fake)
     assert "<recall session_id=" in body and "6543" in body
+    assert "6543" in tool_body and "session://" in tool_body  # the plugin's lore_recall tool answered from memory

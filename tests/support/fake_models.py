@@ -16,7 +16,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Responder = Callable[[str, dict[str, Any]], str]
+# A reply is text, or (Chat Completions only) {"tool_call": {"name": ..., "arguments": {...}}}.
+Responder = Callable[[str, dict[str, Any]], Any]
 
 
 def _sse(events: list[tuple[str | None, dict[str, Any] | str]]) -> bytes:
@@ -75,6 +76,17 @@ class FakeModels:
                                        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                                     "finish_reason": "stop"}], "usage": usage})
                 base = {"id": rid, "object": "chat.completion.chunk", "created": now, "model": model}
+                if isinstance(text, dict) and "tool_call" in text:
+                    call = text["tool_call"]
+                    delta = {"role": "assistant", "content": None, "tool_calls": [{
+                        "index": 0, "id": f"call_{len(fake.requests)}", "type": "function",
+                        "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}]}
+                    self._stream(_sse([
+                        (None, {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}),
+                        (None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+                        (None, "[DONE]"),
+                    ]))
+                    return
                 events: list = [
                     (None, {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}),
                     (None, {**base, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}),
