@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import sqlite3
 import time
 from pathlib import Path
 
@@ -23,6 +25,13 @@ QUESTION = "Which port does the staging database listen on?"
 def reply(api: str, body: dict):
     """"Noted." - except that a prompt asking to use lore_recall gets that tool called once
     (Chat Completions), and the tool's result is then acknowledged."""
+    if api == "anthropic":
+        text = json.dumps(body.get("messages", []))
+        if "tool_result" in text:
+            return "Listed."
+        wanted = re.search(r"Read the file (/\S+?\.md)", text)
+        if wanted:
+            return {"tool_call": {"name": "Read", "arguments": {"file_path": wanted.group(1)}}}
     if api == "chat":
         messages = body.get("messages", [])
         if any(m.get("role") == "tool" for m in messages):
@@ -96,6 +105,40 @@ def test_claude_code_hooks_carry_a_fact_into_the_next_session(lab):
         body = second_session_request(fake, "anthropic")
     assert "<recall session_id=" in body and "6543" in body  # the recall block, with the first session's fact
     assert "6543" not in QUESTION
+
+
+def test_claude_code_post_tool_use_hook_records_tool_output(lab):
+    ws, store, tmp = lab
+    claude = harness.install("claude")
+    (ws / ".claude").mkdir()
+    shutil.copy(EDITORS / "claude-code" / "settings.json", ws / ".claude" / "settings.json")
+    (ws / "NOTES.md").write_text("# notes\nthe walrus cache key rotates weekly\n")
+    with FakeModels(reply) as fake:
+        env = {**base_env(tmp, store, "claude-code"), "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": "sk-ant-fake",
+               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
+               "DISABLE_ERROR_REPORTING": "1"}
+        harness.run([str(claude), "-p", "Hello."], cwd=ws, env=env)  # warms the hook daemon
+        wait_until_daemon(store)
+        run = harness.run([str(claude), "-p", f"Read the file {ws / 'NOTES.md'} please."], cwd=ws, env=env)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert any("tool_result" in b for b in fake.bodies("anthropic")), "Claude Code never ran the tool"
+    deadline = time.monotonic() + 30
+    while True:
+        with sqlite3.connect(store / "lore.db") as db:
+            rows = db.execute("SELECT tool_name, text FROM messages WHERE role='tool'").fetchall()
+        if any(name == "Read" and "walrus cache key" in text for name, text in rows):
+            break  # recorded by the PostToolUse hook (the transcript capture has no tool name)
+        assert time.monotonic() < deadline, f"no Read output recorded: {rows}"
+        time.sleep(0.2)
+
+
+def wait_until_daemon(store: Path, timeout: float = 60) -> None:
+    from lore_sidecar.hook import ask_daemon, socket_path
+
+    deadline = time.monotonic() + timeout
+    while ask_daemon(socket_path(store), {"event": "Notification", "payload": {"session_id": "p"}, "cwd": "/"}, 1) is None:
+        assert time.monotonic() < deadline, "the hook daemon never came up"
+        time.sleep(0.1)
 
 
 def codex_home(tmp: Path, url: str, ws: Path) -> Path:

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-# A reply is text, or (Chat Completions only) {"tool_call": {"name": ..., "arguments": {...}}}.
+# A reply is text, or (Chat Completions and Anthropic Messages, streaming) a tool call:
+# {"tool_call": {"name": ..., "arguments": {...}}}.
 Responder = Callable[[str, dict[str, Any]], Any]
 
 
@@ -101,9 +102,25 @@ class FakeModels:
             def _anthropic(self, body: dict, text: str, stream: bool) -> None:
                 mid, model = f"msg_fake_{len(fake.requests)}", body.get("model", "fake-model")
                 usage = {"input_tokens": 10, "output_tokens": max(1, len(text) // 4)}
+                if isinstance(text, dict) and "tool_call" in text and stream:
+                    call = text["tool_call"]
+                    start = {"id": mid, "type": "message", "role": "assistant", "model": model, "content": [],
+                             "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}
+                    self._stream(_sse([
+                        ("message_start", {"type": "message_start", "message": start}),
+                        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+                            "type": "tool_use", "id": f"toolu_fake_{len(fake.requests)}", "name": call["name"], "input": {}}}),
+                        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                            "type": "input_json_delta", "partial_json": json.dumps(call["arguments"])}}),
+                        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                                           "usage": {"output_tokens": 5}}),
+                        ("message_stop", {"type": "message_stop"}),
+                    ]))
+                    return
                 if not stream:
                     return self._json({"id": mid, "type": "message", "role": "assistant", "model": model,
-                                       "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                                       "content": [{"type": "text", "text": str(text)}], "stop_reason": "end_turn",
                                        "stop_sequence": None, "usage": usage})
                 self._stream(_sse([
                     ("message_start", {"type": "message_start", "message": {
