@@ -302,8 +302,9 @@ class Engine:
         memory = self._memory()
         root = self.project_root(project)
         runtime = runtime or "client"
-        if "sources" in args and args["sources"] is not None:
-            args["sources"] = [{**src, "path": _relative(root, src.get("path"))} for src in args["sources"]]
+        for holder in (args, args.get("changes") or {}):  # createNode/retain, updateNode
+            if holder.get("sources") is not None:
+                holder["sources"] = [{**src, "path": _relative(root, src.get("path"))} for src in holder["sources"]]
         args = memory.check(method, root, args)
         if self.role.writer:
             try:
