@@ -83,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--json", action="store_true", help="print the raw result")
 
     h = sub.add_parser("hook", help="run as a host's hook command (reads the host's JSON on stdin; never fails the host)")
+    h.add_argument("--harness", help="the host's name for usage accounting (default: claude-code, or $LORE_HARNESS)")
     h.add_argument("event", help="SessionStart, UserPromptSubmit, Stop, SessionEnd (Claude Code names; Codex's map to these)")
 
     hd = sub.add_parser("hook-daemon", help="the warm process `hook` talks to (started on demand by `hook`)")
@@ -116,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.verb == "hook":
         from lore_sidecar.hook import run_hook
 
-        return run_hook(args.event, sys.stdin, sys.stdout, store_dir=args.store_dir)
+        return run_hook(args.event, sys.stdin, sys.stdout, store_dir=args.store_dir, harness=args.harness)
     if args.verb == "hook-daemon":
         from lore_sidecar.hook_daemon import run_daemon
 

@@ -52,7 +52,7 @@ def store_dir(explicit: str | None) -> Path:
     return default_store_dir()
 
 
-def run_hook(event: str, stdin: TextIO, stdout: TextIO, *, store_dir: str | None = None) -> int:
+def run_hook(event: str, stdin: TextIO, stdout: TextIO, *, store_dir: str | None = None, harness: str | None = None) -> int:
     started = time.monotonic()
     timeout = int(os.environ.get("LORE_HOOK_TIMEOUT_MS") or DEFAULT_TIMEOUT_MS) / 1000
     try:
@@ -60,6 +60,8 @@ def run_hook(event: str, stdin: TextIO, stdout: TextIO, *, store_dir: str | None
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
         payload.setdefault("hook_event_name", event)
+        if harness:
+            payload["harness"] = harness
         store = _store(store_dir)
         request = {"event": event, "payload": payload, "cwd": str(payload.get("cwd") or Path.cwd())}
         use_daemon = os.environ.get("LORE_HOOK_DAEMON", "1") != "0"

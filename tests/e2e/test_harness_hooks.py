@@ -159,6 +159,7 @@ def test_codex_hooks_carry_a_fact_into_the_next_session(lab):
     codex = harness.install("codex")
     with FakeModels(reply) as fake:
         env = {**base_env(tmp, store, "codex"), "CODEX_HOME": str(codex_home(tmp, fake.url, ws)), "FAKE_API_KEY": "fake"}
+        env.pop("LORE_HARNESS")  # the shipped hooks.json says --harness codex itself
         cmd = [str(codex), "exec", "--skip-git-repo-check", "--disable", "plugins", "-c", "analytics.enabled=false",
                "--dangerously-bypass-hook-trust"]
         first = harness.run([*cmd, f"Remember this: {FACT}."], cwd=ws, env=env)
@@ -169,6 +170,12 @@ def test_codex_hooks_carry_a_fact_into_the_next_session(lab):
         body = second_session_request(fake, "responses")
     assert "<recall session_id=" in body and "6543" in body
     assert json.loads(body)["model"] == "fake-model"
+    c = StdioClient(sidecar_command("--store-dir", str(store)))
+    try:
+        c.initialize(ws, options={"watch": False, "indexWorkspace": False})
+        assert c.request("lore/status")["usage"]["recalled"].get("codex", 0) >= 1  # the shipped config names the host
+    finally:
+        c.close()
 
 
 def sidecar_cmd_env(store: Path) -> dict[str, str]:
