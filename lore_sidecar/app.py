@@ -11,7 +11,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,22 @@ APPLIED_OPS_KEEP_S = 86_400
 
 CommitHook = Callable[[int, Engine], None]
 RoleHook = Callable[[Engine], None]
+
+
+@contextmanager
+def read_only_store(store: Path) -> Iterator[tuple[Records, TextIndex]]:
+    """The record and the published text index, read-only, without joining the election:
+    for short-lived readers (the hook's degraded path). Nothing here can write."""
+    db = Database(store / "lore.db", writable=False)
+    try:
+        records = Records(db)
+        text = TextIndex(index_dirs.index_dir(store, records.index_epoch()) / "text", writable=False)
+        try:
+            yield records, text
+        finally:
+            text.close()
+    finally:
+        db.close()
 
 
 def open_engine(

@@ -52,26 +52,15 @@ def _recall_block(store: Path, root: str, session_id: str, prompt: str) -> str:
     db_path = store / "lore.db"
     if not db_path.exists() or not prompt.strip():
         return ""
+    from lore_sidecar.app import read_only_store
     from lore_sidecar.engine.recall import Recaller
     from lore_sidecar.settings import RecallSettings
-    from lore_sidecar.store import index_dirs
-    from lore_sidecar.store.db import Database
-    from lore_sidecar.store.records import Records
-    from lore_sidecar.store.text_index import TextIndex
 
-    db = Database(db_path, writable=False)
-    try:
-        records = Records(db)
+    with read_only_store(store) as (records, text):
         project = records.find_project(root)
         if project is None:
             return ""
-        text = TextIndex(index_dirs.index_dir(store, records.index_epoch()) / "text", writable=False)
-        try:
-            result = Recaller(records, text, None, None, RecallSettings()).recall(
-                prompt, project_ids=[project.id], sources=["messages", "facts", "files"], limit=12, lexical_only=True)
-        finally:
-            text.close()
-        hits = [h for h in result.hits if h.session_id != session_id][:8]
-        return lifecycle.recall_block(session_id, result.query_id, hits)
-    finally:
-        db.close()
+        result = Recaller(records, text, None, None, RecallSettings()).recall(
+            prompt, project_ids=[project.id], sources=["messages", "facts", "files"], limit=12, lexical_only=True)
+    hits = [h for h in result.hits if h.session_id != session_id][:8]
+    return lifecycle.recall_block(session_id, result.query_id, hits)
