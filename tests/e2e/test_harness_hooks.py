@@ -32,6 +32,12 @@ def reply(api: str, body: dict):
         wanted = re.search(r"Read the file (/\S+?\.md)", text)
         if wanted:
             return {"tool_call": {"name": "Read", "arguments": {"file_path": wanted.group(1)}}}
+    if api == "responses":
+        text = json.dumps(body.get("input", []))
+        if "function_call_output" in text:
+            return "Shown."
+        if "Show the notes file" in text:
+            return {"tool_call": {"name": "exec_command", "arguments": {"cmd": "cat NOTES.md"}}}
     if api == "chat":
         messages = body.get("messages", [])
         if any(m.get("role") == "tool" for m in messages):
@@ -244,3 +250,27 @@ def test_opencode_plugin_carries_a_fact_into_the_next_session(lab):
         tool_body = tool_result_request(fake)
     assert "<recall session_id=" in body and "6543" in body
     assert "6543" in tool_body and "session://" in tool_body  # the plugin's lore_recall tool answered from memory
+
+
+def tool_rows(store: Path) -> list[tuple]:
+    with sqlite3.connect(store / "lore.db") as db:
+        return db.execute("SELECT tool_name, text FROM messages WHERE role='tool'").fetchall()
+
+
+def test_codex_post_tool_use_hook_records_tool_output(lab):
+    ws, store, tmp = lab
+    codex = harness.install("codex")
+    (ws / "NOTES.md").write_text("the walrus cache key rotates weekly\n")
+    with FakeModels(reply) as fake:
+        env = {**base_env(tmp, store, "codex"), "CODEX_HOME": str(codex_home(tmp, fake.url, ws)), "FAKE_API_KEY": "fake"}
+        cmd = [str(codex), "exec", "--skip-git-repo-check", "--disable", "plugins", "-c", "analytics.enabled=false",
+               "--dangerously-bypass-hook-trust"]
+        harness.run([*cmd, "Hello."], cwd=ws, env=env)  # warms the hook daemon
+        wait_until_daemon(store)
+        run = harness.run([*cmd, "Show the notes file."], cwd=ws, env=env)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert any("function_call_output" in b for b in fake.bodies("responses")), "Codex never ran the command"
+    deadline = time.monotonic() + 30
+    while not any(name == "Bash" and "walrus cache key" in text for name, text in tool_rows(store)):
+        assert time.monotonic() < deadline, f"no command output recorded: {tool_rows(store)}"
+        time.sleep(0.2)

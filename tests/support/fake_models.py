@@ -16,7 +16,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-# A reply is text, or (Chat Completions and Anthropic Messages, streaming) a tool call:
+# A reply is text, or (streaming: Chat Completions, Anthropic Messages, Responses) a tool call:
 # {"tool_call": {"name": ..., "arguments": {...}}}.
 Responder = Callable[[str, dict[str, Any]], Any]
 
@@ -138,8 +138,10 @@ class FakeModels:
                 ]))
 
             # -- OpenAI Responses ---------------------------------------------------------------
-            def _responses(self, body: dict, text: str) -> None:
+            def _responses(self, body: dict, text: Any) -> None:
                 rid, iid, model = f"resp_{len(fake.requests)}", f"msg_{len(fake.requests)}", body.get("model", "fake-model")
+                if isinstance(text, dict) and "tool_call" in text:
+                    return self._responses_call(rid, model, text["tool_call"])
                 item = {"id": iid, "type": "message", "role": "assistant", "status": "completed",
                         "content": [{"type": "output_text", "text": text, "annotations": []}]}
                 response = {"id": rid, "object": "response", "created_at": int(time.time()), "model": model,
@@ -161,6 +163,28 @@ class FakeModels:
                     ("response.content_part.done", {"type": "response.content_part.done", "item_id": iid,
                                                     "output_index": 0, "content_index": 0,
                                                     "part": {"type": "output_text", "text": text, "annotations": []}}),
+                    ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+                    ("response.completed", {"type": "response.completed",
+                                            "response": {**response, "status": "completed", "output": [item], "usage": usage}}),
+                ]))
+
+            def _responses_call(self, rid: str, model: str, call: dict) -> None:
+                n = len(fake.requests)
+                args = json.dumps(call["arguments"])
+                item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": call["name"],
+                        "arguments": args, "status": "completed"}
+                response = {"id": rid, "object": "response", "created_at": int(time.time()), "model": model,
+                            "status": "in_progress", "output": []}
+                usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+                         "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+                self._stream(_sse([
+                    ("response.created", {"type": "response.created", "response": response}),
+                    ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
+                                                    "item": {**item, "arguments": "", "status": "in_progress"}}),
+                    ("response.function_call_arguments.delta", {"type": "response.function_call_arguments.delta",
+                                                                "item_id": item["id"], "output_index": 0, "delta": args}),
+                    ("response.function_call_arguments.done", {"type": "response.function_call_arguments.done",
+                                                               "item_id": item["id"], "output_index": 0, "arguments": args}),
                     ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
                     ("response.completed", {"type": "response.completed",
                                             "response": {**response, "status": "completed", "output": [item], "usage": usage}}),
