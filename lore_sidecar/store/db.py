@@ -10,16 +10,29 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from lore_sidecar.errors import LoreError
 from lore_sidecar.store.migrations import MIGRATIONS
 
 SCHEMA_VERSION = len(MIGRATIONS)
 BUSY_TIMEOUT_MS = 10_000
+
+
+IN_BATCH = 900  # SQLite allows 999 parameters per statement by default
+
+
+def select_in(conn: sqlite3.Connection, sql: str, keys: Sequence[Any]) -> list[sqlite3.Row]:
+    """`sql` with one `{}` where the `IN (...)` list goes, run over `keys` in batches."""
+    out: list[sqlite3.Row] = []
+    for i in range(0, len(keys), IN_BATCH):
+        part = list(keys[i : i + IN_BATCH])
+        out.extend(conn.execute(sql.format(",".join("?" * len(part))), part).fetchall())
+    return out
 
 
 def utc_now() -> str:

@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from lore_sidecar.model import Doc
-from lore_sidecar.store.db import Database
+from lore_sidecar.store.db import Database, select_in
 
-BATCH = 500
+BATCH = 500  # (project, session) pairs per marks query
 
 
 class MemoryRows:
@@ -203,8 +203,4 @@ class MemoryRows:
         return {"calls": r[0], "input": r[1], "output": r[2], "cacheRead": r[3], "cacheWrite": r[4]}
 
     def _in(self, sql: str, keys: list[int]) -> list[sqlite3.Row]:
-        out: list[sqlite3.Row] = []
-        for i in range(0, len(keys), BATCH):
-            part = keys[i : i + BATCH]
-            out += self.db.reader().execute(sql.format(",".join("?" * len(part))), part).fetchall()
-        return out
+        return select_in(self.db.reader(), sql, keys)

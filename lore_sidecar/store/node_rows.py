@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from lore_sidecar.model import GLOBAL_PROJECT, Doc
-from lore_sidecar.store.db import Database
+from lore_sidecar.store.db import Database, select_in
 
 NODE_COLUMNS = (
     "uri", "domain", "project_id", "scope", "content", "category", "priority", "disclosure",
@@ -58,17 +58,9 @@ class NodeRows:
         ).fetchone()[0]
 
     def by_ids(self, keys: Iterable[int]) -> dict[int, sqlite3.Row]:
-        keys = list(keys)
-        out: dict[int, sqlite3.Row] = {}
-        for i in range(0, len(keys), 500):
-            part = keys[i : i + 500]
-            rows = self.db.reader().execute(
-                "SELECT n.*, p.root AS project_root FROM nodes n LEFT JOIN projects p ON p.id=n.project_id"
-                f" WHERE n.id IN ({','.join('?' * len(part))})",
-                part,
-            )
-            out.update({r["id"]: r for r in rows})
-        return out
+        rows = select_in(self.db.reader(), "SELECT n.*, p.root AS project_root FROM nodes n LEFT JOIN projects p"
+                         " ON p.id=n.project_id WHERE n.id IN ({})", list(keys))
+        return {r["id"]: r for r in rows}
 
     def listing(self, project_ids: list[int] | None, *, include_global: bool = True, min_priority: int = 4,
                 limit: int = 10_000) -> list[sqlite3.Row]:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from lore_sidecar.model import Chunk, Doc, NewMessage, Project
-from lore_sidecar.store.db import Database, utc_now
+from lore_sidecar.store.db import Database, select_in, utc_now
 from lore_sidecar.store.memory_rows import MemoryRows
 from lore_sidecar.store.node_rows import NodeRows
 
@@ -479,9 +479,4 @@ class Records:
                 "knowledge": nodes, "entities": ents}
 
     def _in(self, sql: str, keys: list[int]) -> list[sqlite3.Row]:
-        out: list[sqlite3.Row] = []
-        conn = self.db.reader()
-        for i in range(0, len(keys), 900):
-            part = keys[i : i + 900]
-            out.extend(conn.execute(sql.format(",".join("?" * len(part))), part).fetchall())
-        return out
+        return select_in(self.db.reader(), sql, keys)
