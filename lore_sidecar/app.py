@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar.engine.curator import Curator
-from lore_sidecar.engine.distiller import Distiller, DistillSettings, MemoryWorker
+from lore_sidecar.engine.distiller import Distiller, MemoryWorker
 from lore_sidecar.engine.fact_service import Facts
 from lore_sidecar.engine.indexer import Indexer
 from lore_sidecar.engine.knowledge import Knowledge
@@ -144,7 +144,6 @@ class Election:
             facts=self.facts,
             memory=self.memory,
             distiller=self.distiller,
-            distiller_mode=self.distiller.mode,
             folders=self.folders,
             on_close=self.close,
             index_epoch=index_epoch,
@@ -233,14 +232,9 @@ class Election:
         """The configured distiller: the LLM when a key is set (distiller auto or llm), else
         the extractive rules; status says which and why."""
         m = self.settings.memory
-        ds = DistillSettings(
-            min_messages=m.distill_min_messages, min_tokens=m.distill_min_tokens, idle_ms=m.distill_idle_ms,
-            max_messages=m.distill_max_messages, tool_output_limit=m.tool_output_limit,
-            meta_threshold=m.meta_threshold, meta_keep=m.meta_keep, curate_every=m.curate_every,
-        )
         rows = self.records.memory
         if self.settings.distiller == "off":
-            return Distiller(rows, None, ds, mode="off", reason="distiller is set to off")
+            return Distiller(rows, None, m, mode="off", reason="distiller is set to off")
         llm, reason = None, None
         if self.settings.distiller == "extractive":
             reason = "distiller is set to extractive"
@@ -252,7 +246,7 @@ class Election:
                 )
             except LLMUnavailable as exc:
                 reason = f"{exc.kind}: {exc.message}"
-        distiller = Distiller(rows, llm, ds, mode="llm" if llm else "extractive", reason=reason)
+        distiller = Distiller(rows, llm, m, mode="llm" if llm else "extractive", reason=reason)
         if llm is not None:
             distiller.curator = Curator(distiller, self.knowledge, self.records.nodes, m.curate_every)
         return distiller

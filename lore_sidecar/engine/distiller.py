@@ -25,22 +25,13 @@ from lore_sidecar.engine.knowledge import now_iso
 from lore_sidecar.engine.redact import redact
 from lore_sidecar.errors import LoreError
 from lore_sidecar.ports import LLM
+from lore_sidecar.settings import MemorySettings
 
 log = logging.getLogger(__name__)
 MESSAGE_CHARS = 8000  # one user/assistant message in a segment, at most
 
 
-@dataclass(frozen=True, slots=True)
-class DistillSettings:
-    min_messages: int = 5
-    min_tokens: int = 64
-    idle_ms: int = 2000
-    max_messages: int = 40
-    max_chars: int = 24_000
-    tool_output_limit: int = 4000
-    meta_threshold: int = 20
-    meta_keep: int = 5
-    curate_every: int = 3
+MAX_SEGMENT_CHARS = 24_000  # a rendered segment above this is split (the rest waits)
 
 
 @dataclass(slots=True)
@@ -61,7 +52,7 @@ def dist_id(*parts: object) -> str:
 
 
 class Distiller:
-    def __init__(self, rows, llm, settings: DistillSettings, *, mode: str, reason: str | None = None,
+    def __init__(self, rows, llm, settings: MemorySettings, *, mode: str, reason: str | None = None,
                  curator=None, clock: Callable[[], str] = now_iso, monotonic: Callable[[], float] = time.monotonic):
         self.rows = rows
         self.llm: LLM | None = llm
@@ -127,7 +118,7 @@ class Distiller:
     def _distil_next(self, key: tuple[int, str], state: _Session, force: bool) -> str | None:
         s = self.settings
         pid, sid = key
-        msgs = self.rows.segment(pid, sid, state.done, s.max_messages)
+        msgs = self.rows.segment(pid, sid, state.done, s.distill_max_messages)
         if not msgs:
             state.done = state.newest
             return None
@@ -136,7 +127,7 @@ class Distiller:
         if not force and not self._ready(state, turns):
             return None
         rendered = render_segment(turns, s.tool_output_limit)
-        while len(rendered) > s.max_chars and len(turns) > 1:  # keep the rest for the next segment
+        while len(rendered) > MAX_SEGMENT_CHARS and len(turns) > 1:  # keep the rest for the next segment
             turns, msgs = turns[: len(turns) // 2], msgs[: len(msgs) // 2]
             rendered = render_segment(turns, s.tool_output_limit)
         text, named, mode, model, version, call = self._observe(sid, turns, rendered)
@@ -159,12 +150,12 @@ class Distiller:
 
     def _ready(self, state: _Session, turns: Sequence[Turn]) -> bool:
         s = self.settings
-        if len(turns) >= s.max_messages:
+        if len(turns) >= s.distill_max_messages:
             return True
         tokens = sum(len(t.text) for t in turns) // 4
-        if len(turns) < s.min_messages or tokens < s.min_tokens:
+        if len(turns) < s.distill_min_messages or tokens < s.distill_min_tokens:
             return False
-        return (self.monotonic() - state.since) * 1000 >= s.idle_ms
+        return (self.monotonic() - state.since) * 1000 >= s.distill_idle_ms
 
     def _observe(self, sid: str, turns: Sequence[Turn], rendered: str) -> tuple[str, list, str, str | None, str, dict | None]:
         """(observations, entities the LLM named, mode, model, prompt version, the call's log row)."""

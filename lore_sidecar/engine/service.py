@@ -67,9 +67,8 @@ class Engine:
     spool: Any = None
     facts: Any = None  # engine.fact_service.Facts
     memory: Any = None  # engine.memory.Memory (nodes, distillations, entities; every role)
-    distiller: Any = None  # engine.distiller.Distiller (the writer's)
+    distiller: Any = None  # engine.distiller.Distiller (built on every instance; runs on the writer)
     memory_worker: Any = None  # engine.distiller.MemoryWorker (the writer's thread)
-    distiller_mode: str = "off"
     folders: list[str] = field(default_factory=list)
     on_close: Callable[[], None] = lambda: None
     index_epoch: int = 0
@@ -504,7 +503,7 @@ class Engine:
                 "name": self.embedder.name if self.embedder else "none",
                 "dim": self.embedder.dim if self.embedder else 0,
             },
-            "distiller": self.distiller.status() if self.distiller is not None else {"mode": self.distiller_mode, "model": None},
+            "distiller": self.distiller.status() if self.distiller is not None else {"mode": "off", "model": None},
             "usage": self.records.nodes.usage(),
             "indexLagMs": lag_ms,
             "indexError": indexer.error if indexer else None,
