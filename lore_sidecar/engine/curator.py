@@ -50,13 +50,13 @@ class Curator:
             root = due["project_root"]
             existing = [self.knowledge.wire(r) for r in self.node_rows.listing([due["project_id"]], limit=60)]
             stable, prompt = prompts.curate(project_name(root), gen0, existing)
-            out, call = d._complete("curate", prompts.CURATE_VERSION, stable, prompt) if gen0 else ("", None)
+            out, call = d.complete("curate", prompts.CURATE_VERSION, stable, prompt) if gen0 else ("", None)
             if out is None:
                 self._retry_at = d.monotonic() + RETRY_AFTER_S
                 break
             self.counts["runs"] += 1
             with d.rows.write() as c:
-                d._log_call(c, call)
+                d.log_call(c, call)
                 for proposal in prompts.parse_curation(out):
                     uri = self._apply(c, root, proposal, existing)
                     if uri:

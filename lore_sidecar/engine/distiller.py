@@ -133,7 +133,7 @@ class Distiller:
         text, named, mode, model, version, call = self._observe(sid, turns, rendered)
         did = dist_id(state.root, sid, msgs[0]["msg_id"], msgs[-1]["msg_id"], 0)
         with self.rows.write() as c:
-            self._log_call(c, call)
+            self.log_call(c, call)
             self.rows.set_distilled(c, pid, sid, msgs[-1]["id"])
             if text:
                 self.rows.add_distillation(c, {
@@ -161,18 +161,18 @@ class Distiller:
         """(observations, entities the LLM named, mode, model, prompt version, the call's log row)."""
         if self.mode == "llm" and self.llm is not None:
             stable, prompt = prompts.distill(sid, rendered)
-            out, call = self._complete("distill", prompts.DISTILL_VERSION, stable, prompt)
+            out, call = self.complete("distill", prompts.DISTILL_VERSION, stable, prompt)
             if out is not None:
                 observations, named = prompts.split_entities(out)
                 return redact(observations), named, "llm", self.llm.model, prompts.DISTILL_VERSION, call
         lines = extractive_observations(turns, self.settings.tool_output_limit)
         return "\n".join(lines), [], "extractive", None, "extractive-1", None
 
-    def _log_call(self, c, call: dict | None) -> None:
+    def log_call(self, c, call: dict | None) -> None:
         if call is not None:
             self.rows.log_call(c, call)
 
-    def _complete(self, purpose: str, version: str, stable: list[str], prompt: str) -> tuple[str | None, dict | None]:
+    def complete(self, purpose: str, version: str, stable: list[str], prompt: str) -> tuple[str | None, dict | None]:
         """(reply text, its usage row to log in the caller's transaction); (None, None) when
         the call failed and the step must fall back."""
         try:
@@ -207,7 +207,7 @@ class Distiller:
             text, mode, model, version, call = None, "extractive", None, "extractive-1", None
             if self.mode == "llm" and self.llm is not None:
                 stable, prompt = prompts.meta(sid, [r["text"] for r in old])
-                out, call = self._complete("meta", prompts.META_VERSION, stable, prompt)
+                out, call = self.complete("meta", prompts.META_VERSION, stable, prompt)
                 if out is not None:
                     text, mode, model, version = redact(prompts.split_entities(out)[0]), "llm", self.llm.model, prompts.META_VERSION
             if text is None:
@@ -218,7 +218,7 @@ class Distiller:
                 text = "\n".join(seen)
             did = dist_id(root, sid, *[r["dist_id"] for r in old], generation + 1)
             with self.rows.write() as c:
-                self._log_call(c, call)
+                self.log_call(c, call)
                 key = self.rows.add_distillation(c, {
                     "dist_id": did, "project_id": pid, "session_id": sid, "generation": generation + 1,
                     "first_msg": old[0]["first_msg"], "last_msg": old[-1]["last_msg"],
