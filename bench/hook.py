@@ -24,8 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import machine, pct, write_result  # noqa: E402
 from lore_sidecar.client import StdioClient, sidecar_command  # noqa: E402
-from lore_sidecar.hook import ask_daemon, socket_path  # noqa: E402
-from tests.support.harness import stop_hook_daemons  # noqa: E402
+from tests.support.harness import stop_hook_daemons, wait_for_daemon  # noqa: E402
 
 TOPICS = ["deploy pipeline", "billing webhook", "cache eviction", "auth tokens", "search ranking", "db migration"]
 
@@ -67,11 +66,7 @@ def main() -> int:
                                "prompt": f"what did we decide about the {TOPICS[i % len(TOPICS)]} (ticket {i})?"})
 
         cold_ms, _ = timed(cmd, event(0), env)  # no daemon: degraded, and starts the daemon
-        deadline = time.monotonic() + 120
-        while ask_daemon(socket_path(store), {"event": "Notification", "payload": {"session_id": "p"}, "cwd": "/"}, 1) is None:
-            if time.monotonic() > deadline:
-                raise SystemExit("the hook daemon did not come up")
-            time.sleep(0.1)
+        wait_for_daemon(store, timeout=120)
         warm, degraded, floor, injected = [], [], [], 0
         for i in range(1, args.calls + 1):
             ms, out = timed(cmd, event(i), env)

@@ -42,7 +42,7 @@ def socket_path(store: Path) -> Path:
     return Path("/tmp") / f"lore-{os.getuid()}-{digest}.sock"
 
 
-def store_dir(explicit: str | None) -> Path:
+def store_dir_of(explicit: str | None) -> Path:
     if explicit:
         return Path(explicit).expanduser()
     if os.environ.get("LORE_STORE_DIR"):
@@ -60,9 +60,9 @@ def run_hook(event: str, stdin: TextIO, stdout: TextIO, *, store_dir: str | None
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
         payload.setdefault("hook_event_name", event)
-        if harness:
-            payload["harness"] = harness
-        store = _store(store_dir)
+        # The host is named here, where its environment is (the daemon's may be another's).
+        payload["harness"] = harness or payload.get("harness") or os.environ.get("LORE_HARNESS") or "claude-code"
+        store = store_dir_of(store_dir)
         request = {"event": event, "payload": payload, "cwd": str(payload.get("cwd") or Path.cwd())}
         use_daemon = os.environ.get("LORE_HOOK_DAEMON", "1") != "0"
         reply = ask_daemon(socket_path(store), request, timeout) if use_daemon else None
@@ -81,10 +81,6 @@ def run_hook(event: str, stdin: TextIO, stdout: TextIO, *, store_dir: str | None
     return 0
 
 
-def _store(explicit: str | None) -> Path:
-    return store_dir(explicit)
-
-
 def ask_daemon(path: Path, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
     """The daemon's reply, or None when no daemon answers (not running, or too slow)."""
     try:
@@ -92,15 +88,30 @@ def ask_daemon(path: Path, request: dict[str, Any], timeout: float) -> dict[str,
             s.settimeout(timeout)
             s.connect(str(path))
             s.sendall(json.dumps(request).encode() + b"\n")
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
+            data = recv_line(s)
         return json.loads(data) if data.strip() else None
     except (OSError, ValueError):
         return None
+
+
+def recv_line(s: socket.socket) -> bytes:
+    """One newline-terminated message (both ends of the hook socket speak JSON lines)."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def event_of(request: dict[str, Any]) -> tuple[str, dict[str, Any], str, str, str]:
+    """(event, payload, session id, cwd, harness) of a hook request; refused without a session."""
+    p = request["payload"]
+    session_id = str(p.get("session_id") or p.get("sessionId") or "")
+    if not session_id:
+        raise ValueError("the hook input has no session_id")
+    return request["event"], p, session_id, request["cwd"], str(p.get("harness") or "claude-code")
 
 
 def start_daemon(store: Path, workspace: str) -> None:

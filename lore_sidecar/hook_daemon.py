@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar.engine.transcripts import prompt_id
-from lore_sidecar.hook import host_output, socket_path
+from lore_sidecar.hook import event_of, host_output, recv_line, socket_path
 
 log = logging.getLogger(__name__)
 DEFAULT_IDLE_S = 600.0
@@ -26,13 +26,7 @@ DEFAULT_IDLE_S = 600.0
 
 def handle(engine, request: dict[str, Any]) -> dict[str, Any]:
     """What one hook event does; returns `{"output": <host JSON or None>}`."""
-    event = request["event"]
-    p = request["payload"]
-    session_id = str(p.get("session_id") or p.get("sessionId") or "")
-    if not session_id:
-        raise ValueError("the hook input has no session_id")
-    cwd = request["cwd"]
-    harness = str(p.get("harness") or os.environ.get("LORE_HARNESS") or "claude-code")
+    event, p, session_id, cwd, harness = event_of(request)
     context = None
     if event == "SessionStart":
         context = engine.session_start(session_id=session_id, harness=harness, cwd=cwd)["context"]
@@ -130,12 +124,7 @@ class HookDaemon:
         with conn:
             try:
                 conn.settimeout(10)
-                data = b""
-                while not data.endswith(b"\n"):
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        break
-                    data += chunk
+                data = recv_line(conn)
                 if not data.strip():
                     return  # a probe (another daemon checking whether we are alive)
                 reply = handle(self.engine, json.loads(data))
@@ -151,10 +140,10 @@ class HookDaemon:
 
 def run_daemon(store_dir: str | None, workspace: str, idle_s: float | None = None) -> int:
     from lore_sidecar.app import open_engine
-    from lore_sidecar.hook import store_dir as resolve_store
+    from lore_sidecar.hook import store_dir_of
     from lore_sidecar.settings import load_settings
 
-    store = resolve_store(store_dir)
+    store = store_dir_of(store_dir)
     store.mkdir(parents=True, exist_ok=True)
     settings, warnings = load_settings(workspace_root=Path(workspace), cli={"storeDir": str(store)})
     for w in warnings:

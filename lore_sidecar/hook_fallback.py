@@ -11,17 +11,13 @@ from typing import Any
 
 from lore_sidecar.engine import capture, lifecycle
 from lore_sidecar.engine.project import canonical_root
-from lore_sidecar.hook import host_output
+from lore_sidecar.hook import event_of, host_output
 from lore_sidecar.hook_daemon import prompt_message, tool_message
 
 
 def degraded(store: Path, request: dict[str, Any], *, deadline: float) -> dict[str, Any]:
-    event, p, cwd = request["event"], request["payload"], request["cwd"]
-    session_id = str(p.get("session_id") or p.get("sessionId") or "")
-    if not session_id:
-        raise ValueError("the hook input has no session_id")
+    event, p, session_id, cwd, harness = event_of(request)
     root = canonical_root(cwd)
-    harness = str(p.get("harness") or "claude-code")
     context = None
     if event == "UserPromptSubmit":
         prompt = str(p.get("prompt") or "")

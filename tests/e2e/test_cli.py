@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lore_sidecar.client import StdioClient, sidecar_command
-from tests.support.harness import stop_hook_daemons
+from tests.support.harness import stop_hook_daemons, wait_for_daemon
 
 
 def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
@@ -56,16 +56,6 @@ def hook_cmd(store: str, event: str, payload, **env: str) -> subprocess.Complete
     return subprocess.run([sys.executable, "-m", "lore_sidecar", "--store-dir", store, "hook", event],
                           input=data, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "LORE_HOOK_IDLE_MS": "4000", **env})
-
-
-def wait_for_daemon(store: str, timeout: float = 60) -> None:
-    from lore_sidecar.hook import ask_daemon, socket_path
-
-    deadline = time.monotonic() + timeout
-    probe = {"event": "Notification", "payload": {"session_id": "probe"}, "cwd": "/"}
-    while ask_daemon(socket_path(Path(store)), probe, 1.0) is None:
-        assert time.monotonic() < deadline, "the hook daemon never answered"
-        time.sleep(0.1)
 
 
 @pytest.fixture

@@ -124,7 +124,7 @@ def test_claude_code_post_tool_use_hook_records_tool_output(lab):
                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
                "DISABLE_ERROR_REPORTING": "1"}
         harness.run([str(claude), "-p", "Hello."], cwd=ws, env=env)  # warms the hook daemon
-        wait_until_daemon(store)
+        harness.wait_for_daemon(store)
         run = harness.run([str(claude), "-p", f"Read the file {ws / 'NOTES.md'} please."], cwd=ws, env=env)
         assert run.returncode == 0, run.stderr[-2000:]
         assert any("tool_result" in b for b in fake.bodies("anthropic")), "Claude Code never ran the tool"
@@ -136,15 +136,6 @@ def test_claude_code_post_tool_use_hook_records_tool_output(lab):
             break  # recorded by the PostToolUse hook (the transcript capture has no tool name)
         assert time.monotonic() < deadline, f"no Read output recorded: {rows}"
         time.sleep(0.2)
-
-
-def wait_until_daemon(store: Path, timeout: float = 60) -> None:
-    from lore_sidecar.hook import ask_daemon, socket_path
-
-    deadline = time.monotonic() + timeout
-    while ask_daemon(socket_path(store), {"event": "Notification", "payload": {"session_id": "p"}, "cwd": "/"}, 1) is None:
-        assert time.monotonic() < deadline, "the hook daemon never came up"
-        time.sleep(0.1)
 
 
 def codex_home(tmp: Path, url: str, ws: Path) -> Path:
@@ -266,7 +257,7 @@ def test_codex_post_tool_use_hook_records_tool_output(lab):
         cmd = [str(codex), "exec", "--skip-git-repo-check", "--disable", "plugins", "-c", "analytics.enabled=false",
                "--dangerously-bypass-hook-trust"]
         harness.run([*cmd, "Hello."], cwd=ws, env=env)  # warms the hook daemon
-        wait_until_daemon(store)
+        harness.wait_for_daemon(store)
         run = harness.run([*cmd, "Show the notes file."], cwd=ws, env=env)
         assert run.returncode == 0, run.stderr[-2000:]
         assert any("function_call_output" in b for b in fake.bodies("responses")), "Codex never ran the command"

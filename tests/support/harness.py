@@ -87,3 +87,17 @@ def stop_hook_daemons(store: Path | str) -> int:
             except ProcessLookupError:
                 pass
     return killed
+
+
+def wait_for_daemon(store: Path | str, timeout: float = 60) -> None:
+    """Until the store's hook daemon answers a probe (an event without effects)."""
+    import time
+
+    from lore_sidecar.hook import ask_daemon, socket_path
+
+    deadline = time.monotonic() + timeout
+    probe = {"event": "Notification", "payload": {"session_id": "probe"}, "cwd": "/"}
+    while ask_daemon(socket_path(Path(store)), probe, 1.0) is None:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the hook daemon of {store} never answered")
+        time.sleep(0.1)
