@@ -8,13 +8,13 @@ after `lifetime_s` even if a test forgets to.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.loopback import LoopbackServer, QuietHandler
 
-class FakeAnthropic:
+
+class FakeAnthropic(LoopbackServer):
     def __init__(self, responder: Callable[[dict[str, Any]], str] | None = None, *, lifetime_s: float = 600):
         self.responder = responder or (lambda body: "ok")
         self.bodies: list[dict[str, Any]] = []
@@ -23,10 +23,7 @@ class FakeAnthropic:
         self.script: list[int] = []  # status codes to answer with before succeeding
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # keep test output clean
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("content-length", "0"))
                 raw = self.rfile.read(length)
@@ -60,40 +57,6 @@ class FakeAnthropic:
                 })
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                if status == 429:
-                    self.send_header("retry-after", "0")
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_json(status, payload, **({"retry_after": "0"} if status == 429 else {}))
 
-        class Server(ThreadingHTTPServer):
-            def handle_error(self, request: Any, client_address: Any) -> None:
-                # A client that hung up mid-reply (a sidecar shutting down during a call) is
-                # normal here; anything else still prints.
-                import sys
-
-                if not isinstance(sys.exc_info()[1], ConnectionError):
-                    super().handle_error(request, client_address)
-
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._timer = threading.Timer(lifetime_s, self.close)
-        self._timer.daemon = True
-
-    def __enter__(self) -> FakeAnthropic:
-        self._thread.start()
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._timer.cancel()
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler, lifetime_s=lifetime_s)

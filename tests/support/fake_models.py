@@ -13,8 +13,9 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.loopback import LoopbackServer, QuietHandler
 
 # A reply is text, or (streaming: Chat Completions, Anthropic Messages, Responses) a tool call:
 # {"tool_call": {"name": ..., "arguments": {...}}}.
@@ -29,35 +30,32 @@ def _sse(events: list[tuple[str | None, dict[str, Any] | str]]) -> bytes:
     return "".join(out).encode()
 
 
-class FakeModels:
+class FakeModels(LoopbackServer):
     def __init__(self, responder: Responder | None = None, *, lifetime_s: float = 900):
         self.responder = responder or (lambda api, body: "OK.")
         self.requests: list[tuple[str, str, dict[str, Any]]] = []  # (api, path, body)
         self._lock = threading.Lock()
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path.rstrip("/").endswith("/models"):
-                    return self._json({"object": "list", "data": [
+                    return self.send_json(200, {"object": "list", "data": [
                         {"id": "fake-model", "object": "model", "created": 0, "owned_by": "fake"}]})
-                self._json({"error": {"message": f"no route {self.path}"}}, 404)
+                self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 path = self.path.split("?")[0].rstrip("/")
                 if path.endswith("/messages/count_tokens"):
-                    return self._json({"input_tokens": len(json.dumps(body)) // 4})
+                    return self.send_json(200, {"input_tokens": len(json.dumps(body)) // 4})
                 api = ("anthropic" if path.endswith("/messages") else "chat" if path.endswith("/chat/completions")
                        else "responses" if path.endswith("/responses") else None)
                 if api is None:
-                    return self._json({"error": {"message": f"no route {self.path}"}}, 404)
+                    return self.send_json(404, {"error": {"message": f"no route {self.path}"}})
                 with fake._lock:
                     fake.requests.append((api, path, body))
                 text = fake.responder(api, body)
@@ -73,7 +71,7 @@ class FakeModels:
                 rid, model, now = f"chatcmpl-{len(fake.requests)}", body.get("model", "fake-model"), int(time.time())
                 usage = {"prompt_tokens": 10, "completion_tokens": max(1, len(text) // 4), "total_tokens": 10 + len(text) // 4}
                 if not stream:
-                    return self._json({"id": rid, "object": "chat.completion", "created": now, "model": model,
+                    return self.send_json(200, {"id": rid, "object": "chat.completion", "created": now, "model": model,
                                        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                                     "finish_reason": "stop"}], "usage": usage})
                 base = {"id": rid, "object": "chat.completion.chunk", "created": now, "model": model}
@@ -119,7 +117,7 @@ class FakeModels:
                     ]))
                     return
                 if not stream:
-                    return self._json({"id": mid, "type": "message", "role": "assistant", "model": model,
+                    return self.send_json(200, {"id": mid, "type": "message", "role": "assistant", "model": model,
                                        "content": [{"type": "text", "text": str(text)}], "stop_reason": "end_turn",
                                        "stop_sequence": None, "usage": usage})
                 self._stream(_sse([
@@ -198,42 +196,7 @@ class FakeModels:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _json(self, payload: dict, status: int = 200) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
-
-            def handle_error(self, request: Any, client_address: Any) -> None:
-                import sys
-
-                if not isinstance(sys.exc_info()[1], ConnectionError):
-                    super().handle_error(request, client_address)
-
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._timer = threading.Timer(lifetime_s, self.close)
-        self._timer.daemon = True
-
-    def __enter__(self) -> FakeModels:
-        self._thread.start()
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._timer.cancel()
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler, lifetime_s=lifetime_s)
 
     def bodies(self, api: str | None = None) -> list[str]:
         """Every recorded request body of `api` (all when None), as JSON text."""
