@@ -109,10 +109,23 @@ class Ordering:
 def register(server) -> None:
     order = Ordering()
 
+    async def read(method: str, *args: Any, **kwargs: Any) -> Any:
+        """`engine.<method>(...)` on the executor, after the writes sent before it."""
+        engine = await order.read(server.engine)
+        return await server.run(getattr(engine, method), *args, **kwargs)
+
+    async def write(method: str, *args: Any, **kwargs: Any) -> Any:
+        """`engine.<method>(...)` on the executor, in this connection's write order."""
+
+        async def work() -> Any:
+            engine = await server.engine()
+            return await server.run(getattr(engine, method), *args, **kwargs)
+
+        return await order.write(work)
+
     async def status(params: Any) -> dict[str, Any]:
         p = structure(params, t.StatusParams)
-        engine = await order.read(server.engine)
-        result = await server.run(engine.status, p.project)
+        result = await read("status", p.project)
         result["settingsWarnings"] = list(server.settings_warnings)
         return result
 
@@ -129,36 +142,18 @@ def register(server) -> None:
             }
             for m in p.messages
         ]
-
-        async def work() -> dict[str, Any]:
-            engine = await server.engine()
-            return await server.run(
-                engine.record_messages, project=p.project, session_id=p.session_id, harness=p.harness, messages=messages
-            )
-
-        return await order.write(work)
+        return await write("record_messages", project=p.project, session_id=p.session_id, harness=p.harness,
+                           messages=messages)
 
     async def recall(params: Any) -> dict[str, Any]:
         p = structure(params, t.RecallParams)
-        engine = await order.read(server.engine)
-        result = await server.run(
-            engine.recall,
-            p.query,
-            project=p.project,
-            scope=p.scope,
-            sources=p.sources,
-            limit=p.limit,
-            offset=p.offset,
-            as_of=p.as_of,
-            lexical_only=p.lexical_only,
-        )
+        result = await read("recall", p.query, project=p.project, scope=p.scope, sources=p.sources, limit=p.limit,
+                            offset=p.offset, as_of=p.as_of, lexical_only=p.lexical_only)
         return recall_to_wire(result)
 
     async def get_node(params: Any) -> dict[str, Any]:
         p = structure(params, t.GetNodeParams)
-        engine = await order.read(server.engine)
-        return node_to_wire(await server.run(engine.get_node, p.uri, query_id=p.query_id, session_id=p.session_id,
-                                             runtime=p.harness))
+        return node_to_wire(await read("get_node", p.uri, query_id=p.query_id, session_id=p.session_id, runtime=p.harness))
 
     async def reindex(params: Any) -> dict[str, Any]:
         p = structure(params, t.ReindexParams)
@@ -171,88 +166,54 @@ def register(server) -> None:
 
     async def assert_fact(params: Any) -> dict[str, Any]:
         p = structure(params, t.AssertFactParams)
-
-        async def work() -> dict[str, Any]:
-            engine = await server.engine()
-            return await server.run(
-                engine.assert_fact, project=p.project, subject=p.subject, predicate=p.predicate, object=p.object,
-                valid_from=p.valid_from, valid_until=p.valid_until, source=p.source, confidence=p.confidence,
-            )
-
-        return await order.write(work)
+        return await write("assert_fact", project=p.project, subject=p.subject, predicate=p.predicate, object=p.object,
+                           valid_from=p.valid_from, valid_until=p.valid_until, source=p.source, confidence=p.confidence)
 
     async def invalidate_fact(params: Any) -> dict[str, Any]:
         p = structure(params, t.InvalidateFactParams)
-
-        async def work() -> dict[str, Any]:
-            engine = await server.engine()
-            return await server.run(
-                engine.invalidate_fact, project=p.project, subject=p.subject, predicate=p.predicate, valid_until=p.valid_until
-            )
-
-        return await order.write(work)
+        return await write("invalidate_fact", project=p.project, subject=p.subject, predicate=p.predicate,
+                           valid_until=p.valid_until)
 
     async def query_facts(params: Any) -> dict[str, Any]:
         p = structure(params, t.QueryFactsParams)
-        engine = await order.read(server.engine)
-        return await server.run(
-            engine.query_facts, project=p.project, scope=p.scope, subject=p.subject, predicate=p.predicate,
-            object=p.object, text=p.text, as_of=p.as_of, as_known_at=p.as_known_at, history=p.history,
-            limit=p.limit, offset=p.offset,
-        )
+        return await read("query_facts", project=p.project, scope=p.scope, subject=p.subject, predicate=p.predicate,
+                          object=p.object, text=p.text, as_of=p.as_of, as_known_at=p.as_known_at, history=p.history,
+                          limit=p.limit, offset=p.offset)
 
     async def timeline(params: Any) -> dict[str, Any]:
         p = structure(params, t.TimelineParams)
-        engine = await order.read(server.engine)
-        return await server.run(engine.timeline, subject=p.subject, project=p.project, scope=p.scope, limit=p.limit, offset=p.offset)
+        return await read("timeline", subject=p.subject, project=p.project, scope=p.scope, limit=p.limit, offset=p.offset)
 
     async def aggregate_facts(params: Any) -> dict[str, Any]:
         p = structure(params, t.AggregateFactsParams)
-        engine = await order.read(server.engine)
-        return await server.run(
-            engine.aggregate_facts, project=p.project, scope=p.scope, by=p.by, subject=p.subject,
-            predicate=p.predicate, object=p.object, as_of=p.as_of, limit=p.limit,
-        )
+        return await read("aggregate_facts", project=p.project, scope=p.scope, by=p.by, subject=p.subject,
+                          predicate=p.predicate, object=p.object, as_of=p.as_of, limit=p.limit)
 
     async def prompt_submit(params: Any) -> dict[str, Any]:
         p = structure(params, t.PromptSubmitParams)
-        engine = await order.read(server.engine)
-        return await server.run(engine.prompt_submit, session_id=p.session_id, prompt=p.prompt, harness=p.harness,
-                                project=p.project, budget_tokens=p.budget_tokens)
+        return await read("prompt_submit", session_id=p.session_id, prompt=p.prompt, harness=p.harness,
+                          project=p.project, budget_tokens=p.budget_tokens)
 
     async def session_start(params: Any) -> dict[str, Any]:
         p = structure(params, t.SessionStartParams)
-        engine = await order.read(server.engine)
-        return await server.run(engine.session_start, session_id=p.session_id, harness=p.harness, cwd=p.cwd,
-                                repo=p.repo, budget_tokens=p.budget_tokens)
+        return await read("session_start", session_id=p.session_id, harness=p.harness, cwd=p.cwd, repo=p.repo,
+                          budget_tokens=p.budget_tokens)
 
     async def session_end(params: Any) -> dict[str, Any]:
         p = structure(params, t.SessionEndParams)
-
-        async def work() -> dict[str, Any]:
-            engine = await server.engine()
-            return await server.run(engine.session_end, session_id=p.session_id, harness=p.harness, project=p.project,
-                                    transcript=p.transcript, transcript_path=p.transcript_path)
-
-        return await order.write(work)
+        return await write("session_end", session_id=p.session_id, harness=p.harness, project=p.project,
+                           transcript=p.transcript, transcript_path=p.transcript_path)
 
     def node_write(method: str, params_type: type, fields: tuple[str, ...], changes: bool = False):
         async def handler(params: Any) -> dict[str, Any]:
             p = structure(params, params_type)
             args: dict[str, Any] = {f: getattr(p, f) for f in fields}
-            for key in ("sources",):
-                if args.get(key) is not None:
-                    args[key] = [{"path": s.path, "sha256": s.sha256} for s in args[key]]
+            if args.get("sources") is not None:
+                args["sources"] = [{"path": s.path, "sha256": s.sha256} for s in args["sources"]]
             if changes:  # an update carries only the fields the client sent
                 args = {"uri": p.uri, "expected_version": p.expected_version,
                         "changes": {k: v for k, v in args.items() if v is not None}}
-
-            async def work() -> dict[str, Any]:
-                engine = await server.engine()
-                return await server.run(functools.partial(
-                    engine.node_op, method, project=getattr(p, "project", None), runtime=p.harness, **args))
-
-            return await order.write(work)
+            return await write("node_op", method, project=getattr(p, "project", None), runtime=p.harness, **args)
 
         handler.__name__ = method
         return handler
@@ -261,36 +222,23 @@ def register(server) -> None:
 
     async def list_domains(params: Any) -> dict[str, Any]:
         p = structure(params, t.ListDomainsParams)
-        engine = await order.read(server.engine)
-        return await server.run(engine.list_domains, project=p.project, scope=p.scope)
+        return await read("list_domains", project=p.project, scope=p.scope)
 
     async def node_history(params: Any) -> dict[str, Any]:
         p = structure(params, t.NodeHistoryParams)
-        engine = await order.read(server.engine)
-        return await server.run(engine.node_history, p.uri)
+        return await read("node_history", p.uri)
 
     async def distill(params: Any) -> dict[str, Any]:
         p = structure(params, t.DistillParams)
-
-        async def work() -> dict[str, Any]:
-            engine = await server.engine()
-            return await server.run(engine.distill, session_id=p.session_id)
-
-        return await order.write(work)
+        return await write("distill", session_id=p.session_id)
 
     async def export_knowledge(params: Any) -> dict[str, Any]:
         p = structure(params, t.ExportKnowledgeParams)
-        engine = await order.read(server.engine)
-        return await server.run(engine.export_knowledge, project=p.project, path=p.path)
+        return await read("export_knowledge", project=p.project, path=p.path)
 
     async def import_knowledge(params: Any) -> dict[str, Any]:
         p = structure(params, t.ImportKnowledgeParams)
-
-        async def work() -> dict[str, Any]:
-            engine = await server.engine()
-            return await server.run(engine.import_knowledge, project=p.project)
-
-        return await order.write(work)
+        return await write("import_knowledge", project=p.project)
 
     table = {
         "lore/status": status,
