@@ -149,10 +149,6 @@ class Knowledge:
                 also(c, result)
             return result
 
-    def count_use(self, query_id: str, uri: str, session_id: str | None, runtime: str | None) -> bool:
-        with self.rows.write() as c:
-            return self.rows.count_use(c, query_id, uri, session_id, runtime, self.clock())
-
     # -- staleness --------------------------------------------------------------------------------
     def file_changed(self, c, project_id: int, rel: str, sha: str | None) -> int:
         """Inside a file's transaction: flag every node citing `rel` whose recorded hash no

@@ -75,17 +75,14 @@ class Memory:
             return {**k.delete(args["uri"], runtime=runtime, reason=args.get("reason") or "forgotten", also=also), "forgotten": True}
         if method == "retain":
             return self._retain(root, args, runtime, also)
-        if method == "logRecall":
+        if method in ("logRecall", "countUse"):  # usage bookkeeping, one small transaction
             with self.nodes.write() as c:
-                self.nodes.log_recall(c, args["query_id"], args.get("session_id"), runtime, int(args["leads"]), k.clock())
-                result = {"logged": True}
-                if also:
-                    also(c, result)
-                return result
-        if method == "countUse":
-            with self.nodes.write() as c:
-                counted = self.nodes.count_use(c, args["query_id"], args["uri"], args.get("session_id"), runtime, k.clock())
-                result = {"counted": counted}
+                if method == "logRecall":
+                    self.nodes.log_recall(c, args["query_id"], args.get("session_id"), runtime, int(args["leads"]), k.clock())
+                    result = {"logged": True}
+                else:
+                    result = {"counted": self.nodes.count_use(c, args["query_id"], args["uri"], args.get("session_id"),
+                                                              runtime, k.clock())}
                 if also:
                     also(c, result)
                 return result
