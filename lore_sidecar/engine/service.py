@@ -401,14 +401,9 @@ class Engine:
         lexical_only: bool = False,
     ) -> RecallResult:
         self._fresh()
-        if scope == "all":
-            project_ids = None
-        else:
-            found = self.records.find_project(self.project_root(project))
-            project_ids = [found.id] if found else []
         return self.recaller.recall(
             query,
-            project_ids=project_ids,
+            project_ids=self._project_ids(project, scope),
             sources=list(sources or ALL_SOURCES),
             limit=limit,
             offset=offset,
