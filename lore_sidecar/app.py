@@ -248,7 +248,7 @@ class Election:
                 reason = f"{exc.kind}: {exc.message}"
         distiller = Distiller(rows, llm, m, mode="llm" if llm else "extractive", reason=reason)
         if llm is not None:
-            distiller.curator = Curator(distiller, self.knowledge, self.records.nodes, m.curate_every)
+            distiller.curator = Curator(distiller, self.knowledge)
         return distiller
 
     def _writer_duties(self, engine: Engine) -> None:

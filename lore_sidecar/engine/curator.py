@@ -24,11 +24,11 @@ RETRY_AFTER_S = 30.0
 
 
 class Curator:
-    def __init__(self, distiller, knowledge, node_rows, every: int):
+    def __init__(self, distiller, knowledge):
         self.distiller = distiller  # its LLM, clock and call log
         self.knowledge = knowledge
-        self.node_rows = node_rows
-        self.every = every
+        self.node_rows = knowledge.rows
+        self.every = distiller.settings.curate_every
         self.counts = {"runs": 0, "created": 0, "updated": 0, "skipped": 0}
         self._retry_at = 0.0
 
