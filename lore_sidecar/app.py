@@ -20,8 +20,10 @@ from lore_sidecar.engine.curator import Curator
 from lore_sidecar.engine.distiller import Distiller, MemoryWorker
 from lore_sidecar.engine.fact_service import Facts
 from lore_sidecar.engine.indexer import Indexer
+from lore_sidecar.engine.jail import Jail, default_transcript_roots
 from lore_sidecar.engine.knowledge import Knowledge
 from lore_sidecar.engine.memory import Memory
+from lore_sidecar.engine.project import canonical_root
 from lore_sidecar.engine.service import Engine, Role
 from lore_sidecar.engine.workspace_index import WorkspaceIndex
 from lore_sidecar.errors import LoreError
@@ -149,6 +151,7 @@ class Election:
             index_epoch=index_epoch,
             reopen_readers=self._reopen_readers,
             election_info=self.info,
+            jail=self.jail(),
         )
         if indexer is not None and start_indexer:
             indexer.start()
@@ -157,6 +160,13 @@ class Election:
         self._spawn(self._run, "lore-election")
         self._spawn(self._heartbeat, "lore-heartbeat")
         return self.engine
+
+    def jail(self) -> Jail:
+        """The opened folders (and their projects' roots), the user's link roots, and the
+        harnesses' own transcript folders (user-level: from the environment and settings)."""
+        idx = self.settings.index
+        return Jail.of([*(canonical_root(f) for f in self.folders), *self.folders], link_roots=idx.link_roots,
+                       transcript_roots=[*default_transcript_roots(os.environ), *idx.transcript_roots])
 
     def _wait_for_role(self) -> bool:
         """Writer if we get the lock; follower once the writer has set the store up."""

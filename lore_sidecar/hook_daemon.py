@@ -27,6 +27,8 @@ DEFAULT_IDLE_S = 600.0
 def handle(engine, request: dict[str, Any]) -> dict[str, Any]:
     """What one hook event does; returns `{"output": <host JSON or None>}`."""
     event, p, session_id, cwd, harness = event_of(request)
+    # The host runs in `cwd`: that folder is opened for this hook like a workspace folder.
+    engine.open_folder(cwd)
     context = None
     if event == "SessionStart":
         context = engine.session_start(session_id=session_id, harness=harness, cwd=cwd)["context"]

@@ -4,6 +4,13 @@ Precedence (lowest first): defaults < user file < workspace `.lore.json`/`.lore.
 `LORE_*` environment < command line < `initializationOptions`. Every option has one
 camelCase name used in all layers. A bad value is reported once and the lower layer's value
 is kept: a typo in a config file must never stop the sidecar.
+
+Trust (DESIGN.md §7): a workspace file comes with a repository someone may have just cloned,
+so it may only *narrow*. Options that choose where data or credentials go, what is read, or
+what text reaches a prompt (`USER_ONLY`) are ignored there, with a warning `lore/status`
+shows; options in `NARROW` are taken from it only when they restrict the value the other
+layers chose (`watch: false`, a lower `maxFileBytes`, `distiller: "off"`); ranking knobs
+(`WORKSPACE_OK`) it may set freely.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ import json
 import os
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +36,7 @@ class IndexSettings:
     max_file_bytes: int = 1_000_000
     debounce_ms: int = 300
     link_roots: tuple[str, ...] = ()
+    transcript_roots: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +86,8 @@ class Settings:
     show_command_results: str = "auto"
     log_level: str = "WARNING"
     log_file: str | None = None
+    # (option, where it came from, why it was ignored): shown by lore/status.
+    ignored: tuple[tuple[str, str, str], ...] = ()
     index: IndexSettings = field(default_factory=IndexSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
@@ -175,6 +185,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "maxFileBytes": (_int(1, 1 << 30), ("index", "max_file_bytes")),
     "debounceMs": (_int(0, 60_000), ("index", "debounce_ms")),
     "linkRoots": (_paths, ("index", "link_roots")),
+    "transcriptRoots": (_paths, ("index", "transcript_roots")),
     "lexicalWeight": (_float(0, 100), ("recall", "lexical_weight")),
     "vectorWeight": (_float(0, 100), ("recall", "vector_weight")),
     "rrfK": (_int(1, 10_000), ("recall", "rrf_k")),
@@ -202,6 +213,26 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "llmMaxTokens": (_int(16, 64_000), ("memory", "llm_max_tokens")),
 }
 ENV_PREFIX = "LORE_"
+
+# Ranking and timing knobs a repository may set: they change no destination and read nothing.
+WORKSPACE_OK = frozenset({
+    "lexicalWeight", "vectorWeight", "rrfK", "recencyWeight", "recencyHalfLifeDays", "recallCandidates",
+    "vectorFloor", "fusion", "neighbours", "debounceMs",
+})
+_DISTILLER_RANK = {"off": 0, "extractive": 1, "auto": 2, "llm": 2}
+# Options a repository may only restrict: (the value so far, the repository's) -> narrower?
+NARROW: dict[str, Callable[[Any, Any], bool]] = {
+    "watch": lambda old, new: new is False or new == old,
+    "indexWorkspace": lambda old, new: new is False or new == old,
+    "maxFileBytes": lambda old, new: new <= old,
+    "toolOutputLimit": lambda old, new: new <= old,
+    "llmRetries": lambda old, new: new <= old,
+    "llmMaxTokens": lambda old, new: new <= old,
+    "distiller": lambda old, new: _DISTILLER_RANK[new] < _DISTILLER_RANK[old] or new == old,
+}
+# Everything else is user-level only: endpoints, models, the store, link and transcript
+# roots, log files, guidance text, the embedder, the distillation cadence, timeouts.
+USER_ONLY = frozenset(OPTIONS) - WORKSPACE_OK - frozenset(NARROW)
 
 
 def env_name(option: str) -> str:
@@ -258,10 +289,18 @@ def load_settings(
     layers: list[tuple[str, Mapping[str, Any]]] = []
     user_file = user_file if user_file is not None else user_config_file()
     layers.append((str(user_file), _flatten(_read_file(user_file, warnings))))
+    narrowing: list[tuple[str, Mapping[str, Any]]] = []
+    ignored: list[tuple[str, str, str]] = []
     if workspace_root is not None:
         for name in (".lore.json", ".lore.toml"):
             p = workspace_root / name
-            layers.append((str(p), _flatten(_read_file(p, warnings))))
+            values = _flatten(_read_file(p, warnings))
+            for key in [k for k in values if k in USER_ONLY]:
+                reason = "only user config, the environment, the command line or the client may set it"
+                ignored.append((key, str(p), reason))
+                warnings.append(f"{p}: {key!r} is ignored in a workspace file ({reason})")
+            layers.append((str(p), {k: v for k, v in values.items() if k not in USER_ONLY and k not in NARROW}))
+            narrowing.append((str(p), {k: v for k, v in values.items() if k in NARROW}))
     layers.append(("environment", {o: env[env_name(o)] for o in OPTIONS if env_name(o) in env}))
     layers.append(("command line", {k: v for k, v in (cli or {}).items() if v is not None}))
     layers.append(("initializationOptions", _flatten(init_options or {})))
@@ -269,18 +308,48 @@ def load_settings(
     chosen: dict[str, Any] = {}
     for origin, values in layers:
         for key, raw in values.items():
-            if key not in OPTIONS:
-                warnings.append(f"{origin}: unknown setting {key!r}; ignored")
+            value = _convert(origin, key, raw, warnings)
+            if value is not _BAD:
+                chosen[key] = value
+    # Last, and only where it restricts what the user and the client chose: the repository.
+    for origin, values in narrowing:
+        for key, raw in values.items():
+            value = _convert(origin, key, raw, warnings)
+            if value is _BAD:
                 continue
-            conv = OPTIONS[key][0]
-            try:
-                chosen[key] = conv(raw)
-            except (TypeError, ValueError) as exc:
-                warnings.append(f"{origin}: bad value for {key!r} ({raw!r}): {exc}; ignored")
-    return build(chosen), warnings
+            current = chosen.get(key, _default(key))
+            if NARROW[key](current, value):
+                chosen[key] = value
+            else:
+                reason = f"a workspace file may only narrow it (from {current!r}, not to {value!r})"
+                ignored.append((key, origin, reason))
+                warnings.append(f"{origin}: {key!r} is ignored: {reason}")
+    return build(chosen, ignored=tuple(ignored)), warnings
 
 
-def build(chosen: Mapping[str, Any]) -> Settings:
+_BAD = object()
+
+
+def _convert(origin: str, key: str, raw: Any, warnings: list[str]) -> Any:
+    if key not in OPTIONS:
+        warnings.append(f"{origin}: unknown setting {key!r}; ignored")
+        return _BAD
+    try:
+        return OPTIONS[key][0](raw)
+    except (TypeError, ValueError) as exc:
+        shown = repr(raw) if len(repr(raw)) <= 80 else repr(raw)[:80] + "…"
+        warnings.append(f"{origin}: bad value for {key!r} ({shown}): {exc}; ignored")
+        return _BAD
+
+
+def _default(key: str) -> Any:
+    section, attr = OPTIONS[key][1]
+    holder = {"index": IndexSettings, "recall": RecallSettings, "store": StoreSettings,
+              "memory": MemorySettings}.get(section or "", Settings)
+    return {f.name: f.default for f in fields(holder)}[attr]
+
+
+def build(chosen: Mapping[str, Any], *, ignored: tuple[tuple[str, str, str], ...] = ()) -> Settings:
     top: dict[str, Any] = {}
     sections: dict[str, dict[str, Any]] = {"index": {}, "recall": {}, "store": {}, "memory": {}}
     for key, value in chosen.items():
@@ -292,5 +361,6 @@ def build(chosen: Mapping[str, Any]) -> Settings:
         recall=RecallSettings(**sections["recall"]),
         store=StoreSettings(**sections["store"]),
         memory=MemorySettings(**sections["memory"]),
+        ignored=ignored,
         **top,
     )

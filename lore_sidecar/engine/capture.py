@@ -11,7 +11,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from lore_sidecar.engine.redact import redact
+from lore_sidecar.engine.redact import redact_value
 from lore_sidecar.model import NewMessage
 
 ROLES = ("user", "assistant", "tool", "system")
@@ -79,14 +79,15 @@ def normalise(
 ) -> NewMessage:
     # Secrets never reach the store, its indexes or a model: the record keeps the message
     # with each secret replaced by [REDACTED:<kind>] (see engine/redact.py).
-    text = redact(render_content(content))
+    content = redact_value(content)
+    text = render_content(content)
     if len(text) > MAX_RENDERED_CHARS:
         text = text[:MAX_RENDERED_CHARS]
     return NewMessage(
         session_id=session_id,
         msg_id=msg_id or uuid.uuid4().hex,
         role=role,
-        content_json=redact(json.dumps(content, ensure_ascii=False)),
+        content_json=json.dumps(content, ensure_ascii=False),
         text=text,
         created_at=iso_utc(created_at),
         harness=harness,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar.engine import facts as F
+from lore_sidecar.engine.redact import redact
 from lore_sidecar.engine.workspace import inside, read_text
 from lore_sidecar.errors import LoreError
 
@@ -341,7 +342,7 @@ class Facts:
         """Fact rows stated by one note; record time = first sighting of each fact."""
         out: list[dict] = []
         seen: dict[str, int] = {}
-        for nf in F.extract_note_facts(text, Path(rel).stem):
+        for nf in F.extract_note_facts(redact(text), Path(rel).stem):
             sk, pk, ok = F.norm_key(nf.subject), F.norm_key(nf.predicate), F.norm_key(nf.object)
             ident = "\x1f".join([rel, sk, pk, ok, nf.valid_from or "", nf.valid_until or ""])
             n = seen[ident] = seen.get(ident, -1) + 1

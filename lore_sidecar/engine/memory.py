@@ -16,12 +16,15 @@ from lore_sidecar.engine import lore_md
 from lore_sidecar.engine import nodes as rules
 from lore_sidecar.engine import query as q
 from lore_sidecar.engine.curator import project_name
+from lore_sidecar.engine.jail import Jail
 from lore_sidecar.engine.knowledge import Knowledge
+from lore_sidecar.engine.redact import redact
 from lore_sidecar.errors import LoreError, not_found
 from lore_sidecar.model import Hit, NodeContent
 
 NODE_OPS = ("createNode", "updateNode", "moveNode", "deleteNode", "retain", "forget", "countUse", "logRecall")
 LORE_MD = ".lore.md"
+MAX_LORE_MD_BYTES = 16 << 20
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
@@ -193,15 +196,16 @@ class Memory:
         return extra[:12]
 
     # -- .lore.md -----------------------------------------------------------------------------------
-    def export(self, root: str, project_id: int | None, path: Path | None = None) -> dict[str, Any]:
+    def export(self, root: str, project_id: int | None, path: Path | None = None, *, jail: Jail | None = None) -> dict[str, Any]:
+        """Write the project's knowledge as `.lore.md` (redacted), inside the jail only."""
         rows = self.nodes.listing([project_id] if project_id is not None else [], include_global=False)
-        nodes = [self.knowledge.wire(r) for r in rows if r["scope"] == "project"]
+        nodes = [{**n, "content": redact(n["content"]), "disclosure": redact(n["disclosure"]) if n.get("disclosure") else None}
+                 for n in (self.knowledge.wire(r) for r in rows if r["scope"] == "project")]
         text = lore_md.render(nodes)
         target = path or Path(root) / LORE_MD
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(text)
-        tmp.replace(target)
-        return {"path": str(target), "nodes": len(nodes), "sha256": hashlib.sha256(text.encode()).hexdigest()}
+        jail = jail if jail is not None else Jail.of([root])
+        written = jail.write_atomic(target, text.encode())
+        return {"path": str(written), "nodes": len(nodes), "sha256": hashlib.sha256(text.encode()).hexdigest()}
 
     def import_file(self, c, root: str, text: str, runtime: str = "import") -> dict[str, Any]:
         """Inside the caller's transaction: create the nodes the file has and the store does
@@ -236,11 +240,12 @@ class Memory:
                 problems.append(f"{n['uri']}: {exc.message}")
         return out
 
-    def import_if_changed(self, root: str) -> dict[str, Any] | None:
+    def import_if_changed(self, root: str, *, jail: Jail | None = None) -> dict[str, Any] | None:
         path = Path(root) / LORE_MD
+        jail = jail if jail is not None else Jail.of([root])
         try:
-            text = path.read_text()
-        except (OSError, UnicodeDecodeError):
+            text = jail.read_bytes(path, max_bytes=MAX_LORE_MD_BYTES).decode()
+        except (LoreError, OSError, UnicodeDecodeError):
             return None
         digest = hashlib.sha256(text.encode()).hexdigest()
         key = f"lore_md:{root}"

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from lore_sidecar.engine import uris
-from lore_sidecar.engine.workspace import inside
-from lore_sidecar.errors import not_found
+from lore_sidecar.engine.project import canonical_root
+from lore_sidecar.engine.redact import redact
+from lore_sidecar.errors import LoreError, not_found
 from lore_sidecar.model import NodeContent
 
 
@@ -42,10 +43,13 @@ def read_node(engine, uri: str) -> NodeContent:
             },
         )
     path, start, end = parts
+    # The jail first: a path outside every opened folder is refused the same way whether or
+    # not it exists, before the store or the file system is asked anything about it.
+    real = engine.jail.resolve(path)
     for project in engine.records.projects():
         root = Path(project.root)
         try:
-            rel = Path(path).relative_to(root).as_posix()
+            rel = real.relative_to(root).as_posix()
         except ValueError:
             continue
         row = engine.records.chunk_at(project.root, rel, start, end)
@@ -63,14 +67,15 @@ def read_node(engine, uri: str) -> NodeContent:
                     "project": project.root,
                 },
             )
-        # Not a chunk boundary we stored: serve the lines from the file itself, but only
-        # from inside a known workspace.
-        real = inside(root, Path(path))
-        lines = real.read_text(errors="replace").splitlines()[start - 1 : end]
-        return NodeContent(
-            uri=uri,
-            source="files",
-            content="\n".join(lines),
-            metadata={"path": path, "startLine": start, "endLine": end, "project": project.root},
-        )
-    raise not_found(uri)
+    # Not a chunk boundary we stored: serve the lines from the file itself (regular files
+    # inside the jail, bounded, redacted like everything indexed).
+    data = engine.jail.read_bytes(path, max_bytes=engine.settings.index.max_file_bytes)
+    if b"\x00" in data[:8192]:
+        raise LoreError("notText", f"{path[:200]!r} is not a text file", path=path[:200])
+    lines = data.decode("utf-8", errors="replace").splitlines()[start - 1 : end]
+    return NodeContent(
+        uri=uri,
+        source="files",
+        content=redact("\n".join(lines)),
+        metadata={"path": path, "startLine": start, "endLine": end, "project": canonical_root(real)},
+    )

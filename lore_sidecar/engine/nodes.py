@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from lore_sidecar.engine.redact import redact
 from lore_sidecar.errors import LoreError
 
 CATEGORIES = ("decision", "pattern", "preference", "architecture", "gotcha")
@@ -58,7 +59,7 @@ def check_fields(*, category: str | None, priority: int | None, scope: str | Non
 def check_content(content: str) -> str:
     if not isinstance(content, str) or not content.strip():
         raise LoreError("invalidNode", "a node's content must not be empty")
-    return content.strip()
+    return redact(content.strip())  # every write path (client, curator, import) passes here
 
 
 def budget_refusal(priority: int, live_at_priority: int, scope_label: str) -> LoreError | None:

@@ -18,9 +18,11 @@ from lore_sidecar.engine import capture, lifecycle
 from lore_sidecar.engine import facts as fact_model
 from lore_sidecar.engine.fact_service import new_fact_id
 from lore_sidecar.engine.indexer import Indexer
+from lore_sidecar.engine.jail import Jail, real
 from lore_sidecar.engine.node_reader import read_node
 from lore_sidecar.engine.project import canonical_root
 from lore_sidecar.engine.recall import Recaller
+from lore_sidecar.engine.redact import redact
 from lore_sidecar.engine.sessions import Sessions
 from lore_sidecar.engine.spool_apply import SpoolApplier
 from lore_sidecar.engine.workspace_index import Progress, WorkspaceIndex
@@ -40,6 +42,17 @@ def _relative(root: str, path: Any) -> Any:
         except ValueError:
             return path
     return path
+
+
+_NODE_TEXT_FIELDS = ("content", "disclosure", "title", "reason")
+
+
+def _redacted_node_args(args: dict[str, Any]) -> dict[str, Any]:
+    """A node operation's free text with secrets redacted, before it is checked or spooled."""
+    out = {k: redact(v) if k in _NODE_TEXT_FIELDS and isinstance(v, str) else v for k, v in args.items()}
+    if isinstance(out.get("changes"), dict):
+        out["changes"] = _redacted_node_args(out["changes"])
+    return out
 
 
 def new_op_id() -> str:
@@ -76,6 +89,8 @@ class Engine:
     # extra facts about the election for `lore/status`.
     reopen_readers: Callable[[], None] | None = None
     election_info: Callable[[], dict[str, Any]] = dict
+    # Every path or project a request names is checked against this (engine/jail.py).
+    jail: Jail = field(default_factory=Jail)
     _last_write_seq: int = 0
     _seen_generation: int = -1
     _refresh_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -119,11 +134,23 @@ class Engine:
 
     # -- projects -------------------------------------------------------------------------------
     def project_root(self, project: str | None) -> str:
+        """The project a request names (it must lie inside an opened folder), else the
+        first workspace folder's project."""
         if project:
-            return canonical_root(project)
+            return canonical_root(self.jail.project(project))
         if self.folders:
             return canonical_root(self.folders[0])
         return canonical_root(Path.cwd())
+
+    def open_folder(self, folder: str) -> None:
+        """A folder the host opened (didChangeWorkspaceFolders, a hook's working folder)
+        joins the jail; the swap is one assignment, so readers never see half of it."""
+        self.jail = self.jail.adding(canonical_root(folder)).adding(folder)
+
+    def close_folder(self, folder: str) -> None:
+        gone = {real(folder), real(canonical_root(folder))}
+        still = {real(canonical_root(f)) for f in self.folders if real(f) not in gone}
+        self.jail = self.jail.with_roots([r for r in self.jail.roots if r not in gone or r in still])
 
     # -- capture --------------------------------------------------------------------------------
     def record_messages(
@@ -219,6 +246,7 @@ class Engine:
                     confidence: float | None = None) -> dict[str, Any]:
         facts = self._facts()
         root = self.project_root(project)
+        subject, predicate, object = redact(subject), redact(predicate), redact(object)
         args = {"valid_from": valid_from, "valid_until": valid_until, "source": source, "confidence": confidence}
         if self.role.writer:
             try:
@@ -244,6 +272,7 @@ class Engine:
                         valid_until: str | None = None) -> dict[str, Any]:
         facts = self._facts()
         root = self.project_root(project)
+        subject, predicate = redact(subject), redact(predicate)
         if self.role.writer:
             try:
                 out = facts.invalidate_fact(root, subject, predicate, valid_until=valid_until)
@@ -301,6 +330,7 @@ class Engine:
         memory = self._memory()
         root = self.project_root(project)
         runtime = runtime or "client"
+        args = _redacted_node_args(args)
         for holder in (args, args.get("changes") or {}):  # createNode/retain, updateNode
             if holder.get("sources") is not None:
                 holder["sources"] = [{**src, "path": _relative(root, src.get("path"))} for src in holder["sources"]]
@@ -340,12 +370,12 @@ class Engine:
         self._fresh()
         root = self.project_root(project)
         found = self.records.find_project(root)
-        return self._memory().export(root, found.id if found else None, Path(path) if path else None)
+        return self._memory().export(root, found.id if found else None, Path(path) if path else None, jail=self.jail)
 
     def import_knowledge(self, *, project: str | None = None) -> dict[str, Any]:
         self._require_writer()
         root = self.project_root(project)
-        result = self._memory().import_if_changed(root)
+        result = self._memory().import_if_changed(root, jail=self.jail)
         self._wrote()
         return result or {"created": 0, "updated": 0, "unchanged": 0, "problems": [], "skipped": "unchanged since the last import"}
 
@@ -504,6 +534,7 @@ class Engine:
             "indexError": indexer.error if indexer else None,
             "indexEpoch": self.index_epoch,
             "election": self.election_info(),
+            "ignoredSettings": [{"setting": k, "source": src, "reason": why} for k, src, why in self.settings.ignored],
         }
 
     # -- internals ------------------------------------------------------------------------------

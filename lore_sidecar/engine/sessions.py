@@ -65,7 +65,7 @@ class Sessions:
         if transcript is None and transcript_path is None:
             return {"recorded": 0, "duplicates": 0, "captured": 0}
         if transcript_path is not None:
-            messages = transcripts.parse_lines(read_transcript(transcript_path).splitlines())
+            messages = transcripts.parse_lines(read_transcript(self.engine.jail, transcript_path).splitlines())
         else:
             messages = [m for m in (transcripts.from_item(item, i) for i, item in enumerate(transcript or [])) if m]
         if not messages:
@@ -79,13 +79,15 @@ class Sessions:
             self.engine.log_recall(query_id, session_id, harness, leads)
 
 
-def read_transcript(path: str) -> str:
-    p = Path(path).expanduser()
+def read_transcript(jail, path: str) -> str:
+    """A host's transcript: only under an opened folder or a harness's own transcript folder
+    (anything else is `outsideWorkspace`, whether or not it exists)."""
     try:
-        if not p.is_file():
-            raise LoreError("invalidTranscript", f"no transcript file at {path!r}", path=path)
-        if p.stat().st_size > MAX_TRANSCRIPT_BYTES:
-            raise LoreError("invalidTranscript", f"{path!r} is larger than {MAX_TRANSCRIPT_BYTES >> 20} MiB", path=path)
-        return p.read_text(errors="replace")
-    except OSError as exc:
-        raise LoreError("invalidTranscript", f"cannot read {path!r}: {exc}", path=path) from None
+        data = jail.read_bytes(path, max_bytes=MAX_TRANSCRIPT_BYTES, transcripts=True)
+    except LoreError as exc:
+        if exc.kind in ("outsideWorkspace", "notFound", "notAFile", "fileTooLarge", "unreadable"):
+            if exc.kind == "outsideWorkspace":
+                raise
+            raise LoreError("invalidTranscript", exc.message, path=str(path)[:200]) from None
+        raise
+    return data.decode("utf-8", errors="replace")

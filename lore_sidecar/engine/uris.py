@@ -8,7 +8,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 from lore_sidecar.errors import LoreError
 
-_LINES = re.compile(r"^L(\d+)-L(\d+)$")
+_LINES = re.compile(r"^L(\d{1,9})-L(\d{1,9})$")
+MAX_LINES = 10_000
 
 
 def message_uri(session_id: str, msg_id: str) -> str:
@@ -42,9 +43,13 @@ def parse(uri: str) -> tuple[str, tuple]:
         m = _LINES.match(parts.fragment)
         if not parts.path or not m:
             raise _bad(uri)
-        return "files", (unquote(parts.path), int(m.group(1)), int(m.group(2)))
+        start, end = int(m.group(1)), int(m.group(2))
+        if start < 1 or end < start or end - start >= MAX_LINES:
+            raise LoreError("invalidUri", f"line range must be L<start>-L<end> with 1 <= start <= end and at most "
+                            f"{MAX_LINES} lines: {uri[:200]!r}", uri=uri[:200])
+        return "files", (unquote(parts.path), start, end)
     raise _bad(uri)
 
 
 def _bad(uri: str) -> LoreError:
-    return LoreError("invalidUri", f"not a URI this server knows: {uri!r}", uri=uri)
+    return LoreError("invalidUri", f"not a URI this server knows: {uri[:200]!r}", uri=uri[:200])

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from lore_sidecar.engine.chunking import chunk_file
 from lore_sidecar.engine.project import canonical_root
+from lore_sidecar.engine.redact import redact
 from lore_sidecar.engine.workspace import IgnoreRules, inside, read_text, skip_name, walk
 from lore_sidecar.errors import LoreError
 
@@ -149,6 +150,7 @@ class WorkspaceIndex:
         if state and not force and state.sha256 == sha:
             self.records.touch_file(state.file_id, size, mtime_ns)
             return False
+        text = redact(text)  # the hash stays the file's; what is stored and indexed is redacted
         try:
             chunks = chunk_file(rel, text)
         except Exception:  # a chunker bug must not stop indexing: fall back to one chunk

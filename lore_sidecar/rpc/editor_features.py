@@ -64,10 +64,9 @@ def register(server) -> None:
     async def hover(params: lsp.HoverParams) -> lsp.Hover | None:
         try:
             engine = await server.engine()
-            path = Path(_path(params.text_document.uri))
-            if not any(_inside(path, f) for f in engine.folders):
-                return None
-            text = await server.run(path.read_text, errors="replace")
+            path = _path(params.text_document.uri)
+            data = await server.run(engine.jail.read_bytes, path, max_bytes=engine.settings.index.max_file_bytes)
+            text = data.decode("utf-8", errors="replace")
             word = word_at(text, params.position.line, params.position.character)
             if not word or len(word) < 3:
                 return None
@@ -118,11 +117,3 @@ def _path(uri: str) -> str:
     from urllib.parse import unquote, urlsplit
 
     return unquote(urlsplit(uri).path)
-
-
-def _inside(path: Path, folder: str) -> bool:
-    try:
-        path.resolve().relative_to(Path(folder).resolve())
-        return True
-    except ValueError:
-        return False

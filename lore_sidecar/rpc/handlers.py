@@ -281,6 +281,18 @@ def register(server) -> None:
     async def on_initialized(params: lsp.InitializedParams) -> None:
         await server.start_background()
 
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def folders_changed(params: lsp.DidChangeWorkspaceFoldersParams) -> None:
+        """The client opened or closed folders: the jail follows (requests may name them)."""
+        try:
+            engine = await server.engine()
+        except LoreError:
+            return
+        for f in params.event.removed:
+            engine.close_folder(str(Path(_uri_path(f.uri)).resolve()))
+        for f in params.event.added:
+            engine.open_folder(str(Path(_uri_path(f.uri)).resolve()))
+
     @server.feature(lsp.SHUTDOWN)
     def on_shutdown(*_: Any) -> None:
         if server.watcher is not None:
@@ -296,6 +308,12 @@ def register(server) -> None:
         except LoreError:
             return []
         return [_symbol(h) for h in result.hits]
+
+
+def _uri_path(uri: str) -> str:
+    from urllib.parse import unquote, urlsplit
+
+    return unquote(urlsplit(uri).path)
 
 
 def _bind(fn):
