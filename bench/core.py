@@ -55,7 +55,9 @@ def bench_initialize(tmp: Path, runs: int = 7) -> dict:
 def bench_messages(tmp: Path, sizes: list[int], n_queries: int) -> dict:
     rng = random.Random(SEED)
     store = tmp / "msgs"
-    e = engine(store, [], indexWorkspace=False)
+    project = tmp / "project"
+    project.mkdir(exist_ok=True)
+    e = engine(store, [str(project)], indexWorkspace=False)
     fts = sqlite3.connect(tmp / "fts.db")
     fts.execute("CREATE VIRTUAL TABLE m USING fts5(text, tokenize='porter')")
     qs = queries(random.Random(SEED + 1), n_queries)
@@ -71,7 +73,7 @@ def bench_messages(tmp: Path, sizes: list[int], n_queries: int) -> dict:
                 role, text = message(rng, have)
                 msgs.append({"role": role, "content": text, "msg_id": f"m{have}", "created_at": None, "tool_name": None, "tool_call_id": None})
                 have += 1
-            e.record_messages(project="/bench/project", session_id=f"s{have // 200}", harness="bench", messages=msgs)
+            e.record_messages(project=str(project), session_id=f"s{have // 200}", harness="bench", messages=msgs)
             fts.executemany("INSERT INTO m(text) VALUES (?)", [(m["content"],) for m in msgs])
             added += len(msgs)
         recorded = time.perf_counter() - t0
@@ -80,15 +82,15 @@ def bench_messages(tmp: Path, sizes: list[int], n_queries: int) -> dict:
         fts.commit()
         # Warm both, then time every query.
         for q in qs[:20]:
-            e.recall(q, project="/bench/project", limit=10)
+            e.recall(q, project=str(project), limit=10)
         lat, lat_lex = [], []
         for q in qs:
             t = time.perf_counter()
-            e.recall(q, project="/bench/project", limit=10)
+            e.recall(q, project=str(project), limit=10)
             lat.append((time.perf_counter() - t) * 1000)
         for q in qs:
             t = time.perf_counter()
-            e.recall(q, project="/bench/project", limit=10, lexical_only=True)
+            e.recall(q, project=str(project), limit=10, lexical_only=True)
             lat_lex.append((time.perf_counter() - t) * 1000)
         lat_fts = []
         for q in qs:

@@ -109,12 +109,15 @@ def lore_engine(convs: list[dict], store: Path, **options):
     """An engine on a new store with every conversation recorded and indexed."""
     settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
                                 init_options={"storeDir": str(store), "indexWorkspace": False, "watch": False, **options})
-    engine = open_engine(settings, [])
+    root = store.parent / "locomo-projects"  # each conversation a project folder inside one workspace
+    root.mkdir(parents=True, exist_ok=True)
+    engine = open_engine(settings, [str(root)])
+    engine.locomo_root = root
     for conv in convs:
         for n, when, turns in conv["sessions"]:
             msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": turn_text(t), "msg_id": t["dia_id"],
                      "created_at": when, "tool_name": None, "tool_call_id": None} for i, t in enumerate(turns)]
-            engine.record_messages(project=f"/locomo/{conv['id']}", session_id=f"{conv['id']}-s{n}", harness="locomo", messages=msgs)
+            engine.record_messages(project=str(root / conv["id"]), session_id=f"{conv['id']}-s{n}", harness="locomo", messages=msgs)
     engine.wait_indexed(1800)
     return engine
 
@@ -125,7 +128,7 @@ def ask(engine, convs: list[dict], *, lexical_only: bool = False) -> tuple[list[
     for conv in convs:
         for q in conv["questions"]:
             t = time.perf_counter()
-            res = engine.recall(q["q"], project=f"/locomo/{conv['id']}", sources=["messages"], limit=10, lexical_only=lexical_only)
+            res = engine.recall(q["q"], project=str(engine.locomo_root / conv["id"]), sources=["messages"], limit=10, lexical_only=lexical_only)
             lat.append((time.perf_counter() - t) * 1000)
             ranked.append([uris.parse(h.uri)[1][1] for h in res.hits])
     return ranked, lat

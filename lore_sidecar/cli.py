@@ -95,10 +95,34 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class BoundedRecords(logging.Filter):
+    """Every log line redacted and cut to `MAX_LOG_CHARS`: a hostile request's params (or a
+    library logging a message body) can neither fill the disk nor leak a secret to the log."""
+
+    MAX_LOG_CHARS = 2000
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from lore_sidecar.engine.redact import redact
+
+        try:
+            text = record.getMessage()
+        except Exception:  # a bad format string is still one bounded line
+            text = str(record.msg)
+        if len(text) > self.MAX_LOG_CHARS:
+            text = text[: self.MAX_LOG_CHARS] + f"… [{len(text) - self.MAX_LOG_CHARS} more characters]"
+        record.msg, record.args = redact(text), None
+        if record.exc_info and record.exc_info[1] is not None:
+            # Keep the traceback, but bounded like the message.
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info)[-self.MAX_LOG_CHARS:])
+            record.exc_info = None
+        return True
+
+
 def setup_logging(verbose: int, log_file: str | None) -> None:
     level = logging.WARNING - 10 * min(verbose, 2)
     handler: logging.Handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(BoundedRecords())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

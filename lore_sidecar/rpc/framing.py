@@ -43,6 +43,54 @@ def _find_mark(buf: bytearray, start: int = 0) -> int:
     return bytes(buf).lower().find(_MARK, start)
 
 
+MAX_DEPTH = 128  # nesting a request may have; LSP's deepest real messages use a dozen
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
+_BRACKETS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+
+
+def too_deep(body: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Nested deeper than `limit`? Linear, without recursion: strings are cut out by one
+    regex pass, and only the brackets left are walked."""
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    depth = 0
+    for ch in _NOT_BRACKET.sub(b"", _STRING.sub(b"", body)).translate(_BRACKETS):
+        depth += 1 if ch == 1 else -1
+        if depth > limit:
+            return True
+    return False
+
+
+def top_level_id(body: bytes) -> int | str | None:
+    """The request id of a body that cannot be parsed whole (too deep), when it stands at
+    the top level of the object: found by a bounded scan, never by parsing the nesting."""
+    head = body[:65536]
+    depth, i, n = 0, 0, len(head)
+    while i < n:
+        ch = head[i]
+        if ch == 0x22:  # a string: the key "id" at depth 1?
+            m = _STRING.match(head, i)
+            if m is None:
+                return None
+            if depth == 1 and m.group(0) == b'"id"':
+                v = re.match(rb'\s*:\s*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\]|\\.){0,256}")', head[m.end():])
+                if v:
+                    try:
+                        value = json.loads(v.group(1))
+                    except ValueError:
+                        return None
+                    return value
+            i = m.end()
+            continue
+        if ch in b"[{":
+            depth += 1
+        elif ch in b"]}":
+            depth -= 1
+        i += 1
+    return None
+
+
 def _id_of(junk: bytes) -> int | str | None:
     text = junk.strip()
     if not text.startswith(b"{"):
@@ -122,10 +170,12 @@ class FrameParser:
     def _body(self, body: bytes) -> list[Event]:
         """A body of the declared length. If it does not parse but contains the start of
         another frame, the declared length was wrong: keep the rest for the next round."""
+        if too_deep(body):
+            return [Frame(body)]  # the dispatcher refuses it, with its id when one can be read
         try:
             json.loads(body)
             return [Frame(body)]
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             pass
         pos = _find_mark(bytearray(body), 1)
         if pos > 0:

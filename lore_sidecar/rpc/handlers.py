@@ -8,6 +8,7 @@ Expected failures become -32803 with a stable `data.kind`.
 from __future__ import annotations
 
 import asyncio
+import errno
 import functools
 import logging
 from pathlib import Path
@@ -37,9 +38,30 @@ def _expected(fn):
         except BadParams as exc:
             raise JsonRpcInvalidParams(exc.message, data={"errors": exc.errors}) from None
         except LoreError as exc:
+            log.info("%s: %s (%s)", fn.__name__, exc.kind, exc.message[:200])
             raise JsonRpcException(exc.message, code=EXPECTED_FAILURE, data=exc.data()) from None
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise JsonRpcException("the store's disk is full; nothing was written", code=EXPECTED_FAILURE,
+                                       data={"kind": "diskFull", "retryable": True}) from None
+            raise _internal(fn.__name__, exc) from None
+        except (JsonRpcException, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            raise _internal(fn.__name__, exc) from None
 
     return wrapper
+
+
+def _internal(name: str, exc: Exception) -> JsonRpcException:
+    """A bug: one log line with the traceback's last frame, one short reply, no traceback."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb is not None else "?"
+    log.error("%s failed: %s: %s (at %s)", name, type(exc).__name__, str(exc)[:300], where)
+    return JsonRpcException(f"internal error: {type(exc).__name__}", code=-32603,
+                            data={"kind": "internal", "retryable": False})
 
 
 def hit_to_wire(h: Hit) -> dict[str, Any]:

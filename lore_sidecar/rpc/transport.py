@@ -19,7 +19,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from lore_sidecar.rpc.framing import Frame, FrameParser, Skipped, encode
+from lore_sidecar.rpc.framing import MAX_DEPTH, Frame, FrameParser, Skipped, encode, too_deep, top_level_id
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,23 @@ def error_frame(msg_id: Any, code: int, message: str, data: Any = None) -> bytes
     return encode(json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": err}).encode())
 
 
+def clean_strings(value: Any) -> Any:
+    """Lone UTF-16 surrogates (JSON `"\\ud800"` escapes) become U+FFFD in every string of a
+    message, so nothing downstream (SQLite, the indexes, a model request) meets text it
+    cannot encode. Depth is already bounded by `MAX_DEPTH`."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [clean_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {clean_strings(k): clean_strings(v) for k, v in value.items()}
+    return value
+
+
 def _valid_id(value: Any) -> bool:
     return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
@@ -96,11 +113,20 @@ class Dispatcher:
 
     def feed(self, data: bytes) -> None:
         for event in self.parser.feed(data):
-            self._event(event)
+            self._guarded(event)
 
     def finish(self) -> None:
         for event in self.parser.finish():
+            self._guarded(event)
+
+    def _guarded(self, event: Frame | Skipped) -> None:
+        """One event's failure never costs the others read with it their replies."""
+        try:
             self._event(event)
+        except SystemExit:
+            raise
+        except Exception as exc:
+            log.error("could not dispatch a message: %s: %s", type(exc).__name__, str(exc)[:200])
 
     def _error(self, msg_id: Any, code: int, message: str, data: Any = None) -> None:
         self.send_raw(error_frame(msg_id, code, message, data))
@@ -110,12 +136,19 @@ class Dispatcher:
             log.warning("skipped input: %s", event.reason)
             self._error(event.request_id, INVALID_REQUEST if event.request_id is not None else PARSE_ERROR, f"Invalid frame: {event.reason}")
             return
+        if too_deep(event.body):
+            self._error(top_level_id(event.body), INVALID_REQUEST,
+                        f"Invalid Request: nested deeper than {MAX_DEPTH} levels")
+            return
         try:
             msg = json.loads(event.body)
         except (ValueError, UnicodeDecodeError) as exc:
-            self._error(None, PARSE_ERROR, f"Parse error: {exc}")
+            self._error(None, PARSE_ERROR, f"Parse error: {str(exc)[:200]}")
             return
-        self.message(msg)
+        except RecursionError:
+            self._error(top_level_id(event.body), INVALID_REQUEST, "Invalid Request: nested too deeply")
+            return
+        self.message(clean_strings(msg))
 
     def message(self, msg: Any) -> None:
         if not isinstance(msg, dict):
@@ -125,7 +158,9 @@ class Dispatcher:
         has_id = "id" in msg
         msg_id = msg.get("id")
         if has_id and not _valid_id(msg_id):
-            self._error(None, INVALID_REQUEST, "Invalid Request: id must be a string, a number or null")
+            # A fractional id is a number JSON-RPC discourages: refuse it, but to its sender.
+            echo = msg_id if isinstance(msg_id, float) else None
+            self._error(echo, INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
             return
         reply_id = msg_id if has_id else None
         if msg.get("jsonrpc") != "2.0":

@@ -7,6 +7,7 @@ connection of this process.
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 import threading
 import time
@@ -213,8 +214,14 @@ class Database:
                 self.epoch = 0
                 self.on_fenced(exc.details["epoch"])
                 raise
-            except BaseException:
-                c.execute("ROLLBACK")
+            except BaseException as exc:
+                try:
+                    c.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass  # SQLite rolled back already (a full disk ends the transaction itself)
+                mapped = store_error(exc)
+                if mapped is not None:
+                    raise mapped from None
                 raise
 
     def data_version(self) -> int:
@@ -229,3 +236,18 @@ class Database:
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
+
+
+def store_error(exc: BaseException) -> LoreError | None:
+    """An expected storage failure as the domain error clients can act on (None: a bug)."""
+    if isinstance(exc, sqlite3.OperationalError | sqlite3.DatabaseError):
+        text = str(exc).lower()
+        if "disk is full" in text or "disk i/o error" in text:
+            return LoreError("diskFull", "the store's disk is full; nothing was written", retryable=True)
+        if "locked" in text or "busy" in text:
+            return LoreError("storeBusy", "the store is busy; nothing was written", retryable=True)
+        if "readonly" in text or "read-only" in text:
+            return LoreError("storeReadOnly", "the store is read-only; nothing was written", retryable=False)
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return LoreError("diskFull", "the store's disk is full; nothing was written", retryable=True)
+    return None

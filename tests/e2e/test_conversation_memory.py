@@ -335,7 +335,10 @@ def test_export_then_import_into_a_fresh_store_reproduces_the_nodes(tmp_path):
             h = fresh.request("lore/nodeHistory", {"uri": uri})["entries"]
             assert [(e["action"], e["runtime"]) for e in h] == [("create", "import")]
         # Exporting again from the fresh store gives the same bytes (stable ordering).
-        again = fresh.request("lore/exportKnowledge", {"path": str(tmp_path / "again.md")})
+        again = fresh.request("lore/exportKnowledge", {"path": str(ws / "docs-again.md")})
         assert Path(again["path"]).read_text() == text
+        # Outside the workspace nothing is written, and the refusal says why.
+        refused = fresh.request_full("lore/exportKnowledge", {"path": str(tmp_path / "again.md")})
+        assert refused["error"]["data"]["kind"] == "outsideWorkspace" and not (tmp_path / "again.md").exists()
     finally:
         fresh.close()

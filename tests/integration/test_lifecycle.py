@@ -60,15 +60,20 @@ def test_session_end_captures_a_claude_transcript_once(sidecar, workspace, tmp_p
         {"type": "user", "uuid": "t1", "timestamp": "2026-11-30T10:00:06Z",
          "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "ok"}]}},
     ]
-    path = tmp_path / "transcript.jsonl"
+    path = workspace / "transcript.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n")
+    # The same transcript outside the workspace (and the harnesses' folders) is not read.
+    outside = tmp_path / "transcript.jsonl"
+    outside.write_text(path.read_text())
+    refused = c.request_full("lore/sessionEnd", {"sessionId": "cc-1", "transcriptPath": str(outside)})
+    assert refused["error"]["data"]["kind"] == "outsideWorkspace"
     first = c.request("lore/sessionEnd", {"sessionId": "cc-1", "transcriptPath": str(path), "harness": "claude-code"})
     assert (first["captured"], first["recorded"], first["duplicates"]) == (3, 2, 1)  # the prompt was already there
     again = c.request("lore/sessionEnd", {"sessionId": "cc-1", "transcriptPath": str(path)})
     assert (again["recorded"], again["duplicates"]) == (0, 3)
     hits = c.request("lore/recall", {"query": "bucket policy PutObject"})["hits"]
     assert hits and hits[0]["uri"] == "session://cc-1/a1"
-    missing = c.request_full("lore/sessionEnd", {"sessionId": "cc-1", "transcriptPath": str(tmp_path / "nope.jsonl")})
+    missing = c.request_full("lore/sessionEnd", {"sessionId": "cc-1", "transcriptPath": str(workspace / "nope.jsonl")})
     assert missing["error"]["data"]["kind"] == "invalidTranscript"
 
 
