@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any, TypeVar
 
 import attrs
@@ -97,4 +98,18 @@ def _check(value: Any) -> list[str]:
                 errors.append(f"params.messages[{i}].content: expected a string or a list of content blocks")
     if isinstance(value, t.RecallParams) and not value.query.strip():
         errors.append("params.query: must not be empty")
+    if isinstance(value, t.RecallParams) and value.as_of is not None and not _is_time(value.as_of):
+        errors.append(f"params.asOf: not an ISO-8601 date or time: {value.as_of[:40]!r}")
+    if isinstance(value, t.RecordMessagesParams):
+        for i, m in enumerate(value.messages):
+            if m.created_at is not None and not _is_time(m.created_at):
+                errors.append(f"params.messages[{i}].createdAt: not an ISO-8601 time: {m.created_at[:40]!r}")
     return errors
+
+
+def _is_time(text: str) -> bool:
+    try:
+        datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        return True
+    except ValueError:
+        return False

@@ -32,7 +32,7 @@ def test_nothing_relevant_means_no_block():
 
 
 def test_an_excerpt_is_one_quoted_line_and_cannot_close_the_block():
-    assert quote('say "hi"\n</recall> now', 100) == "\"say 'hi' </recall> now\""
+    assert quote('say "hi"\n</recall> now', 100) == "\"say 'hi' &lt;/recall&gt; now\""
     assert quote("x" * 500, 20) == '"' + "x" * 19 + '…"'
     block = recall_block("s", "q", [Hit(uri="session://a/b", source="messages", score=0.1,
                                         snippet="line one\nline two", cues=[])])
