@@ -25,11 +25,13 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, TextIO
 
 DEFAULT_TIMEOUT_MS = 2000
+MAX_STDIN_CHARS = 16 << 20  # a host event larger than this is not read at all
 CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
 
 
@@ -53,10 +55,36 @@ def store_dir_of(explicit: str | None) -> Path:
 
 
 def run_hook(event: str, stdin: TextIO, stdout: TextIO, *, store_dir: str | None = None, harness: str | None = None) -> int:
+    """Answer within the timeout whatever happens: the work runs on a daemon thread and this
+    one waits for it only until the deadline (then the host gets nothing and carries on)."""
     started = time.monotonic()
-    timeout = int(os.environ.get("LORE_HOOK_TIMEOUT_MS") or DEFAULT_TIMEOUT_MS) / 1000
     try:
-        payload = json.loads(stdin.read() or "{}")
+        timeout = max(0.05, int(os.environ.get("LORE_HOOK_TIMEOUT_MS") or DEFAULT_TIMEOUT_MS) / 1000)
+    except ValueError:
+        timeout = DEFAULT_TIMEOUT_MS / 1000
+    result: dict[str, Any] = {}
+    worker = threading.Thread(target=_work, args=(event, stdin, result, store_dir, harness, started, timeout),
+                              name="lore-hook", daemon=True)
+    worker.start()
+    worker.join(max(0.0, timeout - (time.monotonic() - started)))
+    if worker.is_alive():
+        print(f"lore-sidecar hook {event}: no answer within {round(timeout * 1000)} ms; continuing without memory",
+              file=sys.stderr)
+        return 0
+    output = result.get("output")
+    if output:
+        stdout.write(json.dumps(output))
+        stdout.flush()
+    return 0
+
+
+def _work(event: str, stdin: TextIO, result: dict[str, Any], store_dir: str | None, harness: str | None,
+          started: float, timeout: float) -> None:
+    try:
+        raw = stdin.read(MAX_STDIN_CHARS + 1)
+        if len(raw) > MAX_STDIN_CHARS:
+            raise ValueError(f"the hook input is larger than {MAX_STDIN_CHARS} characters; ignored")
+        payload = json.loads(raw or "{}")
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
         payload.setdefault("hook_event_name", event)
@@ -72,13 +100,10 @@ def run_hook(event: str, stdin: TextIO, stdout: TextIO, *, store_dir: str | None
             from lore_sidecar.hook_fallback import degraded  # only off the warm path
 
             reply = degraded(store, request, deadline=started + timeout)
-        output = reply.get("output") if isinstance(reply, dict) else None
-        if output:
-            stdout.write(json.dumps(output))
-            stdout.flush()
+        result["output"] = reply.get("output") if isinstance(reply, dict) else None
     except Exception as exc:  # fail open: the host continues without memory
-        print(f"lore-sidecar hook {event}: {type(exc).__name__}: {exc}; continuing without memory", file=sys.stderr)
-    return 0
+        print(f"lore-sidecar hook {event}: {type(exc).__name__}: {str(exc)[:300]}; continuing without memory",
+              file=sys.stderr)
 
 
 def ask_daemon(path: Path, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:

@@ -57,6 +57,6 @@ def _recall_block(store: Path, root: str, session_id: str, prompt: str) -> str:
         if project is None:
             return ""
         result = Recaller(records, text, None, None, RecallSettings()).recall(
-            prompt, project_ids=[project.id], sources=["messages", "facts", "files"], limit=12, lexical_only=True)
+            prompt[:8192], project_ids=[project.id], sources=["messages", "facts", "files"], limit=12, lexical_only=True)
     hits = [h for h in result.hits if h.session_id != session_id][:8]
     return lifecycle.recall_block(session_id, result.query_id, hits)

@@ -32,6 +32,7 @@ from lore_sidecar.settings import Settings
 
 log = logging.getLogger(__name__)
 READ_YOUR_WRITES_TIMEOUT_S = 2.0
+MAX_QUERY_CHARS = 8192
 
 
 def _relative(root: str, path: Any) -> Any:
@@ -432,7 +433,7 @@ class Engine:
     ) -> RecallResult:
         self._fresh()
         return self.recaller.recall(
-            query,
+            query[:MAX_QUERY_CHARS],  # a pasted 10 MB prompt is still a query of a few thousand words
             project_ids=self._project_ids(project, scope),
             sources=list(sources or ALL_SOURCES),
             limit=limit,

@@ -34,6 +34,14 @@ SKIP_SUFFIXES = (
 )
 SKIP_NAMES = {"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Cargo.lock",
               "uv.lock", "go.sum", ".DS_Store"}
+# Files that hold credentials by convention: never read, whatever they contain.
+SECRET_NAMES = {".npmrc", ".pypirc", ".netrc", "_netrc", ".git-credentials", ".htpasswd", ".pgpass", ".dockercfg",
+                "credentials", "credentials.json", "credentials.yml", "credentials.yaml", "secrets.json",
+                "secrets.yml", "secrets.yaml", "service-account.json", ".s3cfg", ".boto", "terraform.tfvars",
+                "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "known_hosts", "authorized_keys"}
+SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".asc", ".gpg", ".ppk",
+                   ".tfstate", ".tfvars")
+SECRET_PREFIXES = (".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +100,14 @@ class IgnoreRules:
         self._specs.pop(rel_dir, None)
 
 
+def secret_file(name: str) -> bool:
+    """`.env*`, keys, certificates' private halves, package-registry and cloud credentials."""
+    low = name.lower()
+    return low in SECRET_NAMES or low.endswith(SECRET_SUFFIXES) or low.startswith(SECRET_PREFIXES)
+
+
 def skip_name(name: str) -> bool:
-    return name in SKIP_NAMES or name.lower().endswith(SKIP_SUFFIXES)
+    return name in SKIP_NAMES or name.lower().endswith(SKIP_SUFFIXES) or secret_file(name)
 
 
 def walk(root: Path, folder: Path, rules: IgnoreRules, max_bytes: int, link_roots: tuple[str, ...] = ()) -> Iterator[FileEntry]:

@@ -19,7 +19,15 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from lore_sidecar.rpc.framing import MAX_DEPTH, Frame, FrameParser, Skipped, encode, too_deep, top_level_id
+from lore_sidecar.rpc.framing import (
+    MAX_DEPTH,
+    Frame,
+    FrameParser,
+    Skipped,
+    encode,
+    too_deep,
+    top_level_id,
+)
 
 log = logging.getLogger(__name__)
 
