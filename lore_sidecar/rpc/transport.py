@@ -85,6 +85,31 @@ def error_frame(msg_id: Any, code: int, message: str, data: Any = None) -> bytes
     return encode(json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": err}).encode())
 
 
+BIG_FRAME = 1 << 20
+
+
+def _schedule_release() -> None:
+    """After a large request, hand freed memory back to the OS once it is likely done with
+    (glibc keeps freed arenas otherwise, and a 50 MB message would pin hundreds of MB)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    for delay in (0.5, 2.0, 8.0):
+        loop.call_later(delay, release_memory)
+
+
+def release_memory() -> None:
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: nothing to trim
+
+
 def clean_strings(value: Any) -> Any:
     """Lone UTF-16 surrogates (JSON `"\\ud800"` escapes) become U+FFFD in every string of a
     message, so nothing downstream (SQLite, the indexes, a model request) meets text it
@@ -144,6 +169,8 @@ class Dispatcher:
             log.warning("skipped input: %s", event.reason)
             self._error(event.request_id, INVALID_REQUEST if event.request_id is not None else PARSE_ERROR, f"Invalid frame: {event.reason}")
             return
+        if len(event.body) > BIG_FRAME:
+            _schedule_release()
         if too_deep(event.body):
             self._error(top_level_id(event.body), INVALID_REQUEST,
                         f"Invalid Request: nested deeper than {MAX_DEPTH} levels")
