@@ -318,3 +318,32 @@ def test_deep_nesting_bad_input_and_huge_messages_leave_every_request_answered(t
         c.close()
     assert after <= baseline + 50, (baseline, after)
     assert sum(len(line) + 1 for line in c.stderr_lines) <= 1 << 20
+
+
+def test_control_without_redaction_the_same_search_finds_every_secret(tmp_path, monkeypatch):
+    """The byte search above could only pass vacuously if the planted text never reached the
+    store: with every rule switched off (in this process only), the same writes leave each
+    secret in the store's bytes."""
+    from lore_sidecar.app import open_engine
+    from lore_sidecar.engine import redact as R
+    from lore_sidecar.settings import load_settings
+
+    monkeypatch.setattr(R, "RULES", ())
+    ws = project(tmp_path / "ws")
+    doc = "\n".join(f"marker-{i} {text}" for i, (_, text, _) in enumerate(PLANTED))
+    (ws / "src" / "settings.py").write_text(f'"""{doc}"""\n')
+    settings, _ = load_settings(env={}, user_file=tmp_path / "none.toml",
+                                init_options={"storeDir": str(tmp_path / "store"), "watch": False, "distiller": "off"})
+    engine = open_engine(settings, [str(ws)])
+    try:
+        engine.index_workspace()
+        engine.record_messages(project=None, session_id="s1", harness="t", messages=[
+            {"role": "user", "content": doc, "msg_id": "u1", "created_at": None, "tool_name": None, "tool_call_id": None}])
+        engine.assert_fact(project=None, subject="svc", predicate="uses", object=PLANTED[0][1])
+        engine.node_op("createNode", uri="project://ws/gotcha/creds", content=doc)
+        engine.wait_indexed(30)
+    finally:
+        engine.close()
+    store_bytes = b"".join(p.read_bytes() for p in (tmp_path / "store").rglob("*") if p.is_file())
+    for kind, _, secret in PLANTED:
+        assert secret.encode() in store_bytes, kind
