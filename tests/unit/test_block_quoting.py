@@ -23,7 +23,7 @@ def hit(snippet: str, uri: str = "session://s/1", cues: list[str] | None = None)
 
 
 def tags_in(text: str) -> list[str]:
-    return re.findall(r"</?(?:%s)\b" % "|".join(TAGS), text)
+    return re.findall(r"</?(?:" + "|".join(TAGS) + r")\b", text)
 
 
 def test_the_hostile_message_renders_inert_in_every_block():
