@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 DEFAULT_TIMEOUT_MS = 2000
+GRACE_S = 0.25  # the answer may come this much after the timeout (durable capture finishing)
 MAX_STDIN_CHARS = 16 << 20  # a host event larger than this is not read at all
 CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
 
@@ -66,7 +67,7 @@ def run_hook(event: str, stdin: TextIO, stdout: TextIO, *, store_dir: str | None
     worker = threading.Thread(target=_work, args=(event, stdin, result, store_dir, harness, started, timeout),
                               name="lore-hook", daemon=True)
     worker.start()
-    worker.join(max(0.0, timeout - (time.monotonic() - started)))
+    worker.join(max(0.0, timeout + GRACE_S - (time.monotonic() - started)))
     if worker.is_alive():
         print(f"lore-sidecar hook {event}: no answer within {round(timeout * 1000)} ms; continuing without memory",
               file=sys.stderr)
@@ -93,7 +94,7 @@ def _work(event: str, stdin: TextIO, result: dict[str, Any], store_dir: str | No
         store = store_dir_of(store_dir)
         request = {"event": event, "payload": payload, "cwd": str(payload.get("cwd") or Path.cwd())}
         use_daemon = os.environ.get("LORE_HOOK_DAEMON", "1") != "0"
-        reply = ask_daemon(socket_path(store), request, timeout) if use_daemon else None
+        reply = ask_daemon(socket_path(store), request, timeout * 0.6) if use_daemon else None  # leaves the degraded path time to capture
         if reply is None:
             if use_daemon:
                 start_daemon(store, request["cwd"])
