@@ -105,14 +105,18 @@ def score(ranked: list[list[str]], questions: list[dict]) -> dict:
     return {"overall": agg(rows), "by_category": {str(c): agg(v) for c, v in sorted(per_cat.items())}}
 
 
+def projects_dir(store: Path) -> Path:
+    """Each conversation is a project folder inside one workspace beside the store."""
+    return Path(store).parent / "locomo-projects"
+
+
 def lore_engine(convs: list[dict], store: Path, **options):
     """An engine on a new store with every conversation recorded and indexed."""
     settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
                                 init_options={"storeDir": str(store), "indexWorkspace": False, "watch": False, **options})
-    root = store.parent / "locomo-projects"  # each conversation a project folder inside one workspace
+    root = projects_dir(settings.store_dir)
     root.mkdir(parents=True, exist_ok=True)
     engine = open_engine(settings, [str(root)])
-    engine.locomo_root = root
     for conv in convs:
         for n, when, turns in conv["sessions"]:
             msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": turn_text(t), "msg_id": t["dia_id"],
@@ -128,7 +132,7 @@ def ask(engine, convs: list[dict], *, lexical_only: bool = False) -> tuple[list[
     for conv in convs:
         for q in conv["questions"]:
             t = time.perf_counter()
-            res = engine.recall(q["q"], project=str(engine.locomo_root / conv["id"]), sources=["messages"], limit=10, lexical_only=lexical_only)
+            res = engine.recall(q["q"], project=str(projects_dir(engine.settings.store_dir) / conv["id"]), sources=["messages"], limit=10, lexical_only=lexical_only)
             lat.append((time.perf_counter() - t) * 1000)
             ranked.append([uris.parse(h.uri)[1][1] for h in res.hits])
     return ranked, lat

@@ -50,6 +50,7 @@ def _recall_block(store: Path, root: str, session_id: str, prompt: str) -> str:
         return ""
     from lore_sidecar.app import read_only_store
     from lore_sidecar.engine.recall import Recaller
+    from lore_sidecar.engine.service import MAX_QUERY_CHARS
     from lore_sidecar.settings import RecallSettings
 
     with read_only_store(store) as (records, text):
@@ -57,6 +58,6 @@ def _recall_block(store: Path, root: str, session_id: str, prompt: str) -> str:
         if project is None:
             return ""
         result = Recaller(records, text, None, None, RecallSettings()).recall(
-            prompt[:8192], project_ids=[project.id], sources=["messages", "facts", "files"], limit=12, lexical_only=True)
+            prompt[:MAX_QUERY_CHARS], project_ids=[project.id], sources=["messages", "facts", "files"], limit=12, lexical_only=True)
     hits = [h for h in result.hits if h.session_id != session_id][:8]
     return lifecycle.recall_block(session_id, result.query_id, hits)

@@ -19,7 +19,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from lore_sidecar.errors import BadParams, LoreError
@@ -66,7 +66,6 @@ class Jail:
     roots: tuple[Path, ...] = ()
     link_roots: tuple[Path, ...] = ()  # folders symlinks inside a root may lead into (user-set)
     transcript_roots: tuple[Path, ...] = ()  # harness transcript folders (read-only)
-    _id: str = field(default_factory=lambda: secrets.token_hex(4), compare=False)
 
     @classmethod
     def of(cls, roots: Iterable[str | Path], *, link_roots: Iterable[str | Path] = (),
@@ -104,13 +103,14 @@ class Jail:
     def read_bytes(self, value: str | Path, *, max_bytes: int, transcripts: bool = False) -> bytes:
         """A regular file inside the jail, at most `max_bytes` (larger: `fileTooLarge`)."""
         p = self.resolve(value, transcripts=transcripts)
+        shown = str(value)[:200]
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
             fd = os.open(p, flags)
         except FileNotFoundError:
-            raise LoreError("notFound", f"no such file: {str(value)[:200]!r}", path=str(value)[:200]) from None
+            raise LoreError("notFound", f"no such file: {shown!r}", path=shown) from None
         except OSError as exc:
-            raise LoreError("unreadable", f"cannot open {str(value)[:200]!r}: {exc.strerror}", path=str(value)[:200]) from None
+            raise LoreError("unreadable", f"cannot open {shown!r}: {exc.strerror}", path=shown) from None
         try:
             opened = _opened_path(fd)
             allowed = [*self.roots, *self.link_roots, *(self.transcript_roots if transcripts else ())]
@@ -118,12 +118,12 @@ class Jail:
                 raise outside(str(value))  # swapped for a link between the check and the open
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
-                raise LoreError("notAFile", f"{str(value)[:200]!r} is a directory", path=str(value)[:200])
+                raise LoreError("notAFile", f"{shown!r} is a directory", path=shown)
             if not stat.S_ISREG(st.st_mode):
-                raise LoreError("notAFile", f"{str(value)[:200]!r} is not a regular file", path=str(value)[:200])
+                raise LoreError("notAFile", f"{shown!r} is not a regular file", path=shown)
             if st.st_size > max_bytes:
-                raise LoreError("fileTooLarge", f"{str(value)[:200]!r} is larger than {max_bytes} bytes",
-                                path=str(value)[:200], limit=max_bytes)
+                raise LoreError("fileTooLarge", f"{shown!r} is larger than {max_bytes} bytes",
+                                path=shown, limit=max_bytes)
             chunks, left = [], max_bytes + 1
             while left > 0:
                 data = os.read(fd, min(left, 1 << 20))
@@ -133,8 +133,8 @@ class Jail:
                 left -= len(data)
             data = b"".join(chunks)
             if len(data) > max_bytes:
-                raise LoreError("fileTooLarge", f"{str(value)[:200]!r} is larger than {max_bytes} bytes",
-                                path=str(value)[:200], limit=max_bytes)
+                raise LoreError("fileTooLarge", f"{shown!r} is larger than {max_bytes} bytes",
+                                path=shown, limit=max_bytes)
             return data
         finally:
             os.close(fd)

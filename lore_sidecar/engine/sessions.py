@@ -85,9 +85,7 @@ def read_transcript(jail, path: str) -> str:
     try:
         data = jail.read_bytes(path, max_bytes=MAX_TRANSCRIPT_BYTES, transcripts=True)
     except LoreError as exc:
-        if exc.kind in ("outsideWorkspace", "notFound", "notAFile", "fileTooLarge", "unreadable"):
-            if exc.kind == "outsideWorkspace":
-                raise
-            raise LoreError("invalidTranscript", exc.message, path=str(path)[:200]) from None
-        raise
+        if exc.kind not in ("notFound", "notAFile", "fileTooLarge", "unreadable"):
+            raise  # outsideWorkspace stays what it is
+        raise LoreError("invalidTranscript", exc.message, path=str(path)[:200]) from None
     return data.decode("utf-8", errors="replace")

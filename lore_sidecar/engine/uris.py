@@ -20,6 +20,11 @@ def chunk_uri(project_root: str, rel_path: str, start: int, end: int) -> str:
     return f"{(Path(project_root) / rel_path).as_uri()}#L{start}-L{end}"
 
 
+def file_path(uri: str) -> str:
+    """The path of a `file://` URI as a client sends it (percent-decoded)."""
+    return unquote(urlsplit(uri).path)
+
+
 def is_memory_uri(uri: str) -> bool:
     """A distillation, entity or knowledge-node URI (anything but session/fact/file)."""
     return "://" in uri and not uri.startswith(("session://", "fact://", "file://"))

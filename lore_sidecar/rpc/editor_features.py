@@ -18,6 +18,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from lore_sidecar.engine.uris import file_path
 from lore_sidecar.errors import LoreError
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ def register(server) -> None:
     async def hover(params: lsp.HoverParams) -> lsp.Hover | None:
         try:
             engine = await server.engine()
-            path = _path(params.text_document.uri)
+            path = file_path(params.text_document.uri)
             data = await server.run(engine.jail.read_bytes, path, max_bytes=engine.settings.index.max_file_bytes)
             text = data.decode("utf-8", errors="replace")
             word = word_at(text, params.position.line, params.position.character)
@@ -111,9 +112,3 @@ def _supports_show_document(server) -> bool:
     window = getattr(caps, "window", None)
     show = getattr(window, "show_document", None)
     return bool(show and show.support)
-
-
-def _path(uri: str) -> str:
-    from urllib.parse import unquote, urlsplit
-
-    return unquote(urlsplit(uri).path)

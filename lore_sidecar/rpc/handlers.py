@@ -17,6 +17,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from lore_sidecar.engine.uris import file_path
 from lore_sidecar.errors import BadParams, LoreError
 from lore_sidecar.model import Hit, NodeContent, RecallResult
 from lore_sidecar.rpc import editor_features
@@ -45,7 +46,7 @@ def _expected(fn):
                 raise JsonRpcException("the store's disk is full; nothing was written", code=EXPECTED_FAILURE,
                                        data={"kind": "diskFull", "retryable": True}) from None
             raise _internal(fn.__name__, exc) from None
-        except (JsonRpcException, asyncio.CancelledError):
+        except JsonRpcException:
             raise
         except Exception as exc:
             raise _internal(fn.__name__, exc) from None
@@ -311,9 +312,9 @@ def register(server) -> None:
         except LoreError:
             return
         for f in params.event.removed:
-            engine.close_folder(str(Path(_uri_path(f.uri)).resolve()))
+            engine.close_folder(str(Path(file_path(f.uri)).resolve()))
         for f in params.event.added:
-            engine.open_folder(str(Path(_uri_path(f.uri)).resolve()))
+            engine.open_folder(str(Path(file_path(f.uri)).resolve()))
 
     @server.feature(lsp.SHUTDOWN)
     def on_shutdown(*_: Any) -> None:
@@ -330,12 +331,6 @@ def register(server) -> None:
         except LoreError:
             return []
         return [_symbol(h) for h in result.hits]
-
-
-def _uri_path(uri: str) -> str:
-    from urllib.parse import unquote, urlsplit
-
-    return unquote(urlsplit(uri).path)
 
 
 def _bind(fn):

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -24,6 +23,7 @@ from pygls.protocol.json_rpc import JsonRPCRequestMessage
 from pygls.protocol.language_server import lsp_method
 
 from lore_sidecar import PROTOCOL_VERSION, __version__
+from lore_sidecar.engine.uris import file_path
 from lore_sidecar.errors import LoreError
 from lore_sidecar.settings import Settings, load_settings
 from lore_sidecar.wire.methods import METHOD_TO_TYPES
@@ -49,10 +49,6 @@ class LoreProtocol(LanguageServerProtocol):
         return result
 
 
-def _uri_path(uri: str) -> str:
-    return unquote(urlsplit(uri).path)
-
-
 class LoreServer(LanguageServer):
     def __init__(self, *, cli_options: dict[str, Any], open_engine: Callable[..., Any], env: dict[str, str] | None = None):
         super().__init__("lore-sidecar", __version__, protocol_cls=LoreProtocol, text_document_sync_kind=lsp.TextDocumentSyncKind.None_)
@@ -71,9 +67,9 @@ class LoreServer(LanguageServer):
 
     # -- engine lifecycle ----------------------------------------------------------------------
     def configure(self, params: lsp.InitializeParams) -> None:
-        folders = [_uri_path(f.uri) for f in (params.workspace_folders or [])]
+        folders = [file_path(f.uri) for f in (params.workspace_folders or [])]
         if not folders and params.root_uri:
-            folders = [_uri_path(params.root_uri)]
+            folders = [file_path(params.root_uri)]
         if not folders and params.root_path:
             folders = [params.root_path]
         self.folders = [str(Path(f).resolve()) for f in folders if f]
