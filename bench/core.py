@@ -28,7 +28,7 @@ from bench.corpus import message, queries, source_file  # noqa: E402
 from lore_sidecar import __version__  # noqa: E402
 from lore_sidecar.app import open_engine  # noqa: E402
 from lore_sidecar.client import StdioClient, sidecar_command  # noqa: E402
-from lore_sidecar.engine.query import query_terms  # noqa: E402
+from lore_sidecar.engine.recall.query import query_terms  # noqa: E402
 from lore_sidecar.settings import load_settings  # noqa: E402
 
 SEED = 20261130

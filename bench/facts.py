@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from bench.common import machine, pct, write_result  # noqa: E402
 from lore_sidecar import __version__  # noqa: E402
 from lore_sidecar.app import open_engine  # noqa: E402
-from lore_sidecar.engine import facts as F  # noqa: E402
+from lore_sidecar.engine.facts import rules as F  # noqa: E402
 from lore_sidecar.settings import load_settings  # noqa: E402
 from lore_sidecar.store.journal import HEADER, slug  # noqa: E402
 

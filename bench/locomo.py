@@ -40,7 +40,7 @@ from bench.common import machine, pct, write_result  # noqa: E402
 from lore_sidecar import __version__  # noqa: E402
 from lore_sidecar.app import open_engine  # noqa: E402
 from lore_sidecar.engine import uris  # noqa: E402
-from lore_sidecar.engine.query import query_terms  # noqa: E402
+from lore_sidecar.engine.recall.query import query_terms  # noqa: E402
 from lore_sidecar.settings import load_settings  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"

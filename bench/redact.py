@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import machine, write_result  # noqa: E402
-from lore_sidecar.engine import redact as R  # noqa: E402
+from lore_sidecar.engine.capture import redact as R  # noqa: E402
 
 GENERIC = ["a.", "a ", "a=", "=", "a:", "://", "-p", "-u a:", "Basic ", "Bearer ", "password=", "x" * 7 + "=",
            "-----BEGIN ", "eyJ", "eyJa.", "AKIA", "sk-", "a/", "A1/", "key=\"", "token: ", "\\\"", "'a'="]

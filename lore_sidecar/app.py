@@ -16,16 +16,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from lore_sidecar.engine.curator import Curator
-from lore_sidecar.engine.distiller import Distiller, MemoryWorker
-from lore_sidecar.engine.fact_service import Facts
-from lore_sidecar.engine.indexer import Indexer
+from lore_sidecar.engine.facts.service import Facts
+from lore_sidecar.engine.indexing.indexer import Indexer
 from lore_sidecar.engine.jail import Jail, default_transcript_roots
-from lore_sidecar.engine.knowledge import Knowledge
-from lore_sidecar.engine.memory import Memory
+from lore_sidecar.engine.memory.curator import Curator
+from lore_sidecar.engine.memory.distiller import Distiller, MemoryWorker
+from lore_sidecar.engine.memory.knowledge import Knowledge
+from lore_sidecar.engine.memory.service import Memory
 from lore_sidecar.engine.project import canonical_root
 from lore_sidecar.engine.service import Engine, Role
-from lore_sidecar.engine.workspace_index import WorkspaceIndex
+from lore_sidecar.engine.workspace.index import WorkspaceIndex
 from lore_sidecar.errors import LoreError
 from lore_sidecar.llm.anthropic_client import AnthropicClient, LLMUnavailable
 from lore_sidecar.llm.embedders import EmbedderUnavailable, load_embedder

@@ -102,7 +102,7 @@ class BoundedRecords(logging.Filter):
     MAX_LOG_CHARS = 2000
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from lore_sidecar.engine.redact import redact
+        from lore_sidecar.engine.capture.redact import redact
 
         try:
             text = record.getMessage()

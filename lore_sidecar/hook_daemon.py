@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lore_sidecar.engine.transcripts import prompt_id
+from lore_sidecar.engine.capture.transcripts import prompt_id
 from lore_sidecar.hook import event_of, host_output, recv_line, socket_path
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from lore_sidecar.engine import capture, lifecycle
+from lore_sidecar.engine.capture import messages as capture
+from lore_sidecar.engine.lifecycle import blocks as lifecycle
 from lore_sidecar.engine.project import canonical_root
 from lore_sidecar.hook import event_of, host_output
 from lore_sidecar.hook_daemon import prompt_message, tool_message
@@ -49,7 +50,7 @@ def _recall_block(store: Path, root: str, session_id: str, prompt: str) -> str:
     if not db_path.exists() or not prompt.strip():
         return ""
     from lore_sidecar.app import read_only_store
-    from lore_sidecar.engine.recall import Recaller
+    from lore_sidecar.engine.recall.recaller import Recaller
     from lore_sidecar.engine.service import MAX_QUERY_CHARS
     from lore_sidecar.settings import RecallSettings
 

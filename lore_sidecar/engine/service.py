@@ -14,18 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar import PROTOCOL_VERSION, __version__
-from lore_sidecar.engine import capture, lifecycle
-from lore_sidecar.engine import facts as fact_model
-from lore_sidecar.engine.fact_service import new_fact_id
-from lore_sidecar.engine.indexer import Indexer
+from lore_sidecar.engine.capture import messages as capture
+from lore_sidecar.engine.capture.redact import redact
+from lore_sidecar.engine.facts import rules as fact_model
+from lore_sidecar.engine.facts.service import new_fact_id
+from lore_sidecar.engine.indexing.indexer import Indexer
 from lore_sidecar.engine.jail import Jail, real
-from lore_sidecar.engine.node_reader import read_node
+from lore_sidecar.engine.lifecycle import blocks as lifecycle
+from lore_sidecar.engine.lifecycle.sessions import Sessions
 from lore_sidecar.engine.project import canonical_root
-from lore_sidecar.engine.recall import Recaller
-from lore_sidecar.engine.redact import redact
-from lore_sidecar.engine.sessions import Sessions
-from lore_sidecar.engine.spool_apply import SpoolApplier
-from lore_sidecar.engine.workspace_index import Progress, WorkspaceIndex
+from lore_sidecar.engine.recall.node_reader import read_node
+from lore_sidecar.engine.recall.recaller import Recaller
+from lore_sidecar.engine.workspace.index import Progress, WorkspaceIndex
+from lore_sidecar.engine.writes.apply import SpoolApplier
 from lore_sidecar.errors import LoreError, not_writer
 from lore_sidecar.model import ALL_SOURCES, NewMessage, NodeContent, RecallResult
 from lore_sidecar.settings import Settings
@@ -233,7 +234,7 @@ class Engine:
             delay = min(delay * 1.5, 0.02)
 
     def drain_spool(self, limit: int = 128) -> int:
-        """Writer: apply what followers spooled (engine/spool_apply.py)."""
+        """Writer: apply what followers spooled (engine/writes/apply.py)."""
         return SpoolApplier(self).drain(limit)
 
     # -- facts ----------------------------------------------------------------------------------
@@ -398,7 +399,7 @@ class Engine:
         except LoreError as exc:
             log.info("%s not recorded: %s", method, exc)
 
-    # -- session lifecycle (engine/sessions.py) -------------------------------------------------------
+    # -- session lifecycle (engine/lifecycle/sessions.py) -------------------------------------------------------
     def prompt_submit(self, *, session_id: str, prompt: str, harness: str | None = None,
                       project: str | None = None, budget_tokens: int = 400) -> dict[str, Any]:
         return self.sessions.prompt(session_id=session_id, prompt=prompt, harness=harness, project=project,

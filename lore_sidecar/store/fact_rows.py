@@ -3,7 +3,7 @@
 Every write here runs in one fenced transaction that first appends to the journal (when the
 change comes from the API), then writes rows, re-resolves the touched slots with the
 engine's pure resolver, and queues the index outbox. Slot resolution is passed in as a
-function so the rules live in one place (`engine/facts.py`).
+function so the rules live in one place (`engine/facts/rules.py`).
 """
 
 from __future__ import annotations

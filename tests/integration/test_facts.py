@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lore_sidecar.app import open_engine
-from lore_sidecar.engine.facts import ts
+from lore_sidecar.engine.facts.rules import ts
 from lore_sidecar.errors import LoreError
 from lore_sidecar.settings import load_settings
 

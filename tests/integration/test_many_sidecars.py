@@ -217,7 +217,7 @@ def test_a_spooled_fact_whose_line_was_journaled_before_a_crash_is_applied_once(
     replay makes the row from the line, and the spooled operation must not add a second."""
     import json
 
-    from lore_sidecar.engine.facts import fact_line
+    from lore_sidecar.engine.facts.rules import fact_line
 
     first = fleet.spawn()
     first.request("lore/assertFact", {"subject": "CI", "predicate": "runs on", "object": "Buildkite"})

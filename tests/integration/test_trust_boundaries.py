@@ -325,7 +325,7 @@ def test_control_without_redaction_the_same_search_finds_every_secret(tmp_path, 
     store: with every rule switched off (in this process only), the same writes leave each
     secret in the store's bytes."""
     from lore_sidecar.app import open_engine
-    from lore_sidecar.engine import redact as R
+    from lore_sidecar.engine.capture import redact as R
     from lore_sidecar.settings import load_settings
 
     monkeypatch.setattr(R, "RULES", ())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lore_sidecar.engine.workspace import IgnoreRules, walk
+from lore_sidecar.engine.workspace.walk import IgnoreRules, walk
 from tests.integration.test_store_and_index import engine_for
 
 

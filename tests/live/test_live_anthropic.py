@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from lore_sidecar.engine import prompts
+from lore_sidecar.engine.memory import prompts
 from lore_sidecar.llm.anthropic_client import AnthropicClient
 from lore_sidecar.settings import MemorySettings
 

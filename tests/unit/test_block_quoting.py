@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lore_sidecar.engine import lifecycle
+from lore_sidecar.engine.lifecycle import blocks as lifecycle
 from lore_sidecar.model import Hit
 
 TAGS = ("recall", "directives", "boot", "context", "system")

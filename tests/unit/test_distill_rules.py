@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lore_sidecar.engine.distill import (
+from lore_sidecar.engine.memory.distill import (
     Turn,
     annotate_tool_output,
     extractive_observations,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lore_sidecar.engine import facts as F
+from lore_sidecar.engine.facts import rules as F
 from lore_sidecar.errors import LoreError
 
 T = F.ts  # shorthand: canonical time

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lore_sidecar.engine.lifecycle import (
+from lore_sidecar.engine.lifecycle.blocks import (
     boot_block,
     directives_block,
     in_scope,

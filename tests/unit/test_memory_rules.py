@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from lore_sidecar.engine import entities, lore_md, nodes, prompts
-from lore_sidecar.engine.curator import own_project, relative_source
-from lore_sidecar.engine.distiller import dist_id
+from lore_sidecar.engine.memory import entities, lore_md, nodes, prompts
+from lore_sidecar.engine.memory.curator import own_project, relative_source
+from lore_sidecar.engine.memory.distiller import dist_id
 from lore_sidecar.errors import LoreError
 
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lore_sidecar.engine import redact as R
-from lore_sidecar.engine.redact import MARKER, redact, redact_value
+from lore_sidecar.engine.capture import redact as R
+from lore_sidecar.engine.capture.redact import MARKER, redact, redact_value
 from tests.support.secrets import KEEP, PLANTED
 
 REPO = Path(__file__).resolve().parents[2]

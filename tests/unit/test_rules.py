@@ -4,7 +4,10 @@ import json
 
 import pytest
 
-from lore_sidecar.engine import capture, chunking, fusion, query, uris
+from lore_sidecar.engine import uris
+from lore_sidecar.engine.capture import messages as capture
+from lore_sidecar.engine.recall import fusion, query
+from lore_sidecar.engine.workspace import chunking
 from lore_sidecar.errors import LoreError
 
 

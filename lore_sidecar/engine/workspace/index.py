@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lore_sidecar.engine.chunking import chunk_file
+from lore_sidecar.engine.capture.redact import redact
 from lore_sidecar.engine.project import canonical_root
-from lore_sidecar.engine.redact import redact
-from lore_sidecar.engine.workspace import IgnoreRules, inside, read_text, skip_name, walk
+from lore_sidecar.engine.workspace.chunking import chunk_file
+from lore_sidecar.engine.workspace.walk import IgnoreRules, inside, read_text, skip_name, walk
 from lore_sidecar.errors import LoreError
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from lore_sidecar.engine.redact import redact
+from lore_sidecar.engine.capture.redact import redact
 from lore_sidecar.errors import LoreError
 
 CATEGORIES = ("decision", "pattern", "preference", "architecture", "gotcha")

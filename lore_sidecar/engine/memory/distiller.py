@@ -18,11 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lore_sidecar.engine import entities as ent
-from lore_sidecar.engine import prompts
-from lore_sidecar.engine.distill import Turn, extractive_observations, render_segment
-from lore_sidecar.engine.knowledge import now_iso
-from lore_sidecar.engine.redact import redact
+from lore_sidecar.engine.capture.redact import redact
+from lore_sidecar.engine.memory import entities as ent
+from lore_sidecar.engine.memory import prompts
+from lore_sidecar.engine.memory.distill import Turn, extractive_observations, render_segment
+from lore_sidecar.engine.memory.knowledge import now_iso
 from lore_sidecar.errors import LoreError
 from lore_sidecar.ports import LLM
 from lore_sidecar.settings import MemorySettings

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from lore_sidecar.engine import uris
+from lore_sidecar.engine.capture.redact import redact
 from lore_sidecar.engine.project import canonical_root
-from lore_sidecar.engine.redact import redact
 from lore_sidecar.errors import LoreError, not_found
 from lore_sidecar.model import NodeContent
 

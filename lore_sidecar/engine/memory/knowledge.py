@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from lore_sidecar.engine import nodes as rules
+from lore_sidecar.engine.memory import nodes as rules
 from lore_sidecar.errors import LoreError, not_found
 
 Also = Callable[[Any, dict], None] | None

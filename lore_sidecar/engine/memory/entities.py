@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from lore_sidecar.engine.distill import PATH
+from lore_sidecar.engine.memory.distill import PATH
 
 _CAMEL = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b")
 _CALL = re.compile(r"\b([a-z_][a-z0-9_]{2,}(?:\.[a-z_][a-z0-9_]*)*)\(\)")

@@ -11,7 +11,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from lore_sidecar.engine.redact import redact_value
+from lore_sidecar.engine.capture.redact import redact_value
 from lore_sidecar.model import NewMessage
 
 ROLES = ("user", "assistant", "tool", "system")
@@ -78,7 +78,7 @@ def normalise(
     tool_call_id: str | None,
 ) -> NewMessage:
     # Secrets never reach the store, its indexes or a model: the record keeps the message
-    # with each secret replaced by [REDACTED:<kind>] (see engine/redact.py).
+    # with each secret replaced by [REDACTED:<kind>] (see engine/capture/redact.py).
     content = redact_value(content)
     text = render_content(content)
     if len(text) > MAX_RENDERED_CHARS:

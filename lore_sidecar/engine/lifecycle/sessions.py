@@ -8,8 +8,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lore_sidecar.engine import lifecycle, transcripts
-from lore_sidecar.engine.knowledge import now_iso
+from lore_sidecar.engine.capture import transcripts
+from lore_sidecar.engine.lifecycle import blocks as lifecycle
+from lore_sidecar.engine.memory.knowledge import now_iso
 from lore_sidecar.errors import LoreError
 
 MAX_TRANSCRIPT_BYTES = 64 << 20

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lore_sidecar.engine import facts as F
-from lore_sidecar.engine.redact import redact
-from lore_sidecar.engine.workspace import inside, read_text
+from lore_sidecar.engine.capture.redact import redact
+from lore_sidecar.engine.facts import rules as F
+from lore_sidecar.engine.workspace.walk import inside, read_text
 from lore_sidecar.errors import LoreError
 
 log = logging.getLogger(__name__)

@@ -13,8 +13,8 @@ import logging
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from lore_sidecar.engine import nodes as rules
-from lore_sidecar.engine import prompts
+from lore_sidecar.engine.memory import nodes as rules
+from lore_sidecar.engine.memory import prompts
 from lore_sidecar.errors import LoreError
 
 log = logging.getLogger(__name__)

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from lore_sidecar.engine import lore_md
-from lore_sidecar.engine import nodes as rules
-from lore_sidecar.engine import query as q
-from lore_sidecar.engine.curator import project_name
+from lore_sidecar.engine.capture.redact import redact
 from lore_sidecar.engine.jail import Jail
-from lore_sidecar.engine.knowledge import Knowledge
-from lore_sidecar.engine.redact import redact
+from lore_sidecar.engine.memory import lore_md
+from lore_sidecar.engine.memory import nodes as rules
+from lore_sidecar.engine.memory.curator import project_name
+from lore_sidecar.engine.memory.knowledge import Knowledge
+from lore_sidecar.engine.recall import query as q
 from lore_sidecar.errors import LoreError, not_found
 from lore_sidecar.model import Hit, NodeContent
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from lore_sidecar.engine.redact import redact
+from lore_sidecar.engine.capture.redact import redact
 
 TOOL_OUTPUT_LIMIT = 4000
 PROMPT_VERSION = "distill-1"

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from lore_sidecar.engine import facts, fusion
-from lore_sidecar.engine import query as q
+from lore_sidecar.engine.facts import rules as facts
+from lore_sidecar.engine.recall import fusion
+from lore_sidecar.engine.recall import query as q
 from lore_sidecar.engine.uris import chunk_uri, message_uri
 from lore_sidecar.model import GLOBAL_PROJECT, INDEXED_SOURCES, Candidate, Hit, RecallResult
 from lore_sidecar.ports import Embedder, TextIndex, VectorIndex

@@ -1,0 +1,1 @@
+"""Capture: turning what hosts send (messages, transcripts) into records, secrets redacted at the door."""

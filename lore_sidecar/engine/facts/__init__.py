@@ -1,0 +1,1 @@
+"""Facts: bitemporal rules (pure) and the service that journals and queries them."""

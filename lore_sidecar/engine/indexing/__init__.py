@@ -1,0 +1,1 @@
+"""Indexing: the writer's thread that carries the record's outbox into Tantivy and usearch."""

@@ -1,0 +1,1 @@
+"""Memory: distillation, curated knowledge nodes, entities and the .lore.md exchange."""

@@ -1,0 +1,1 @@
+"""Workspace: walking, chunking and indexing the project's files."""
