@@ -139,11 +139,11 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return serve(args)
     if args.verb == "hook":
-        from lore_sidecar.hook import run_hook
+        from lore_sidecar.hook.command import run_hook
 
         return run_hook(args.event, sys.stdin, sys.stdout, store_dir=args.store_dir, harness=args.harness)
     if args.verb == "hook-daemon":
-        from lore_sidecar.hook_daemon import run_daemon
+        from lore_sidecar.hook.daemon import run_daemon
 
         return run_daemon(args.store_dir, str(Path(args.workspace).resolve()),
                           args.idle_ms / 1000 if args.idle_ms else None)

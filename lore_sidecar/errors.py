@@ -32,6 +32,15 @@ class BadParams(Exception):
         self.errors = errors
 
 
+# This instance may not write (any more): a write is spooled for the writer instead, a
+# writer-only loop stops. `staleEpoch` is the fence: a paused ex-writer woke up.
+FENCED = frozenset({"notWriter", "staleEpoch"})
+
+
+def fenced(exc: BaseException) -> bool:
+    return isinstance(exc, LoreError) and exc.kind in FENCED
+
+
 def not_writer(writer_pid: int | None) -> LoreError:
     return LoreError(
         "notWriter",
@@ -39,14 +48,6 @@ def not_writer(writer_pid: int | None) -> LoreError:
         retryable=True,
         writerPid=writer_pid,
     )
-
-
-def index_not_ready() -> LoreError:
-    return LoreError("indexNotReady", "the store is still opening", retryable=True)
-
-
-def invalid_key(what: str, value: str) -> LoreError:
-    return LoreError("invalidKey", f"invalid {what}: {value!r}", value=value)
 
 
 def outside_workspace(path: str) -> LoreError:

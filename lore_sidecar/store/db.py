@@ -80,7 +80,7 @@ class StaleEpoch(LoreError):
 
     def __init__(self, mine: int, current: int):
         super().__init__(
-            "notWriter",
+            "staleEpoch",
             f"writer epoch {mine} was superseded by epoch {current}",
             retryable=True,
             epoch=current,
@@ -236,6 +236,20 @@ class Database:
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
+
+
+def store_ready(path: Path) -> bool:
+    """A writer has created and migrated this store and published its first index."""
+    if not path.exists():
+        return False
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as c:
+            if c.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                return False
+            row = c.execute("SELECT value FROM meta WHERE key='index_epoch'").fetchone()
+            return bool(row and int(row[0]) > 0)
+    except sqlite3.Error:
+        return False
 
 
 def store_error(exc: BaseException) -> LoreError | None:

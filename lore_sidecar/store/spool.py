@@ -25,7 +25,6 @@ log = logging.getLogger(__name__)
 SUFFIX = ".op.json"
 
 
-
 class Spool:
     def __init__(self, directory: Path):
         self.directory = directory
@@ -61,6 +60,13 @@ class Spool:
     def count(self) -> int:
         try:
             return sum(1 for e in os.scandir(self.directory) if e.name.endswith(SUFFIX))
+        except FileNotFoundError:
+            return 0
+
+    def quarantined(self) -> int:
+        """Operations set aside in spool/bad (kept for a person to look at, never deleted)."""
+        try:
+            return sum(1 for e in os.scandir(self.bad) if e.name.endswith(SUFFIX))
         except FileNotFoundError:
             return 0
 

@@ -16,7 +16,7 @@ import pytest
 
 from lore_sidecar.client import StdioClient, sidecar_command
 from lore_sidecar.engine.capture.transcripts import prompt_id
-from lore_sidecar.hook import socket_path
+from lore_sidecar.hook.events import socket_path
 from tests.support.harness import stop_hook_daemons
 
 

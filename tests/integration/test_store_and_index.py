@@ -135,7 +135,7 @@ def test_writer_killed_mid_ingest_loses_no_committed_message_and_the_index_catch
         e.wait_indexed(60)
         res = e.recall("kiwi message", scope="all", limit=5, sources=["messages"])
         assert res.total >= 5
-        assert e.text.num_docs() == n
+        assert e.view.text.num_docs() == n
     finally:
         e.close()
 

@@ -93,7 +93,8 @@ def wait_for_daemon(store: Path | str, timeout: float = 60) -> None:
     """Until the store's hook daemon answers a probe (an event without effects)."""
     import time
 
-    from lore_sidecar.hook import ask_daemon, socket_path
+    from lore_sidecar.hook.command import ask_daemon
+    from lore_sidecar.hook.events import socket_path
 
     deadline = time.monotonic() + timeout
     probe = {"event": "Notification", "payload": {"session_id": "probe"}, "cwd": "/"}

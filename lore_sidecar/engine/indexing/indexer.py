@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from lore_sidecar.errors import LoreError
+from lore_sidecar.errors import FENCED, LoreError
 from lore_sidecar.model import INDEXED_SOURCES, Doc
 from lore_sidecar.ports import Embedder, TextIndex, VectorIndex
 
@@ -105,7 +105,7 @@ class Indexer:
         try:
             self._work()
         except LoreError as exc:
-            if exc.kind != "notWriter":
+            if exc.kind not in FENCED:
                 raise
             # Another instance took over: everything we hold is stale. Stop, write nothing.
             log.warning("indexer stopped: %s", exc)

@@ -27,7 +27,7 @@ class Sessions:
         root = e.project_root(cwd)
         boot = ""
         if e.memory is not None:
-            nodes = e.memory.boot_nodes(e._project_ids(root, "project"), now_iso())
+            nodes = e.memory.boot_nodes(e.projects.ids(root, "project"), now_iso())
             boot = lifecycle.boot_block(Path(root).name, nodes)
         words = " ".join(w for w in (Path(cwd).name if cwd else "", repo or "") if w)
         block, query_id = "", None
@@ -52,7 +52,7 @@ class Sessions:
         directives = ""
         if e.memory is not None:
             words = set(re.findall(r"[a-z0-9_]{3,}", prompt.lower()))
-            nodes = [n for n in e.memory.boot_nodes(e._project_ids(project, "project"), now_iso(), min_priority=4)
+            nodes = [n for n in e.memory.boot_nodes(e.projects.ids(project, "project"), now_iso(), min_priority=4)
                      if lifecycle.is_directive(n) and lifecycle.in_scope(n, words)]
             directives = lifecycle.directives_block(nodes)
         leads = block.count("\n") - 1 if block else 0

@@ -15,7 +15,7 @@ from typing import Any
 
 from lore_sidecar.engine.memory import nodes as rules
 from lore_sidecar.engine.memory import prompts
-from lore_sidecar.errors import LoreError
+from lore_sidecar.errors import FENCED, LoreError
 
 log = logging.getLogger(__name__)
 SAME_URI_SIMILAR = 0.9  # an update this close to the node's content changes nothing worth a version
@@ -98,7 +98,7 @@ class Curator:
             self.counts["created"] += 1
             return uri
         except LoreError as exc:
-            if exc.kind == "notWriter":
+            if exc.kind in FENCED:
                 raise
             log.info("curator proposal %s refused: %s", uri, exc.message)
             self.counts["skipped"] += 1

@@ -23,7 +23,7 @@ from lore_sidecar.engine.memory import entities as ent
 from lore_sidecar.engine.memory import prompts
 from lore_sidecar.engine.memory.distill import Turn, extractive_observations, render_segment
 from lore_sidecar.engine.memory.knowledge import now_iso
-from lore_sidecar.errors import LoreError
+from lore_sidecar.errors import FENCED, LoreError
 from lore_sidecar.ports import LLM
 from lore_sidecar.settings import MemorySettings
 
@@ -290,7 +290,7 @@ class MemoryWorker:
             try:
                 self.distiller.tick()
             except LoreError as exc:
-                if exc.kind == "notWriter":
+                if exc.kind in FENCED:
                     return  # demoted: the new writer distils from here
                 log.warning("memory pass failed: %s", exc)
             except Exception:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from lore_sidecar.engine.capture.redact import redact
@@ -115,3 +116,32 @@ def snapshot(row: Mapping[str, Any]) -> dict[str, Any]:
         k: row[k]
         for k in ("uri", "scope", "content", "category", "priority", "disclosure", "expires_at", "suppressed", "sources")
     }
+
+
+NODE_TEXT_FIELDS = ("content", "disclosure", "title", "reason")
+
+
+def redacted_node_args(args: dict[str, Any]) -> dict[str, Any]:
+    """A node operation's free text with secrets redacted, before it is checked or spooled."""
+    out = {k: redact(v) if k in NODE_TEXT_FIELDS and isinstance(v, str) else v for k, v in args.items()}
+    if isinstance(out.get("changes"), dict):
+        out["changes"] = redacted_node_args(out["changes"])
+    return out
+
+
+def relative_sources(root: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Source paths as a node records them: relative to the project root when inside it
+    (createNode and retain carry `sources`, updateNode carries them in `changes`)."""
+    def rel(path: Any) -> Any:
+        if isinstance(path, str) and Path(path).is_absolute():
+            try:
+                return Path(path).relative_to(root).as_posix()
+            except ValueError:
+                return path
+        return path
+
+    out = dict(args)
+    for holder in (out, out.get("changes") if isinstance(out.get("changes"), dict) else {}):
+        if isinstance(holder.get("sources"), list):
+            holder["sources"] = [{**s, "path": rel(s.get("path"))} if isinstance(s, dict) else s for s in holder["sources"]]
+    return out

@@ -19,7 +19,7 @@ from lore_sidecar.engine.memory import nodes as rules
 from lore_sidecar.engine.memory.curator import project_name
 from lore_sidecar.engine.memory.knowledge import Knowledge
 from lore_sidecar.engine.recall import query as q
-from lore_sidecar.errors import LoreError, not_found
+from lore_sidecar.errors import FENCED, LoreError, not_found
 from lore_sidecar.model import Hit, NodeContent
 
 NODE_OPS = ("createNode", "updateNode", "moveNode", "deleteNode", "retain", "forget", "countUse", "logRecall")
@@ -235,7 +235,7 @@ class Memory:
                 k.update_in(c, n["uri"], changes, expected_version=None, runtime=runtime)
                 out["updated"] += 1
             except LoreError as exc:
-                if exc.kind == "notWriter":
+                if exc.kind in FENCED:
                     raise
                 problems.append(f"{n['uri']}: {exc.message}")
         return out

@@ -64,3 +64,7 @@ def snippet(text: str, terms: Sequence[str], width: int = 240) -> str:
     start = max(0, end - width)
     out = flat[start:end].strip()
     return ("…" if start > 0 else "") + out + ("…" if end < len(flat) else "")
+
+
+# A pasted 10 MB prompt is still a query of a few thousand words.
+MAX_QUERY_CHARS = 8192

@@ -1,17 +1,20 @@
 """Applying what followers spooled, on the writer: oldest first, each operation exactly once.
 
 Consecutive message writes share one transaction; a fact or node operation is its own (a
-fact appends to the journal first). A refusal is settled as the sender's error; an
-unexpected failure is retried, then set aside in spool/bad so one bad operation cannot stall
-every follower's writes.
+fact appends to the journal first). What happens when one fails is `retry.judge`'s call:
+refusals go back to the sender, passing conditions are retried with backoff (and hold the
+operations behind them, so order is kept), and only an operation that can never apply is
+set aside in spool/bad — with a log line and a count in `lore/status`.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
+from lore_sidecar.engine.writes import retry
 from lore_sidecar.errors import LoreError
 from lore_sidecar.model import NewMessage
 
@@ -20,119 +23,140 @@ FACT_OPS = ("assertFact", "invalidateFact")
 ONE_BY_ONE = (*FACT_OPS, "nodeOp")
 
 
+class Held(Exception):
+    """An operation is waiting out its backoff: stop here so later ones keep their order."""
+
+
 class SpoolApplier:
-    def __init__(self, engine):
-        self.e = engine
+    def __init__(self, *, records: Any, spool: Any, facts: Any, memory: Any,
+                 clock: Callable[[], float] = time.monotonic):
+        self.records, self.spool, self.facts, self.memory = records, spool, facts, memory
+        self.clock = clock
+        self._attempts: dict[str, int] = {}
+        self._not_before: dict[str, float] = {}
 
     def drain(self, limit: int = 128) -> int:
-        """Writer: apply spooled operations, oldest first, each exactly once. Returns how
-        many files were consumed. Consecutive message writes share one transaction; a fact
-        operation is its own (it appends to the journal first)."""
-        if not self.e.role.writer or self.e.spool is None:
-            return 0
-        paths = self.e.spool.pending(limit)
-        if not paths:
-            return 0
-        batch: list = []
-        for path in paths:
-            op = self.e.spool.read(path)
-            if op is None:
-                continue
-            if op.get("kind") in ONE_BY_ONE:
-                self._apply_batch(batch)
-                batch = []
-                self._apply_single(path, op)
-                continue
-            try:
-                batch.append((path, op["opId"], op["kind"], self._op_applier(op)))
-            except (KeyError, TypeError, ValueError) as exc:
-                self.e.spool.quarantine(path, f"malformed operation: {exc}")
-        self._apply_batch(batch)
-        self.e._last_write_seq = max(self.e._last_write_seq, self.e.records.outbox_head())
-        if self.e.indexer:
-            self.e.indexer.notify()
-        return len(paths)
+        """Apply up to `limit` spooled operations; returns how many were settled (applied,
+        refused or set aside). Raises LoreError notWriter/staleEpoch when fenced."""
+        settled = 0
+        batch: list[tuple[Any, dict, Callable]] = []
+        try:
+            for path in self.spool.pending(limit):
+                op = self.spool.read(path)
+                if op is None:
+                    continue
+                if self._not_before.get(op["opId"], 0.0) > self.clock():
+                    raise Held
+                if op.get("kind") in ONE_BY_ONE:
+                    settled += self._apply_batch(batch)
+                    batch = []
+                    settled += self._apply_single(path, op)
+                    continue
+                try:
+                    batch.append((path, op, self._op_applier(op)))
+                except (KeyError, TypeError, ValueError) as exc:
+                    self._quarantine(path, op, f"malformed operation: {type(exc).__name__}: {exc}")
+                    settled += 1
+            settled += self._apply_batch(batch)
+        except Held:
+            pass
+        return settled
 
-    def _apply_batch(self, batch: list) -> None:
+    # -- messages: one transaction per run of them ------------------------------------------------
+    def _apply_batch(self, batch: list) -> int:
         if not batch:
-            return
+            return 0
         try:
-            self.e.records.apply_ops([(op_id, kind, fn) for _, op_id, kind, fn in batch])
-        except LoreError as exc:
-            if exc.kind == "notWriter":
+            self.records.apply_ops([(op["opId"], op["kind"], fn) for _, op, fn in batch])
+        except Exception as exc:  # noqa: BLE001 (judged: one by one finds the culprit)
+            if isinstance(exc, LoreError) and exc.kind in retry.FENCED_KINDS:
                 raise
-            batch = self._apply_one_by_one(batch)
-        except Exception:
-            batch = self._apply_one_by_one(batch)
-        for path, *_ in batch:
-            self.e.spool.remove(path)
+            return self._one_by_one(batch)
+        for path, op, _ in batch:
+            self._done(path, op)
+        return len(batch)
 
-    def _apply_single(self, path: Any, op: dict) -> None:
-        """A fact or node operation: its own transaction, refusals settled as the sender's
-        error, unexpected failures retried then set aside."""
-        op_id, kind = op.get("opId"), op.get("kind")
-        if self.e.records.op_result(op_id) is not None:  # applied before a crash ate the file
-            self.e.spool.remove(path)
-            return
-        if self.e.facts is None:
-            raise LoreError("notReady", "facts are not available yet", retryable=True)
-        try:
-            args = dict(op["args"])
-            root = str(op["project"])
-
-            def mark(c, result: dict) -> None:
-                self.e.records.mark_applied(c, op_id, kind, result)
-
-            done = self.e.facts.already_journaled(kind, root, args) if kind in FACT_OPS else None
-            if kind == "nodeOp":
-                self.e.memory.apply(op["method"], root, args, op.get("runtime") or "follower", also=mark)
-            elif done is not None:
-                # Its journal line was written by a writer that died before committing, and
-                # a replay has already turned it into rows: only remember it as applied.
-                self.e.records.settle_op(op_id, kind, done)
-            elif kind == "assertFact":
-                self.e.facts.assert_fact(root, args.pop("subject"), args.pop("predicate"), args.pop("object"), also=mark, **args)
-            else:
-                self.e.facts.invalidate_fact(root, args.pop("subject"), args.pop("predicate"), also=mark, **args)
-        except LoreError as exc:
-            if exc.kind == "notWriter":
-                raise
-            # The store changed between the follower's checks and ours: tell the sender.
-            self.e.records.settle_op(op_id, kind, {"error": {"message": str(exc), **exc.data()}})
-        except (KeyError, TypeError, ValueError) as exc:
-            self.e.spool.quarantine(path, f"malformed operation: {exc}")
-            return
-        except Exception as exc:
-            # Unexpected: retry a few times, then set it aside (kept in spool/bad, never
-            # deleted) so one bad operation cannot stall every follower's writes.
-            tries = self.e._op_failures[op_id] = self.e._op_failures.get(op_id, 0) + 1
-            log.exception("applying %s failed (attempt %d)", op_id, tries)
-            if tries >= 3:
-                self.e.spool.quarantine(path, f"{type(exc).__name__}: {exc}")
-            return
-        self.e.spool.remove(path)
-
-    def _apply_one_by_one(self, batch: list) -> list:
-        """One bad operation must not hold back the others: isolate and quarantine it."""
-        done = []
-        for item in batch:
-            path, op_id, kind, fn = item
+    def _one_by_one(self, batch: list) -> int:
+        settled = 0
+        for path, op, fn in batch:
             try:
-                self.e.records.apply_ops([(op_id, kind, fn)])
-                done.append(item)
-            except LoreError as exc:
-                if exc.kind == "notWriter":
-                    raise
-                self.e.spool.quarantine(path, str(exc))
-            except Exception as exc:
-                self.e.spool.quarantine(path, f"{type(exc).__name__}: {exc}")
-        return done
+                self.records.apply_ops([(op["opId"], op["kind"], fn)])
+            except Exception as exc:  # noqa: BLE001
+                self._failed(path, op, exc)  # raises Held when it must wait
+            else:
+                self._done(path, op)
+            settled += 1
+        return settled
+
+    # -- facts and nodes: one transaction each ------------------------------------------------------
+    def _apply_single(self, path: Any, op: dict) -> int:
+        op_id, kind = op.get("opId"), op.get("kind")
+        if self.records.op_result(op_id) is not None:  # applied before a crash ate the file
+            self._done(path, op)
+            return 1
+        try:
+            self._apply_one(op_id, kind, op)
+        except Exception as exc:  # noqa: BLE001
+            self._failed(path, op, exc)
+            return 1
+        self._done(path, op)
+        return 1
+
+    def _apply_one(self, op_id: str, kind: str, op: dict) -> None:
+        if self.facts is None or self.memory is None:
+            raise LoreError("notReady", "facts and memory are not available yet", retryable=True)
+        args = dict(op["args"])
+        root = str(op["project"])
+
+        def mark(c, result: dict) -> None:
+            self.records.mark_applied(c, op_id, kind, result)
+
+        if kind == "nodeOp":
+            self.memory.apply(op["method"], root, args, op.get("runtime") or "follower", also=mark)
+            return
+        done = self.facts.already_journaled(kind, root, args)
+        if done is not None:
+            # Its journal line was written by a writer that died before committing, and a
+            # replay has already turned it into rows: only remember it as applied.
+            self.records.settle_op(op_id, kind, done)
+        elif kind == "assertFact":
+            self.facts.assert_fact(root, args.pop("subject"), args.pop("predicate"), args.pop("object"), also=mark, **args)
+        else:
+            self.facts.invalidate_fact(root, args.pop("subject"), args.pop("predicate"), also=mark, **args)
+
+    # -- outcomes --------------------------------------------------------------------------------
+    def _failed(self, path: Any, op: dict, exc: BaseException) -> None:
+        op_id = op["opId"]
+        attempt = self._attempts[op_id] = self._attempts.get(op_id, 0) + 1
+        verdict = retry.judge(exc, attempt)
+        if verdict.action == retry.STOP:
+            raise exc
+        if verdict.action == retry.SETTLE:
+            assert isinstance(exc, LoreError)
+            self.records.settle_op(op_id, op.get("kind", "?"), {"error": {"message": str(exc), **exc.data()}})
+            self._done(path, op)
+        elif verdict.action == retry.QUARANTINE:
+            self._quarantine(path, op, verdict.why)
+        else:
+            self._not_before[op_id] = self.clock() + verdict.delay_s
+            log.warning("applying spooled %s failed (attempt %d, retry in %.1f s): %s",
+                        op_id, attempt, verdict.delay_s, verdict.why)
+            raise Held
+
+    def _quarantine(self, path: Any, op: dict, why: str) -> None:
+        self.spool.quarantine(path, why)
+        self._forget(op.get("opId"))
+
+    def _done(self, path: Any, op: dict) -> None:
+        self.spool.remove(path)
+        self._forget(op.get("opId"))
+
+    def _forget(self, op_id: Any) -> None:
+        self._attempts.pop(op_id, None)
+        self._not_before.pop(op_id, None)
 
     def _op_applier(self, op: dict) -> Callable:
-        if op["kind"] in ONE_BY_ONE:
-            raise ValueError("fact and node operations are applied one by one")
         if op["kind"] == "recordMessages":
             messages = [NewMessage(**m) for m in op["messages"]]
-            return self.e.records.record_messages_op(str(op["project"]), messages)
+            return self.records.record_messages_op(str(op["project"]), messages)
         raise ValueError(f"unknown operation kind {op['kind']!r}")
-

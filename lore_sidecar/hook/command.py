@@ -19,7 +19,6 @@ It must be quick, and it must never get in the way:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -30,29 +29,11 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from lore_sidecar.hook.events import recv_line, socket_path, store_dir_of
+
 DEFAULT_TIMEOUT_MS = 2000
 GRACE_S = 0.25  # the answer may come this much after the timeout (durable capture finishing)
 MAX_STDIN_CHARS = 16 << 20  # a host event larger than this is not read at all
-CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
-
-
-def socket_path(store: Path) -> Path:
-    """`<store>/hook.sock`, or a short path in /tmp when that is too long for AF_UNIX."""
-    path = store / "hook.sock"
-    if len(str(path)) < 100:
-        return path
-    digest = hashlib.sha1(str(store.resolve()).encode()).hexdigest()[:16]
-    return Path("/tmp") / f"lore-{os.getuid()}-{digest}.sock"
-
-
-def store_dir_of(explicit: str | None) -> Path:
-    if explicit:
-        return Path(explicit).expanduser()
-    if os.environ.get("LORE_STORE_DIR"):
-        return Path(os.environ["LORE_STORE_DIR"]).expanduser()
-    from lore_sidecar.settings import default_store_dir
-
-    return default_store_dir()
 
 
 def run_hook(event: str, stdin: TextIO, stdout: TextIO, *, store_dir: str | None = None, harness: str | None = None) -> int:
@@ -98,7 +79,7 @@ def _work(event: str, stdin: TextIO, result: dict[str, Any], store_dir: str | No
         if reply is None:
             if use_daemon:
                 start_daemon(store, request["cwd"])
-            from lore_sidecar.hook_fallback import degraded  # only off the warm path
+            from lore_sidecar.hook.fallback import degraded  # only off the warm path
 
             reply = degraded(store, request, deadline=started + timeout)
         result["output"] = reply.get("output") if isinstance(reply, dict) else None
@@ -120,26 +101,6 @@ def ask_daemon(path: Path, request: dict[str, Any], timeout: float) -> dict[str,
         return None
 
 
-def recv_line(s: socket.socket) -> bytes:
-    """One newline-terminated message (both ends of the hook socket speak JSON lines)."""
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    return data
-
-
-def event_of(request: dict[str, Any]) -> tuple[str, dict[str, Any], str, str, str]:
-    """(event, payload, session id, cwd, harness) of a hook request; refused without a session."""
-    p = request["payload"]
-    session_id = str(p.get("session_id") or p.get("sessionId") or "")
-    if not session_id:
-        raise ValueError("the hook input has no session_id")
-    return request["event"], p, session_id, request["cwd"], str(p.get("harness") or "claude-code")
-
-
 def start_daemon(store: Path, workspace: str) -> None:
     """A detached `lore-sidecar hook-daemon` for this store (if two hooks race, the second
     daemon finds the socket taken and exits)."""
@@ -150,9 +111,3 @@ def start_daemon(store: Path, workspace: str) -> None:
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True, close_fds=True,
     )
     log.close()
-
-
-def host_output(event: str, context: str | None) -> dict[str, Any] | None:
-    if event in CONTEXT_EVENTS and context:
-        return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
-    return None

@@ -17,8 +17,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lore_sidecar.engine.capture.transcripts import prompt_id
-from lore_sidecar.hook import event_of, host_output, recv_line, socket_path
+from lore_sidecar.hook.events import (
+    event_of,
+    host_output,
+    prompt_message,
+    recv_line,
+    socket_path,
+    store_dir_of,
+    tool_message,
+)
 
 log = logging.getLogger(__name__)
 DEFAULT_IDLE_S = 600.0
@@ -48,23 +55,6 @@ def handle(engine, request: dict[str, Any]) -> dict[str, Any]:
         if path:
             engine.session_end(session_id=session_id, harness=harness, project=cwd, transcript_path=str(path))
     return {"output": host_output(event, context)}
-
-
-def prompt_message(prompt: str) -> dict[str, Any]:
-    return {"role": "user", "content": prompt, "msg_id": prompt_id(prompt), "created_at": None,
-            "tool_name": None, "tool_call_id": None}
-
-
-def tool_message(p: dict[str, Any]) -> dict[str, Any] | None:
-    response = p.get("tool_response")
-    if response is None:
-        return None
-    text = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)
-    call_id = str(p.get("tool_use_id") or "")
-    if not call_id:
-        return None
-    return {"role": "tool", "content": text[:200_000], "msg_id": f"tool-{call_id}", "created_at": None,
-            "tool_name": p.get("tool_name"), "tool_call_id": call_id}
 
 
 class HookDaemon:
@@ -142,7 +132,6 @@ class HookDaemon:
 
 def run_daemon(store_dir: str | None, workspace: str, idle_s: float | None = None) -> int:
     from lore_sidecar.app import open_engine
-    from lore_sidecar.hook import store_dir_of
     from lore_sidecar.settings import load_settings
 
     store = store_dir_of(store_dir)

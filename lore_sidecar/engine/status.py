@@ -1,0 +1,38 @@
+"""`lore/status`: what this instance is and what the store holds, in one answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lore_sidecar import PROTOCOL_VERSION, __version__
+
+COUNTED = ("messages", "distillations", "knowledge", "entities", "facts", "files", "chunks")
+
+
+def status_of(engine: Any, root: str) -> dict[str, Any]:
+    records, view, role = engine.records, engine.view, engine.role
+    found = records.find_project(root)
+    counts = records.counts(found.id) if found else dict.fromkeys(COUNTED, 0)
+    indexer = view.indexer
+    generation = indexer.generation if indexer else int(records.meta("generation", "0") or 0)
+    applied = indexer.applied_seq if indexer else view.text.saved_seq
+    embedder = engine.embedder
+    return {
+        "version": __version__,
+        "protocolVersion": PROTOCOL_VERSION,
+        "role": "writer" if role.writer else "follower",
+        "writerPid": role.writer_pid,
+        "epoch": role.epoch,
+        "storeDir": str(engine.settings.store_dir),
+        "project": {"id": found.id if found else None, "root": root},
+        "generation": generation,
+        "counts": {k: counts[k] for k in COUNTED},
+        "embedder": {"name": embedder.name if embedder else "none", "dim": embedder.dim if embedder else 0},
+        "distiller": engine.distiller.status() if engine.distiller is not None else {"mode": "off", "model": None},
+        "usage": records.nodes.usage(),
+        "indexLagMs": 0 if applied >= records.outbox_head() else -1,  # -1: behind (age not tracked)
+        "indexError": indexer.error if indexer else None,
+        "indexEpoch": view.index_epoch,
+        "election": engine.election.info() if engine.election is not None else {},
+        "ignoredSettings": [{"setting": k, "source": src, "reason": why} for k, src, why in engine.settings.ignored],
+    }

@@ -1,0 +1,69 @@
+"""The hook's degraded path, when no daemon is warm: durable capture through the spool and
+lexical recall from the published index, read-only. No writer lock, no embedder, no watcher:
+whatever this process does, the writer (the daemon just started, or any sidecar) applies.
+The user's settings hold here as everywhere (recall weights, the store)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from lore_sidecar.engine.capture import messages as capture
+from lore_sidecar.engine.lifecycle import blocks as lifecycle
+from lore_sidecar.engine.project import canonical_root
+from lore_sidecar.engine.recall.query import MAX_QUERY_CHARS
+from lore_sidecar.engine.writes.path import new_op_id
+from lore_sidecar.hook.events import event_of, host_output, prompt_message, tool_message
+
+
+def degraded(store: Path, request: dict[str, Any], *, deadline: float) -> dict[str, Any]:
+    from lore_sidecar.app import degraded_reader
+    from lore_sidecar.settings import load_settings
+
+    event, p, session_id, cwd, harness = event_of(request)
+    root = canonical_root(cwd)
+    settings, _ = load_settings(workspace_root=Path(cwd), cli={"storeDir": str(store)})
+    if not (store / "lore.db").exists():
+        store.mkdir(parents=True, exist_ok=True)
+        (store / "spool").mkdir(exist_ok=True)
+    context = None
+    messages: list[dict[str, Any]] = []
+    if event == "UserPromptSubmit":
+        prompt = str(p.get("prompt") or "")
+        if prompt.strip():
+            messages.append(prompt_message(prompt))
+    elif event == "PostToolUse":
+        message = tool_message(p)
+        if message is not None:
+            messages.append(message)
+    elif event == "SessionStart":
+        context = lifecycle.DEFAULT_GUIDANCE
+    # Stop / SessionEnd: the daemon starting now captures the transcript at the next event.
+    if (store / "lore.db").exists():
+        with degraded_reader(settings) as (records, recaller, spool):
+            if event == "UserPromptSubmit" and time.monotonic() < deadline:
+                context = _recall_block(records, recaller, root, session_id, str(p.get("prompt") or ""))
+            _spool(spool, root, session_id, harness, messages)
+    elif messages:
+        from lore_sidecar.app import open_spool
+
+        _spool(open_spool(settings), root, session_id, harness, messages)
+    return {"output": host_output(event, context)}
+
+
+def _spool(spool: Any, root: str, session_id: str, harness: str, messages: list[dict[str, Any]]) -> None:
+    if messages:
+        normalised = [asdict(capture.normalise(session_id=session_id, harness=harness, **m)) for m in messages]
+        spool.put({"opId": new_op_id(), "kind": "recordMessages", "project": root, "messages": normalised})
+
+
+def _recall_block(records: Any, recaller: Any, root: str, session_id: str, prompt: str) -> str:
+    project = records.find_project(root)
+    if project is None or not prompt.strip():
+        return ""
+    result = recaller.recall(prompt[:MAX_QUERY_CHARS], project_ids=[project.id], sources=["messages", "facts", "files"],
+                             limit=12, lexical_only=True)
+    hits = [h for h in result.hits if h.session_id != session_id][:8]
+    return lifecycle.recall_block(session_id, result.query_id, hits)
