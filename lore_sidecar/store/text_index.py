@@ -50,6 +50,9 @@ def _schema() -> tantivy.Schema:
     return sb.build()
 
 
+MAX_TIE_FETCH = 20_000  # the most documents one search reads to settle a tie at its cut
+
+
 class TextIndex:
     def __init__(self, directory: Path, *, writable: bool):
         self.directory = directory
@@ -182,13 +185,21 @@ class TextIndex:
             )
             clauses.append((Occur.Must, proj_q))
         searcher = self.index.searcher()
-        result = searcher.search(Q.boolean_query(clauses), limit, count=False)
-        addrs = [a for _, a in result.hits]
+        query = Q.boolean_query(clauses)
+        # Trigger: equal scores at the cut. Why: Tantivy breaks ties by document address,
+        # which differs between the live index and one rebuilt from the record; the design
+        # promises both answer alike. Outcome: the tied group at the cut is fetched whole
+        # (up to MAX_TIE_FETCH) and ties are ordered by (kind, key), the record's identity.
+        want = limit
+        while True:
+            hits = searcher.search(query, want, count=False).hits
+            if len(hits) < want or want >= MAX_TIE_FETCH or hits[limit - 1][0] != hits[-1][0]:
+                break
+            want = min(MAX_TIE_FETCH, want * 4)
+        addrs = [a for _, a in hits]
         if not addrs:
             return []
         kinds_v = searcher.fast_field_values("kind", addrs)
         keys_v = searcher.fast_field_values("key", addrs)
-        return [
-            (CODE_KINDS[k], key, score)
-            for (score, _), k, key in zip(result.hits, kinds_v, keys_v, strict=True)
-        ]
+        found = [(CODE_KINDS[k], key, score) for (score, _), k, key in zip(hits, kinds_v, keys_v, strict=True)]
+        return sorted(found, key=lambda h: (-h[2], h[0], h[1]))[:limit]

@@ -176,5 +176,5 @@ class VectorIndex:
                     (kind, int(key), 1.0 - float(dist))
                     for key, dist in zip(m.keys, m.distances, strict=True)
                 )
-        out.sort(key=lambda t: -t[2])
+        out.sort(key=lambda t: (-t[2], t[0], t[1]))  # ties by the record's identity, never by insertion
         return out[:limit]

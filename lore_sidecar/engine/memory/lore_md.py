@@ -22,14 +22,16 @@ HEADER = (
     "<!-- Written by `lore-sidecar export`; imported by lore-sidecar when it changes (e.g. after a\n"
     "     git pull). Edit the text under a heading freely; keep each `<!-- lore ... -->` line. -->\n"
 )
-FIELDS = ("category", "priority", "scope", "disclosure", "expiresAt", "sources")
+FIELDS = ("category", "priority", "scope", "disclosure", "expiresAt", "sources", "suppressed")
 _NODE = re.compile(r"^## (?P<uri>\S+)\n<!-- lore (?P<meta>\{.*\}) -->\n", re.M)
 
 
 def render(nodes: Iterable[Mapping[str, Any]]) -> str:
     parts = [HEADER]
     for n in sorted(nodes, key=lambda n: n["uri"]):
-        meta = {k: n.get(k) for k in FIELDS if n.get(k) not in (None, [], "")}
+        meta = {k: n.get(k) for k in FIELDS if n.get(k) is not None and n.get(k) != [] and n.get(k) != ""}
+        if not meta.get("suppressed"):
+            meta.pop("suppressed", None)  # written only when true: an ordinary node's line stays short
         body = n["content"].strip().replace("\n## ", "\n\\## ").replace("\n<!-- lore ", "\n\\<!-- lore ")
         parts.append(f"\n## {n['uri']}\n<!-- lore {json.dumps(meta, sort_keys=True, ensure_ascii=False)} -->\n{body}\n")
     return "".join(parts)
@@ -52,5 +54,7 @@ def parse(text: str) -> tuple[list[dict[str, Any]], list[str]]:
         if not isinstance(meta, dict) or not body.strip():
             problems.append(f"{m.group('uri')}: {'no content' if isinstance(meta, dict) else 'metadata is not an object'}")
             continue
-        nodes.append({"uri": m.group("uri"), "content": body.strip(), **{k: meta.get(k) for k in FIELDS}})
+        node = {"uri": m.group("uri"), "content": body.strip(), **{k: meta.get(k) for k in FIELDS}}
+        node["suppressed"] = bool(node["suppressed"])  # absent: an ordinary, surfaced node
+        nodes.append(node)
     return nodes, problems

@@ -222,12 +222,16 @@ class Memory:
                 if live is None:
                     checked = k.check_create(uri=n["uri"], **fields)
                     k.create_in(c, root, checked, expires_at=n["expiresAt"], runtime=runtime)
+                    if n["suppressed"]:
+                        k.update_in(c, n["uri"], {"suppressed": True}, expected_version=None, runtime=runtime)
                     out["created"] += 1
                     continue
                 have = k.wire(live)
                 changes = {f: v for f, v in fields.items() if v != have[f] and v is not None}
                 if n["expiresAt"] != have["expiresAt"]:
                     changes["expires_at"] = n["expiresAt"]
+                if n["suppressed"] != have["suppressed"]:
+                    changes["suppressed"] = n["suppressed"]
                 if not changes:
                     out["unchanged"] += 1
                     continue
