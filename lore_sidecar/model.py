@@ -110,3 +110,14 @@ class NodeContent:
     source: str
     content: str
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FactFilter:
+    """Which fact rows a query means, as keys (normalised) the store matches exactly."""
+
+    project_ids: tuple[int, ...] | None = None  # None: every project
+    subject_key: str | None = None
+    predicate_key: str | None = None
+    object_key: str | None = None
+    words: tuple[str, ...] = ()  # each must occur in the subject, predicate or object

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from lore_sidecar.model import FactFilter
 from lore_sidecar.store.db import Database
 from lore_sidecar.store.journal import Journal
 
@@ -22,6 +23,12 @@ ROW_COLUMNS = (
 )
 EFF_COLUMNS = ("eff_until", "closed_at", "superseded_by", "merged_into", "shadowed")
 CLOSE_COLUMNS = ("slot", "subject", "predicate", "valid_until", "recorded_at", "origin_path", "origin_line", "ord")
+
+# A row is in force at `at` (two parameters: at, at) when it holds then — valid from
+# inclusive, until exclusive — by the materialised resolution: the SQL twin of `rules.holds`.
+HOLDS_SQL = "(f.valid_from IS NULL OR f.valid_from <= ?) AND (f.eff_until IS NULL OR ? < f.eff_until)"
+VISIBLE_SQL = "f.merged_into IS NULL AND f.shadowed=0"
+
 
 def _in_slots(prefix: str, project_ids: Sequence[int] | None, slots: Sequence[str]):
     """(where, params) per chunk of `slots`, within `project_ids` (None: every project)."""
@@ -197,14 +204,64 @@ class FactRows:
         closes = [dict(r) for r in c.execute("SELECT * FROM fact_closes WHERE project_id=? AND slot=?", (project_id, slot))]
         return rows, closes
 
+    def slot_now(self, project_id: int, slot: str) -> tuple[list[dict], list[dict]]:
+        """One slot's rows and closes as committed now."""
+        return self.slot(self.conn(), project_id, slot)
+
+    def matching(self, f: FactFilter, *, holds_at: str | None = None, visible_only: bool = False,
+                 recorded_by: str | None = None, limit: int | None = None) -> list[dict]:
+        """Rows the filter names, in the facts' display order: optionally only those in force
+        at `holds_at` by the materialised resolution, only visible ones (not merged into an
+        equal row, not shadowed), only those recorded by `recorded_by`."""
+        where, params = self._where(f, holds_at, visible_only, recorded_by)
+        order = "f.subject_key, f.predicate_key, f.valid_from, f.recorded_at, f.ord, f.fact_id"
+        return self.select(where, params, order=order, limit=limit)
+
+    def count_matching(self, f: FactFilter, *, holds_at: str | None = None, visible_only: bool = False) -> int:
+        where, params = self._where(f, holds_at, visible_only, None)
+        return self.conn().execute(f"SELECT COUNT(*) FROM facts f WHERE {where}", params).fetchone()[0]
+
+    def groups(self, f: FactFilter, by: str, *, holds_at: str) -> list[tuple[str, int]]:
+        """(label, count) of the rows in force at `holds_at`, grouped by one key, biggest first."""
+        column, label = {"predicate": ("f.predicate_key", "f.predicate"), "object": ("f.object_key", "f.object"),
+                         "subject": ("f.subject_key", "f.subject")}[by]
+        where, params = self._where(f, holds_at, True, None)
+        sql = (f"SELECT MIN({label}), COUNT(*) FROM facts f WHERE {where} GROUP BY {column} "
+               f"ORDER BY COUNT(*) DESC, {column}")
+        return [(r[0], r[1]) for r in self.conn().execute(sql, params)]
+
+    def _where(self, f: FactFilter, holds_at: str | None, visible_only: bool, recorded_by: str | None):
+        where, params = ["1=1"], []
+        if f.project_ids is not None:
+            if not f.project_ids:
+                return "0=1", []
+            where.append(f"f.project_id IN ({','.join('?' * len(f.project_ids))})")
+            params += list(f.project_ids)
+        for column, value in (("subject_key", f.subject_key), ("predicate_key", f.predicate_key),
+                              ("object_key", f.object_key)):
+            if value:
+                where.append(f"f.{column}=?")
+                params.append(value)
+        if f.words:
+            where.append("f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?)")
+            params.append(" ".join('"' + w.replace('"', '""') + '"' for w in f.words))
+        if visible_only:
+            where.append(VISIBLE_SQL)
+        if holds_at is not None:
+            where.append(HOLDS_SQL)
+            params += [holds_at, holds_at]
+        if recorded_by is not None:
+            where.append("f.recorded_at <= ?")
+            params.append(recorded_by)
+        return " AND ".join(where), params
+
+    def by_fact_id(self, fact_id: str) -> dict | None:
+        rows = self.select("f.fact_id=?", [fact_id])
+        return rows[0] if rows else None
+
     def journal_state_changed(self) -> bool:
         saved = {r[0]: [r[1], r[2]] for r in self.conn().execute("SELECT path, size, mtime_ns FROM journal_files")}
         return saved != self.journal.state()
-
-    def text_filter(self, words: Sequence[str]) -> tuple[str, list[Any]]:
-        """A WHERE clause: every word occurs in subject, predicate or object."""
-        query = " ".join('"' + w.replace('"', '""') + '"' for w in words)
-        return "f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?)", [query]
 
     def select(self, where: str, params: Sequence[Any], *, order: str = "", limit: int | None = None) -> list[dict]:
         sql = f"SELECT f.*, p.root AS project_root FROM facts f JOIN projects p ON p.id=f.project_id WHERE {where}"
