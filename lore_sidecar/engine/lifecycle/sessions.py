@@ -15,14 +15,16 @@ from lore_sidecar.errors import LoreError
 
 MAX_TRANSCRIPT_BYTES = 64 << 20
 
+DEFAULT_BUDGET_TOKENS = 400
+
 
 class Sessions:
     def __init__(self, engine, guidance: str = lifecycle.DEFAULT_GUIDANCE):
         self.engine = engine
         self.guidance = guidance
 
-    def start(self, *, session_id: str, harness: str | None, cwd: str | None, repo: str | None,
-              budget_tokens: int) -> dict[str, Any]:
+    def start(self, *, session_id: str, harness: str | None = None, cwd: str | None = None, repo: str | None = None,
+              budget_tokens: int = DEFAULT_BUDGET_TOKENS) -> dict[str, Any]:
         e = self.engine
         root = e.project_root(cwd)
         boot = ""
@@ -40,8 +42,8 @@ class Sessions:
         return {"context": lifecycle.session_start_text(self.guidance, boot, block), "queryId": query_id,
                 "boot": boot.count("\n") - 1 if boot else 0}
 
-    def prompt(self, *, session_id: str, prompt: str, harness: str | None, project: str | None,
-               budget_tokens: int) -> dict[str, Any]:
+    def prompt(self, *, session_id: str, prompt: str, harness: str | None = None, project: str | None = None,
+               budget_tokens: int = DEFAULT_BUDGET_TOKENS) -> dict[str, Any]:
         """Leads for this prompt from earlier work (not from this session, which the agent
         already has in context), and the standing directives in scope; empty when nothing
         is relevant."""
@@ -60,8 +62,8 @@ class Sessions:
         context = "\n\n".join(part for part in (directives, block) if part)
         return {"context": context, "queryId": result.query_id, "leads": leads}
 
-    def end(self, *, session_id: str, harness: str | None, project: str | None,
-            transcript: list[dict] | None, transcript_path: str | None) -> dict[str, Any]:
+    def end(self, *, session_id: str, harness: str | None = None, project: str | None = None,
+            transcript: list[dict] | None = None, transcript_path: str | None = None) -> dict[str, Any]:
         """Capture the transcript; messages already recorded (same ids) are duplicates."""
         if transcript is None and transcript_path is None:
             return {"recorded": 0, "duplicates": 0, "captured": 0}
