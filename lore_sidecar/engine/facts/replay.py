@@ -14,7 +14,7 @@ from lore_sidecar.engine.workspace.walk import inside, read_text
 from lore_sidecar.errors import LoreError
 
 log = logging.getLogger(__name__)
-REPLAY_VERSION = "1"  # bump when replay rules change: stores replay on their next start
+REPLAY_VERSION = "2"  # bump when replay rules change: stores replay on their next start
 
 
 def replay_due(facts) -> bool:

@@ -341,7 +341,9 @@ def resolve(rows: Sequence[Row], closes: Sequence[Close], known_at: str | None =
         state = _chain(present, explicit)
         for r in present:
             eff = state[r.key]
-            if not eff.visible:
+            # A restatement merged into the row in force carries the same value: the close
+            # ends it too, or the merge would stretch the closed row past the close.
+            if eff.shadowed:
                 continue
             starts = eff.valid_from is None or eff.valid_from <= ev.valid_until
             if starts and _lt(ev.valid_until, eff.until):

@@ -1,0 +1,100 @@
+"""Plant each guarded bug in a scratch copy of the tree and run the tests that guard it.
+
+    python tools/mutations.py            # every mutation
+    python tools/mutations.py fence      # one, by name
+
+A mutation is *caught* when its guarding tests fail. The list is the one in
+docs/architecture.md ("Invariants, proven"); a mutation whose text no longer occurs in the
+source is reported as stale, so the list cannot silently rot.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    file: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+
+
+INV = "tests/integration/test_invariants.py"
+MUTATIONS = [
+    Mutation("fence", "lore_sidecar/store/db.py", "if current != epoch:", "if False:",
+             (f"{INV}::test_a_writer_whose_epoch_was_superseded_cannot_commit_and_is_told_staleEpoch",)),
+    Mutation("fsync-file", "lore_sidecar/store/spool.py", "            os.fsync(fd)\n", "            pass\n",
+             (f"{INV}::test_an_acknowledged_follower_write_survives_a_power_cut_at_the_moment_of_the_reply",)),
+    Mutation("fsync-dir", "lore_sidecar/store/spool.py", "        fsync_dir(self.directory)\n", "        pass\n",
+             (f"{INV}::test_an_acknowledged_follower_write_survives_a_power_cut_at_the_moment_of_the_reply",)),
+    Mutation("export-suppressed", "lore_sidecar/engine/memory/lore_md.py", '"sources", "suppressed")', '"sources")',
+             (f"{INV}::test_every_node_field_survives_the_lore_md_round_trip_into_another_store",
+              "tests/unit/test_memory_rules.py")),
+    Mutation("render-expiresAt", "lore_sidecar/engine/memory/lore_md.py", "meta = {k: n.get(k) for k in FIELDS if",
+             'meta = {k: n.get(k) for k in FIELDS if k != "expiresAt" and',
+             (f"{INV}::test_every_node_field_survives_the_lore_md_round_trip_into_another_store",
+              "tests/unit/test_memory_rules.py")),
+    Mutation("budget-on-update", "lore_sidecar/engine/memory/knowledge.py",
+             "            self._check_budget(c, scope, row[\"project_id\"]", "            0 and self._check_budget(c, scope, row[\"project_id\"]",
+             (f"{INV}::test_the_priority_budget_holds_when_an_update_raises_a_priority",)),
+    Mutation("asOf-on-messages", "lore_sidecar/engine/recall/recaller.py",
+             'if as_of is not None and row["created_at"] > as_of:', "if False:",
+             (f"{INV}::test_recall_as_of_a_time_hides_messages_recorded_after_it",)),
+    Mutation("close-inclusive", "lore_sidecar/store/fact_rows.py", "? < f.eff_until", "? <= f.eff_until",
+             ("tests/integration/test_facts_oracle.py",)),
+    Mutation("close-skips-restatements", "lore_sidecar/engine/facts/rules.py",
+             "            if eff.shadowed:\n                continue", "            if not eff.visible:\n                continue",
+             ("tests/integration/test_facts_oracle.py",)),
+    Mutation("ties-by-address", "lore_sidecar/store/text_index.py",
+             "return sorted(found, key=lambda h: (-h[2], h[0], h[1]))[:limit]", "return found[:limit]",
+             (f"{INV}::test_a_rebuilt_index_ranks_a_thousand_tied_messages_exactly_like_the_live_one",)),
+    Mutation("busy-store-quarantined", "lore_sidecar/engine/writes/retry.py",
+             "            return Verdict(RETRY, backoff(attempt), why)\n        return Verdict(SETTLE",
+             "            return Verdict(QUARANTINE, why=why)\n        return Verdict(SETTLE",
+             ("tests/unit/test_write_path.py",)),
+    Mutation("write-mark-unlocked-reset", "lore_sidecar/engine/roles.py", "            if self._seq <= seq:\n", "            if True:\n",
+             ("tests/unit/test_write_path.py",)),
+    Mutation("view-closed-under-readers", "lore_sidecar/election.py", "    view.text.close()\n",
+             "    view.text.close()\n    view.text.index = None\n",
+             (f"{INV}::test_recalls_on_four_threads_never_fail_while_the_instance_is_promoted_and_demoted_twenty_times",)),
+]
+
+
+def run(m: Mutation) -> str:
+    src = (ROOT / m.file).read_text()
+    if m.old not in src:
+        return "stale"
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{m.name}-") as tmp:
+        tree = Path(tmp) / "tree"
+        shutil.copytree(ROOT, tree, ignore=shutil.ignore_patterns(".git", "node_modules", "__pycache__", "*.egg-info",
+                                                                  ".hypothesis", "results"))
+        (tree / m.file).write_text(src.replace(m.old, m.new, 1))
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *m.tests],
+                              cwd=tree, env=env, capture_output=True, text=True)
+        return "caught" if proc.returncode == 1 else ("survived" if proc.returncode == 0 else f"error {proc.returncode}")
+
+
+def main(names: list[str]) -> int:
+    chosen = [m for m in MUTATIONS if not names or m.name in names]
+    bad = 0
+    for m in chosen:
+        outcome = run(m)
+        bad += outcome != "caught"
+        print(f"{m.name:28} {outcome:9} {', '.join(t.rsplit('::', 1)[-1] for t in m.tests)}", flush=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
