@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar import __version__
+from lore_sidecar.terminal import print_hits
 
 log = logging.getLogger("lore_sidecar")
 
@@ -207,7 +208,7 @@ def run_verb(args: argparse.Namespace) -> int:
             sources = args.sources.split(",") if args.sources else None
             result = engine.recall(args.query, scope=args.scope, sources=sources, limit=args.limit)
             if args.json:
-                from lore_sidecar.rpc.handlers import recall_to_wire
+                from lore_sidecar.wire.results import recall_to_wire
 
                 print(json.dumps(recall_to_wire(result), indent=2))
             else:
@@ -245,20 +246,6 @@ def run_facts(engine, args: argparse.Namespace) -> None:
             for e in result["events"]
         ) or "no events"
     print(json.dumps(result, indent=2) if args.json else line)
-
-
-def print_hits(hits: list[Any], total: int, took_ms: float) -> None:
-    if not hits:
-        print("no hits")
-        return
-    for i, h in enumerate(hits, 1):
-        d = h if isinstance(h, dict) else {"score": h.score, "uri": h.uri, "cues": h.cues, "snippet": h.snippet}
-        cues = " · ".join(d["cues"] or [])
-        print(f"{i:2d}. {d['score']:.4f}  {d['uri']}")
-        if cues:
-            print(f"     cues: {cues}")
-        print(f"     {d['snippet'][:160]}")
-    print(f"({len(hits)} of {total} hits, {took_ms:.1f} ms)")
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from lore_sidecar.cli import print_hits
 from lore_sidecar.client import StdioClient, sidecar_command
+from lore_sidecar.terminal import print_hits
 
 CONVERSATION = [
     ("user", "The sidecar sometimes starts two writers when two editors open at once. Why?"),

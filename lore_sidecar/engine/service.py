@@ -18,6 +18,7 @@ from lore_sidecar.engine.capture import messages as capture
 from lore_sidecar.engine.capture.redact import redact
 from lore_sidecar.engine.facts import rules as fact_model
 from lore_sidecar.engine.facts.service import new_fact_id
+from lore_sidecar.engine.indexing.reindex import rebuild
 from lore_sidecar.engine.lifecycle import blocks as lifecycle
 from lore_sidecar.engine.lifecycle.sessions import Sessions
 from lore_sidecar.engine.memory.nodes import redacted_node_args, relative_sources
@@ -313,28 +314,7 @@ class Engine:
 
     def reindex(self, scope: str = "all", progress: Progress | None = None) -> dict[str, Any]:
         self._require_writer()
-        t0 = time.perf_counter()
-        indexer = self.view.indexer
-        if indexer is None:
-            raise LoreError("indexNotReady", "this instance became the writer moments ago; retry", retryable=True)
-        replay = None
-        if scope in ("all", "facts") and self.facts is not None:
-            if progress:
-                progress("replaying facts from the journal and notes", 0)
-            replay = self.facts.replay()
-        if scope == "all":
-            if progress:
-                progress("rebuilding indexes from the record", 0)
-            indexer.request_rebuild()
-        if scope in ("all", "workspace"):
-            self.index_workspace(progress, force=scope == "workspace")
-        indexer.wait_for(self.records.outbox_head(), timeout=3600)
-        counts = self.records.counts(None)
-        out = {"generation": indexer.generation, "files": counts["files"], "chunks": counts["chunks"],
-               "facts": counts["facts"], "tookMs": round((time.perf_counter() - t0) * 1000, 1)}
-        if replay is not None:
-            out["replay"] = replay
-        return out
+        return rebuild(self, scope, progress)
 
     def wait_indexed(self, timeout: float = 30.0) -> bool:
         indexer = self.view.indexer

@@ -19,11 +19,12 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from lore_sidecar.engine.uris import file_path
 from lore_sidecar.errors import BadParams, LoreError
-from lore_sidecar.model import Hit, NodeContent, RecallResult
+from lore_sidecar.model import Hit
 from lore_sidecar.rpc import editor_features
 from lore_sidecar.wire import types as t
 from lore_sidecar.wire.converter import structure
 from lore_sidecar.wire.methods import COMMANDS
+from lore_sidecar.wire.results import node_to_wire, recall_to_wire
 
 log = logging.getLogger(__name__)
 EXPECTED_FAILURE = -32803
@@ -63,39 +64,6 @@ def _internal(name: str, exc: Exception) -> JsonRpcException:
     log.error("%s failed: %s: %s (at %s)", name, type(exc).__name__, str(exc)[:300], where)
     return JsonRpcException(f"internal error: {type(exc).__name__}", code=-32603,
                             data={"kind": "internal", "retryable": False})
-
-
-def hit_to_wire(h: Hit) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "uri": h.uri,
-        "source": h.source,
-        "score": h.score,
-        "snippet": h.snippet,
-        "cues": h.cues,
-        "title": h.title,
-        "sessionId": h.session_id,
-        "path": h.path,
-        "range": {"startLine": h.range[0], "endLine": h.range[1]} if h.range else None,
-        "createdAt": h.created_at,
-    }
-    if h.source == "knowledge":
-        out.update(category=h.category, priority=h.priority, stale=h.stale)
-    return out
-
-
-def recall_to_wire(r: RecallResult) -> dict[str, Any]:
-    return {
-        "queryId": r.query_id,
-        "hits": [hit_to_wire(h) for h in r.hits],
-        "total": r.total,
-        "truncated": r.truncated,
-        "nextOffset": r.next_offset,
-        "tookMs": r.took_ms,
-    }
-
-
-def node_to_wire(n: NodeContent) -> dict[str, Any]:
-    return {"uri": n.uri, "source": n.source, "content": n.content, "metadata": n.metadata}
 
 
 class Ordering:

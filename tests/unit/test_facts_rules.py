@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lore_sidecar.engine.facts import rules as F
+from lore_sidecar.engine.facts.notes import extract_note_facts
 from lore_sidecar.errors import LoreError
 
 T = F.ts  # shorthand: canonical time
@@ -83,7 +84,7 @@ status:: inside a code block
 
 
 def test_note_extraction_finds_every_form_and_only_valid_time_attributes():
-    got = {(f.predicate, f.object): f for f in F.extract_note_facts(NOTE, "payments-notes")}
+    got = {(f.predicate, f.object): f for f in extract_note_facts(NOTE, "payments-notes")}
     assert set(got) == {("owner", "alice"), ("tags", "billing"), ("tags", "core"), ("status", "active"),
                         ("uses", "Stripe"), ("team", "platform")}
     assert {f.subject for f in got.values()} == {"Payments"}
@@ -93,8 +94,8 @@ def test_note_extraction_finds_every_form_and_only_valid_time_attributes():
 
 
 def test_a_note_without_title_uses_its_heading_then_its_name():
-    assert {f.subject for f in F.extract_note_facts("# Deploys\n\nowner:: bob\n", "x")} == {"Deploys"}
-    assert {f.subject for f in F.extract_note_facts("owner:: bob\n", "deploy-notes")} == {"deploy-notes"}
+    assert {f.subject for f in extract_note_facts("# Deploys\n\nowner:: bob\n", "x")} == {"Deploys"}
+    assert {f.subject for f in extract_note_facts("owner:: bob\n", "deploy-notes")} == {"deploy-notes"}
 
 
 # -- resolution -------------------------------------------------------------------------------------

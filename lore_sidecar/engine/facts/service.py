@@ -16,6 +16,7 @@ from typing import Any
 from lore_sidecar.engine.capture.redact import redact
 from lore_sidecar.engine.facts import queries, replay
 from lore_sidecar.engine.facts import rules as F
+from lore_sidecar.engine.facts.notes import extract_note_facts
 from lore_sidecar.engine.facts.resolve import as_close, as_row, journal_ord, resolve_slot
 from lore_sidecar.errors import LoreError
 
@@ -178,7 +179,7 @@ class Facts:
         """Fact rows stated by one note; record time = first sighting of each fact."""
         out: list[dict] = []
         seen: dict[str, int] = {}
-        for nf in F.extract_note_facts(redact(text), Path(rel).stem):
+        for nf in extract_note_facts(redact(text), Path(rel).stem):
             sk, pk, ok = F.norm_key(nf.subject), F.norm_key(nf.predicate), F.norm_key(nf.object)
             ident = "\x1f".join([rel, sk, pk, ok, nf.valid_from or "", nf.valid_until or ""])
             n = seen[ident] = seen.get(ident, -1) + 1

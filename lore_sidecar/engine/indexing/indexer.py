@@ -195,7 +195,7 @@ class Indexer:
         if kind == "messages":
             return self.records.message_docs(keys)
         if kind == "files":
-            return self.records.chunk_docs(keys)
+            return self.records.files.chunk_docs(keys)
         if kind == "facts":
             return self.records.fact_docs(keys)
         if kind == "distillations":

@@ -52,7 +52,7 @@ def read_node(engine, uri: str) -> NodeContent:
             rel = real.relative_to(root).as_posix()
         except ValueError:
             continue
-        row = engine.records.chunk_at(project.root, rel, start, end)
+        row = engine.records.files.chunk_at(project.root, rel, start, end)
         if row is not None:
             return NodeContent(
                 uri=uri,

@@ -137,7 +137,7 @@ class Recaller:
     def _materialise(self, cands, terms, offset, limit, as_of) -> tuple[list[Hit], int]:
         s = self.settings
         msg_rows = self.records.message_rows([c.key for c in cands if c.kind == "messages"])
-        chunk_rows = self.records.chunk_rows([c.key for c in cands if c.kind == "files"])
+        chunk_rows = self.records.files.chunk_rows([c.key for c in cands if c.kind == "files"])
         fact_rows = self.records.fact_rows([c.key for c in cands if c.kind == "facts"])
         rows_of = {"messages": msg_rows, "files": chunk_rows, "facts": fact_rows}
         if self.memory is not None:

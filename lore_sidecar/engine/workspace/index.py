@@ -65,7 +65,7 @@ class WorkspaceIndex:
         root = canonical_root(folder)
         base = Path(folder).resolve()
         project = self.records.ensure_project(root)
-        states = self.records.file_states(project.id)
+        states = self.records.files.file_states(project.id)
         entries = list(walk(Path(root), base, self.rules(root), self.max_file_bytes, self.link_roots))
         stats = ScanStats()
         seen: set[str] = set()
@@ -97,7 +97,7 @@ class WorkspaceIndex:
             return
         project = self.records.ensure_project(root)
         rules = self.rules(root)
-        states = self.records.file_states(project.id)
+        states = self.records.files.file_states(project.id)
         gone: list[str] = []
         for raw in paths:
             p = Path(raw)
@@ -148,7 +148,7 @@ class WorkspaceIndex:
             return False
         text, sha = got
         if state and not force and state.sha256 == sha:
-            self.records.touch_file(state.file_id, size, mtime_ns)
+            self.records.files.touch_file(state.file_id, size, mtime_ns)
             return False
         text = redact(text)  # the hash stays the file's; what is stored and indexed is redacted
         try:
@@ -165,7 +165,7 @@ class WorkspaceIndex:
             if file_hook is not None:
                 file_hook(c, project_id, rel, sha)
 
-        self.records.replace_file(project_id, rel, sha, size, mtime_ns, chunks, after=after)
+        self.records.files.replace_file(project_id, rel, sha, size, mtime_ns, chunks, after=after)
         return True
 
     def _delete(self, project_id: int, rels: list[str]) -> None:
@@ -177,4 +177,4 @@ class WorkspaceIndex:
             if file_hook is not None:
                 file_hook(c, project_id, rel, None)
 
-        self.records.delete_files(project_id, rels, after=after)
+        self.records.files.delete_files(project_id, rels, after=after)

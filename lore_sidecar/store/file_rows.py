@@ -1,0 +1,136 @@
+"""The workspace's files and their chunks: what the indexer last saw of each file, the
+chunks it cut, and the outbox rows that carry chunk changes to the indexes."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from lore_sidecar.model import Chunk, Doc
+from lore_sidecar.store.db import Database, select_in, utc_now
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    file_id: int
+    sha256: str
+    size: int
+    mtime_ns: int
+
+
+
+class FileRows:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def file_states(self, project_id: int) -> dict[str, FileState]:
+        rows = self.db.reader().execute(
+            "SELECT id, path, sha256, size, mtime_ns FROM files WHERE project_id=?", (project_id,)
+        )
+        return {r["path"]: FileState(r["id"], r["sha256"], r["size"], r["mtime_ns"]) for r in rows}
+
+    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
+        """Same content, new stat: remember the stat so the next scan skips hashing."""
+        with self.db.write() as c:
+            c.execute("UPDATE files SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, file_id))
+
+    def replace_file(
+        self,
+        project_id: int,
+        path: str,
+        sha256: str,
+        size: int,
+        mtime_ns: int,
+        chunks: Sequence[Chunk],
+        after: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
+        """`after(conn)` runs in the same transaction (facts stated by a note)."""
+        with self.db.write() as c:
+            if after is not None:
+                after(c)
+            self._drop_file(c, project_id, path)
+            cur = c.execute(
+                "INSERT INTO files(project_id, path, sha256, size, mtime_ns, indexed_at)"
+                " VALUES (?,?,?,?,?,?)",
+                (project_id, path, sha256, size, mtime_ns, utc_now()),
+            )
+            file_id = cur.lastrowid
+            for ch in chunks:
+                cur = c.execute(
+                    "INSERT INTO chunks(file_id, start_line, end_line, kind, title, text)"
+                    " VALUES (?,?,?,?,?,?)",
+                    (file_id, ch.start_line, ch.end_line, ch.kind, ch.title, ch.text),
+                )
+                c.execute(
+                    "INSERT INTO index_outbox(op, kind, key, project_id) VALUES"
+                    " ('upsert', 'files', ?, ?)",
+                    (cur.lastrowid, project_id),
+                )
+
+    def delete_files(
+        self, project_id: int, paths: Iterable[str], after: Callable[[sqlite3.Connection, str], None] | None = None
+    ) -> None:
+        with self.db.write() as c:
+            for path in paths:
+                self._drop_file(c, project_id, path)
+                if after is not None:
+                    after(c, path)
+
+    def _drop_file(self, c: sqlite3.Connection, project_id: int, path: str) -> None:
+        row = c.execute(
+            "SELECT id FROM files WHERE project_id=? AND path=?", (project_id, path)
+        ).fetchone()
+        if row is None:
+            return
+        for (chunk_id,) in c.execute("SELECT id FROM chunks WHERE file_id=?", (row[0],)).fetchall():
+            c.execute(
+                "INSERT INTO index_outbox(op, kind, key, project_id) VALUES ('delete', 'files', ?, ?)",
+                (chunk_id, project_id),
+            )
+        c.execute("DELETE FROM files WHERE id=?", (row[0],))
+
+    def chunk_docs(self, keys: Iterable[int]) -> list[Doc]:
+        keys = list(keys)
+        if not keys:
+            return []
+        rows = self._in(
+            "SELECT c.id, c.title, c.text, f.project_id, f.path FROM chunks c"
+            " JOIN files f ON f.id=c.file_id WHERE c.id IN ({})",
+            keys,
+        )
+        return [
+            Doc(
+                kind="files",
+                key=r["id"],
+                project_id=r["project_id"],
+                title=r["title"],
+                body=r["text"],
+                path=r["path"],
+            )
+            for r in rows
+        ]
+
+    def chunk_rows(self, keys: Iterable[int]) -> dict[int, sqlite3.Row]:
+        rows = self._in(
+            "SELECT c.*, f.path, f.project_id, p.root AS project_root FROM chunks c"
+            " JOIN files f ON f.id=c.file_id JOIN projects p ON p.id=f.project_id"
+            " WHERE c.id IN ({})",
+            list(keys),
+        )
+        return {r["id"]: r for r in rows}
+
+    def chunk_at(self, project_root: str, path: str, start: int, end: int) -> sqlite3.Row | None:
+        return (
+            self.db.reader()
+            .execute(
+                "SELECT c.*, f.path, f.sha256, p.root AS project_root FROM chunks c"
+                " JOIN files f ON f.id=c.file_id JOIN projects p ON p.id=f.project_id"
+                " WHERE p.root=? AND f.path=? AND c.start_line=? AND c.end_line=?",
+                (project_root, path, start, end),
+            )
+            .fetchone()
+        )
+
+    def _in(self, sql: str, keys: list[int]) -> list[sqlite3.Row]:
+        return select_in(self.db.reader(), sql, keys)
