@@ -3,10 +3,13 @@ path or project named by a request is checked against (engine/jail.py)."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from lore_sidecar.engine.jail import Jail, real
 from lore_sidecar.engine.project import canonical_root
+
+log = logging.getLogger(__name__)
 
 
 class Projects:
@@ -14,6 +17,19 @@ class Projects:
         self.folders = folders
         self.jail = jail  # immutable: replaced whole, so a reader never sees half of a change
         self.records = records
+        self._missing: set[str] = set()
+
+    def on_disk(self) -> list[str]:
+        """The opened folders that exist (a client may name one that does not: it is
+        reported once and neither indexed nor watched)."""
+        out = []
+        for folder in self.folders:
+            if Path(folder).is_dir():
+                out.append(folder)
+            elif folder not in self._missing:
+                self._missing.add(folder)
+                log.warning("workspace folder %s does not exist; it is not indexed or watched", folder)
+        return out
 
     def root(self, project: str | None) -> str:
         """The project a request names (it must lie inside an opened folder), else the

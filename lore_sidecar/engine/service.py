@@ -279,9 +279,10 @@ class Engine:
     # -- recall ---------------------------------------------------------------------------------
     def recall(self, query: str, *, project: str | None = None, scope: str = "project",
                sources: Sequence[str] | None = None, limit: int = 10, offset: int = 0, as_of: str | None = None,
-               lexical_only: bool = False) -> RecallResult:
+               lexical_only: bool = False, session_id: str | None = None) -> RecallResult:
+        """`session_id`: the session these leads are shown in (counted as recalled there)."""
         self._fresh()
-        return self.view.recaller.recall(
+        result = self.view.recaller.recall(
             query[:MAX_QUERY_CHARS],  # a pasted 10 MB prompt is still a query of a few thousand words
             project_ids=self.projects.ids(project, scope),
             sources=list(sources or ALL_SOURCES),
@@ -290,6 +291,9 @@ class Engine:
             as_of=capture.iso_utc(as_of) if as_of else None,
             lexical_only=lexical_only,
         )
+        if session_id and result.hits:
+            self.log_recall(result.query_id, session_id, None, len(result.hits))
+        return result
 
     def get_node(self, uri: str, *, query_id: str | None = None, session_id: str | None = None,
                  runtime: str | None = None) -> NodeContent:
@@ -304,7 +308,7 @@ class Engine:
         workspace = self.view.workspace
         if not self.role.writer or workspace is None:
             return
-        for folder in self.folders:
+        for folder in self.projects.on_disk():
             try:
                 stats = workspace.scan(folder, force=force, progress=progress)
                 log.info("indexed %s: %s", folder, stats)

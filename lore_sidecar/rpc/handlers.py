@@ -139,7 +139,7 @@ def register(server) -> None:
     async def recall(params: Any) -> dict[str, Any]:
         p = structure(params, t.RecallParams)
         result = await read("recall", p.query, project=p.project, scope=p.scope, sources=p.sources, limit=p.limit,
-                            offset=p.offset, as_of=p.as_of, lexical_only=p.lexical_only)
+                            offset=p.offset, as_of=p.as_of, lexical_only=p.lexical_only, session_id=p.session_id)
         return recall_to_wire(result)
 
     async def get_node(params: Any) -> dict[str, Any]:
