@@ -83,6 +83,8 @@ class Root:
         self.engine: Engine | None = None
 
     def open(self, *, on_commit: CommitHook, on_role_change: RoleHook, start_indexer: bool) -> Engine:
+        if self.store.exists() and not self.store.is_dir():
+            raise LoreError("storeUnsupported", f"the store {self.store} is a file; give a folder (--store-dir)")
         self.store.mkdir(parents=True, exist_ok=True)
         if not self.settings.store.allow_network_fs:
             refuse_network_fs(self.store)

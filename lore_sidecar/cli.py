@@ -1,62 +1,119 @@
-"""Command line: `lore-sidecar --stdio` serves the protocol; verbs run the same engine."""
+"""Command line: `lore-sidecar --stdio` serves the protocol; verbs run the same engine
+(lore_sidecar/verbs.py). Global options (`--store-dir`, `-v`, `--log-file`) are accepted
+before or after the verb; bad arguments get one clear line and exit code 2."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 from lore_sidecar import __version__
-from lore_sidecar.terminal import print_hits
+from lore_sidecar.logs import setup_logging
+from lore_sidecar.model import ALL_SOURCES
 
 log = logging.getLogger("lore_sidecar")
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")
+
+
+class Parser(argparse.ArgumentParser):
+    """Bad arguments: one line naming the verb and the problem, exit code 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def bounded(lo: int, hi: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"must be within {lo}..{hi}, got {value}")
+        return value
+
+    return parse
+
+
+def sources(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    unknown = [s for s in names if s not in ALL_SOURCES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown source {', '.join(unknown) or '(none)'}; choose from {', '.join(ALL_SOURCES)}")
+    return names
+
+
+def folder(text: str) -> str:
+    path = Path(text).expanduser()
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: no such folder" if not path.exists() else f"{text}: not a folder")
+    return str(path)
+
+
+def global_options(p: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """The options every verb takes; on a verb they default to SUPPRESS so a value given
+    before the verb is not overwritten."""
+    d = (lambda v: v) if defaults else (lambda v: argparse.SUPPRESS)
+    p.add_argument("--store-dir", default=d(None), help="store location (default: $LORE_STORE_DIR or the platform data dir)")
+    p.add_argument("-v", "--verbose", action="count", default=d(0), help="more logging on stderr (-vv for debug)")
+    p.add_argument("--log-file", default=d(None), help="write logs to this file instead of stderr")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="lore-sidecar",
         description="Memory engine for AI coding agents and editors, spoken to over LSP-framed JSON-RPC.",
         epilog="With no verb and stdin not a terminal, serves the protocol on stdio.",
     )
     p.add_argument("--version", action="version", version=f"lore-sidecar {__version__}")
     p.add_argument("--stdio", action="store_true", help="serve JSON-RPC on stdin/stdout (default when stdin is not a TTY)")
-    p.add_argument("--store-dir", help="store location (default: $LORE_STORE_DIR or the platform data dir)")
     p.add_argument("--clientProcessId", "--client-process-id", type=int, dest="client_pid", help="exit when this process dies")
-    p.add_argument("-v", "--verbose", action="count", default=0, help="more logging on stderr (-vv for debug)")
-    p.add_argument("--log-file", help="write logs to this file instead of stderr")
+    global_options(p, defaults=True)
     sub = p.add_subparsers(dest="verb", metavar="VERB")
+    common = Parser(add_help=False)
+    global_options(common, defaults=False)
+    ws = Parser(add_help=False)
+    ws.add_argument("--workspace", type=folder, default=".", help="workspace folder (default: .)")
+    out = Parser(add_help=False)
+    out.add_argument("--json", action="store_true", help="print the raw result")
 
-    s = sub.add_parser("status", help="print the store's status as JSON")
-    s.add_argument("--workspace", default=".", help="workspace folder (default: .)")
+    def verb(name: str, help: str, *parents: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, parents=[common, *parents])
 
-    r = sub.add_parser("recall", help="search memory and print the hits")
+    verb("status", "print the store's status as JSON", ws)
+    r = verb("recall", "search memory and print the hits", ws, out)
     r.add_argument("query")
-    r.add_argument("--workspace", default=".", help="workspace folder (default: .)")
-    r.add_argument("--limit", type=int, default=10)
+    r.add_argument("--limit", type=bounded(1, 200), default=10, help="1..200 (default 10)")
     r.add_argument("--scope", choices=("project", "all"), default="project")
-    r.add_argument("--sources", help="comma-separated: messages,files,...")
-    r.add_argument("--json", action="store_true", help="print the raw result")
+    r.add_argument("--sources", type=sources, help=f"comma-separated, any of: {','.join(ALL_SOURCES)}")
     r.add_argument("--no-index", action="store_true", help="do not refresh the workspace index first")
-
-    x = sub.add_parser("reindex", help="rebuild the derived indexes from the record")
-    x.add_argument("--workspace", default=".", help="workspace folder (default: .)")
+    x = verb("reindex", "rebuild the derived indexes from the record", ws)
     x.add_argument("--scope", choices=("workspace", "facts", "all"), default="all")
-
-    e = sub.add_parser("export", help="write the project's knowledge to .lore.md (stable order, reviewable diffs)")
-    e.add_argument("--workspace", default=".", help="workspace folder (default: .)")
-    e.add_argument("--out", help="file to write (default: <project root>/.lore.md)")
-    i = sub.add_parser("import", help="read the project's .lore.md into the store now (the writer also does this on start)")
-    i.add_argument("--workspace", default=".", help="workspace folder (default: .)")
-    ds = sub.add_parser("distill", help="distil every undistilled conversation segment now")
-    ds.add_argument("--workspace", default=".", help="workspace folder (default: .)")
+    e = verb("export", "write the project's knowledge to .lore.md (stable order, reviewable diffs)", ws)
+    e.add_argument("--out", help="file to write, inside the workspace (default: <project root>/.lore.md)")
+    verb("import", "read the project's .lore.md into the store now (the writer also does this on start)", ws)
+    ds = verb("distill", "distil every undistilled conversation segment now", ws)
     ds.add_argument("--session", help="only this session")
+    facts_parser(verb("facts", "bitemporal facts: assert, invalidate, query, timeline"), common, ws, out)
+    node_parser(verb("node", "knowledge nodes: create, show, list"), common, ws, out)
 
-    f = sub.add_parser("facts", help="bitemporal facts: assert, invalidate, query, timeline")
+    h = verb("hook", "run as a host's hook command (reads the host's JSON on stdin; never fails the host)")
+    h.add_argument("--harness", help="the host's name for usage accounting (default: claude-code, or $LORE_HARNESS)")
+    h.add_argument("event", help=f"one of {', '.join(HOOK_EVENTS)} (Claude Code's names; Codex's hooks use the same)")
+    hd = verb("hook-daemon", "the warm process `hook` talks to (started on demand by `hook`)", ws)
+    hd.add_argument("--idle-ms", type=bounded(100, 86_400_000), help="exit after this long without a request (default: setting hookIdleMs)")
+    d = verb("demo", "spawn the sidecar over stdio, index a folder, record a chat, distil it, recall")
+    d.add_argument("folder", nargs="?", default=".", help="a source folder to index (default: .)")
+    d.add_argument("query", nargs="?", help="what to recall (default: a question the demo's chat answers)")
+    return p
+
+
+def facts_parser(f: argparse.ArgumentParser, *parents: argparse.ArgumentParser) -> None:
     fsub = f.add_subparsers(dest="facts_verb", metavar="ACTION", required=True)
-    fa = fsub.add_parser("assert", help="record a fact (appended to the journal)")
+    fa = fsub.add_parser("assert", help="record a fact (appended to the journal)", parents=parents)
     fa.add_argument("subject")
     fa.add_argument("predicate")
     fa.add_argument("object")
@@ -64,76 +121,49 @@ def build_parser() -> argparse.ArgumentParser:
     fa.add_argument("--valid-until", help="when it stops being true")
     fa.add_argument("--source", choices=("stated", "inferred"))
     fa.add_argument("--confidence", type=float)
-    fi = fsub.add_parser("invalidate", help="record that a fact stopped being true")
+    fi = fsub.add_parser("invalidate", help="record that a fact stopped being true", parents=parents)
     fi.add_argument("subject")
     fi.add_argument("predicate")
     fi.add_argument("--valid-until", help="when it stopped (default: now)")
-    fq = fsub.add_parser("query", help="what is (or was, or was believed) true")
-    fq.add_argument("--subject")
-    fq.add_argument("--predicate")
-    fq.add_argument("--object")
-    fq.add_argument("--text")
+    fq = fsub.add_parser("query", help="what is (or was, or was believed) true", parents=parents)
+    for name in ("--subject", "--predicate", "--object", "--text"):
+        fq.add_argument(name)
     fq.add_argument("--as-of", help="valid time")
     fq.add_argument("--as-known-at", help="record time: only what was known then")
     fq.add_argument("--history", action="store_true", help="every row, superseded ones too")
-    fq.add_argument("--limit", type=int, default=50)
-    ft = fsub.add_parser("timeline", help="a subject's changes in valid-time order")
+    fq.add_argument("--limit", type=bounded(1, 200), default=50, help="1..200 (default 50)")
+    ft = fsub.add_parser("timeline", help="a subject's changes in valid-time order", parents=parents)
     ft.add_argument("subject")
-    for sp in (fa, fi, fq, ft):
-        sp.add_argument("--workspace", default=".", help="workspace folder (default: .)")
-        sp.add_argument("--json", action="store_true", help="print the raw result")
-
-    h = sub.add_parser("hook", help="run as a host's hook command (reads the host's JSON on stdin; never fails the host)")
-    h.add_argument("--harness", help="the host's name for usage accounting (default: claude-code, or $LORE_HARNESS)")
-    h.add_argument("event", help="SessionStart, UserPromptSubmit, Stop, SessionEnd (Claude Code names; Codex's map to these)")
-
-    hd = sub.add_parser("hook-daemon", help="the warm process `hook` talks to (started on demand by `hook`)")
-    hd.add_argument("--workspace", default=".", help="workspace folder to index (default: .)")
-    hd.add_argument("--idle-ms", type=int, help="exit after this long without a request (default: setting hookIdleMs)")
-    d = sub.add_parser("demo", help="spawn the sidecar over stdio, index a folder, record a chat, recall")
-    d.add_argument("folder", nargs="?", default=".", help="folder to index (default: .)")
-    d.add_argument("query", nargs="?", default="how does the writer lock elect a single writer", help="what to recall")
-    return p
 
 
-class BoundedRecords(logging.Filter):
-    """Every log line redacted and cut to `MAX_LOG_CHARS`: a hostile request's params (or a
-    library logging a message body) can neither fill the disk nor leak a secret to the log."""
-
-    MAX_LOG_CHARS = 2000
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        from lore_sidecar.engine.capture.redact import redact
-
-        try:
-            text = record.getMessage()
-        except Exception:  # a bad format string is still one bounded line
-            text = str(record.msg)
-        if len(text) > self.MAX_LOG_CHARS:
-            text = text[: self.MAX_LOG_CHARS] + f"… [{len(text) - self.MAX_LOG_CHARS} more characters]"
-        record.msg, record.args = redact(text), None
-        if record.exc_info and record.exc_info[1] is not None:
-            # Keep the traceback, but bounded like the message.
-            record.exc_text = redact(logging.Formatter().formatException(record.exc_info)[-self.MAX_LOG_CHARS:])
-            record.exc_info = None
-        return True
+def node_parser(n: argparse.ArgumentParser, *parents: argparse.ArgumentParser) -> None:
+    nsub = n.add_subparsers(dest="node_verb", metavar="ACTION", required=True)
+    nc = nsub.add_parser("create", help="keep a knowledge node at a URI (project://<name>/<category>/<slug>, ...)",
+                         parents=parents)
+    nc.add_argument("uri")
+    nc.add_argument("content")
+    nc.add_argument("--category", choices=("decision", "pattern", "preference", "architecture", "gotcha", "note"))
+    nc.add_argument("--priority", type=bounded(0, 4), help="0 (always in context) .. 4 (recall only); default 2")
+    nc.add_argument("--disclosure", help="when to surface it, e.g. 'when touching the deploy scripts'")
+    nc.add_argument("--source", action="append", default=[], help="a file the node is about (repeatable)")
+    nc.add_argument("--expires-at", help="ISO time after which it no longer applies")
+    ns = nsub.add_parser("show", help="print one node", parents=parents)
+    ns.add_argument("uri")
+    nl = nsub.add_parser("list", help="the project's nodes (and global ones), best priority first", parents=parents)
+    nl.add_argument("--scope", choices=("project", "all"), default="project")
 
 
-def setup_logging(verbose: int, log_file: str | None) -> None:
-    level = logging.WARNING - 10 * min(verbose, 2)
-    handler: logging.Handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(BoundedRecords())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level)
-    # pygls logs whole message bodies at INFO: never let it follow -v.
-    logging.getLogger("pygls").setLevel(logging.WARNING)
+def cli_level(verbose: int) -> int:
+    return logging.WARNING - 10 * min(verbose, 2)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    setup_logging(args.verbose, args.log_file)
+    try:
+        setup_logging(cli_level(args.verbose), args.log_file)
+    except OSError as exc:
+        print(f"lore-sidecar: cannot write the log file: {exc}", file=sys.stderr)
+        return 2
     if args.verb is None:
         if not args.stdio and sys.stdin.isatty():
             build_parser().print_help()
@@ -143,24 +173,36 @@ def main(argv: list[str] | None = None) -> int:
         from lore_sidecar.hook.command import run_hook
 
         return run_hook(args.event, sys.stdin, sys.stdout, store_dir=args.store_dir, harness=args.harness)
-    if args.verb == "hook-daemon":
-        from lore_sidecar.hook.daemon import run_daemon
-
-        return run_daemon(args.store_dir, str(Path(args.workspace).resolve()),
-                          args.idle_ms / 1000 if args.idle_ms else None)
     try:
+        if args.verb == "hook-daemon":
+            from lore_sidecar.hook.daemon import run_daemon
+
+            return run_daemon(args.store_dir, str(Path(args.workspace).resolve()),
+                              args.idle_ms / 1000 if args.idle_ms else None)
         if args.verb == "demo":
             from lore_sidecar.demo import run_demo
 
             return run_demo(Path(args.folder), args.query, store_dir=args.store_dir)
-        return run_verb(args)
-    except Exception as exc:  # a human verb: a clear line, not a traceback
-        from lore_sidecar.errors import LoreError
+        from lore_sidecar.verbs import run_verb
 
-        if isinstance(exc, LoreError):
-            print(f"lore-sidecar: {exc.message} ({exc.kind})", file=sys.stderr)
-            return 2
-        raise
+        return run_verb(args)
+    except Exception as exc:  # a human verb: one clear line, not a traceback
+        return fail(exc, args.verbose)
+
+
+def fail(exc: Exception, verbose: int) -> int:
+    from lore_sidecar.errors import LoreError
+
+    if isinstance(exc, LoreError):
+        print(f"lore-sidecar: {exc.message} ({exc.kind})", file=sys.stderr)
+        return 2
+    if isinstance(exc, OSError):
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"lore-sidecar: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    log.error("%s: %s", type(exc).__name__, exc, exc_info=verbose > 0)
+    print(f"lore-sidecar: internal error ({type(exc).__name__}: {exc}); run with -v for details", file=sys.stderr)
+    return 1
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -169,83 +211,11 @@ def serve(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {"clientProcessId": args.client_pid}
     if args.store_dir:
         options["storeDir"] = args.store_dir
+    if args.verbose:
+        options["logLevel"] = logging.getLevelName(cli_level(args.verbose))
+    if args.log_file:
+        options["logFile"] = args.log_file
     return serve_stdio(create_server(options))
-
-
-def _open(args: argparse.Namespace, workspace: str):
-    from lore_sidecar.app import open_engine
-    from lore_sidecar.settings import load_settings
-
-    settings, warnings = load_settings(
-        workspace_root=Path(workspace).resolve(), cli={"storeDir": args.store_dir} if args.store_dir else {}
-    )
-    for w in warnings:
-        print(f"lore-sidecar: settings: {w}", file=sys.stderr)
-    return open_engine(settings, [workspace])
-
-
-def run_verb(args: argparse.Namespace) -> int:
-    engine = _open(args, args.workspace)
-    try:
-        if args.verb == "status":
-            print(json.dumps(engine.status(), indent=2))
-        elif args.verb == "reindex":
-            result = engine.reindex(args.scope, lambda msg, pct: print(f"  {msg}", file=sys.stderr))
-            print(json.dumps(result, indent=2))
-        elif args.verb == "facts":
-            run_facts(engine, args)
-        elif args.verb == "export":
-            result = engine.export_knowledge(path=args.out)
-            print(f"wrote {result['nodes']} nodes to {result['path']}")
-        elif args.verb == "import":
-            print(json.dumps(engine.import_knowledge(), indent=2))
-        elif args.verb == "distill":
-            print(json.dumps(engine.distill(session_id=args.session), indent=2))
-        elif args.verb == "recall":
-            if not args.no_index and engine.role.writer:
-                engine.index_workspace()
-                engine.wait_indexed(120)
-            sources = args.sources.split(",") if args.sources else None
-            result = engine.recall(args.query, scope=args.scope, sources=sources, limit=args.limit)
-            if args.json:
-                from lore_sidecar.wire.results import recall_to_wire
-
-                print(json.dumps(recall_to_wire(result), indent=2))
-            else:
-                print_hits(result.hits, result.total, result.took_ms)
-    finally:
-        engine.close()
-    return 0
-
-
-def run_facts(engine, args: argparse.Namespace) -> None:
-    v = args.facts_verb
-    if v == "assert":
-        result = engine.assert_fact(project=None, subject=args.subject, predicate=args.predicate, object=args.object,
-                                    valid_from=args.valid_from, valid_until=args.valid_until, source=args.source,
-                                    confidence=args.confidence)
-        line = f"{result['factId']} recorded at {result['recordedAt']}"
-    elif v == "invalidate":
-        result = engine.invalidate_fact(project=None, subject=args.subject, predicate=args.predicate,
-                                        valid_until=args.valid_until)
-        line = f"closed {', '.join(result['closed']) or 'nothing'} at {result['recordedAt']}"
-    elif v == "query":
-        result = engine.query_facts(subject=args.subject, predicate=args.predicate, object=args.object, text=args.text,
-                                    as_of=args.as_of, as_known_at=args.as_known_at, history=args.history,
-                                    limit=args.limit)
-        line = "\n".join(
-            f"{f['subject']} :: {f['predicate']} :: {f['object']}  [{f['validFrom'] or '…'} → {f['validUntil'] or '…'})"
-            for f in result["facts"]
-        ) or "no facts"
-        if result["truncated"]:
-            line += f"\n({len(result['facts'])} of {result['total']}; --limit for more)"
-    else:
-        result = engine.timeline(subject=args.subject)
-        line = "\n".join(
-            f"{e['at'] or '…'}  {e['event']:9s} {e['predicate']}" + (f" :: {e['object']}" if "object" in e else "")
-            for e in result["events"]
-        ) or "no events"
-    print(json.dumps(result, indent=2) if args.json else line)
 
 
 if __name__ == "__main__":

@@ -225,6 +225,10 @@ class Engine:
         self._fresh()
         return self._memory().list_domains(self.projects.ids(project, scope))
 
+    def list_nodes(self, *, project: str | None = None, scope: str = "project") -> dict[str, Any]:
+        self._fresh()
+        return {"nodes": self._memory().list_nodes(self.projects.ids(project, scope))}
+
     def node_history(self, uri: str) -> dict[str, Any]:
         self._fresh()
         return self._memory().knowledge.history(uri)

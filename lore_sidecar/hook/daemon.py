@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lore_sidecar import logs
 from lore_sidecar.hook.events import (
     event_of,
     host_output,
@@ -137,6 +138,7 @@ def run_daemon(store_dir: str | None, workspace: str, idle_s: float | None = Non
     store = store_dir_of(store_dir)
     store.mkdir(parents=True, exist_ok=True)
     settings, warnings = load_settings(workspace_root=Path(workspace), cli={"storeDir": str(store)})
+    logs.apply_settings(settings, cli_chose=logging.getLogger().level != logging.WARNING)
     for w in warnings:
         log.warning("settings: %s", w)
     daemon = HookDaemon(None, store, idle_s if idle_s is not None else settings.hook_idle_ms / 1000)

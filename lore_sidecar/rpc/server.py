@@ -22,7 +22,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCRequestMessage
 from pygls.protocol.language_server import lsp_method
 
-from lore_sidecar import PROTOCOL_VERSION, __version__
+from lore_sidecar import PROTOCOL_VERSION, __version__, logs
 from lore_sidecar.engine.uris import file_path
 from lore_sidecar.errors import LoreError
 from lore_sidecar.settings import Settings, load_settings
@@ -76,7 +76,7 @@ class LoreServer(LanguageServer):
         init = params.initialization_options if isinstance(params.initialization_options, dict) else {}
         if params.initialization_options is not None and not isinstance(params.initialization_options, dict):
             self.settings_warnings.append("initializationOptions must be an object; ignored")
-        cli = {k: v for k, v in self.cli_options.items() if k in ("storeDir", "logLevel")}
+        cli = {k: v for k, v in self.cli_options.items() if k in ("storeDir", "logLevel", "logFile")}
         self.settings, warnings = load_settings(
             workspace_root=Path(self.folders[0]) if self.folders else None,
             cli=cli,
@@ -84,6 +84,7 @@ class LoreServer(LanguageServer):
             env=self.env,
         )
         self.settings_warnings += warnings
+        logs.apply_settings(self.settings, cli_chose="logLevel" in self.cli_options or "logFile" in self.cli_options)
         for w in self.settings_warnings:
             log.warning("settings: %s", w)
         self.client_info = params.client_info

@@ -117,3 +117,77 @@ def test_hook_without_a_daemon_recalls_lexically_and_spools_the_prompt(hook_stor
         assert time.monotonic() < deadline
         time.sleep(0.1)
     c.close()
+
+
+# -- newcomer paths: every mistake gets one clear line and a non-zero exit ----------------------------
+def one_line_refusal(out: subprocess.CompletedProcess, *words: str) -> None:
+    assert out.returncode == 2, (out.returncode, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    assert all(w in lines[0] for w in words), lines[0]
+
+
+def test_bad_arguments_are_refused_in_one_line_beside_the_same_verb_succeeding(tmp_path, workspace):
+    store = str(tmp_path / "store")
+    ws = ["--workspace", str(workspace)]
+    one_line_refusal(run("recall", "tax", "--limit", "0", "--store-dir", store, *ws), "--limit", "1..200")
+    one_line_refusal(run("recall", "tax", "--limit", "-5", "--store-dir", store, *ws), "--limit")
+    one_line_refusal(run("recall", "tax", "--sources", "bogus", "--store-dir", store, *ws), "bogus", "messages")
+    one_line_refusal(run("status", "--store-dir", store, "--workspace", str(tmp_path / "nonexistent")), "no such folder")
+    assert not (tmp_path / "store").exists()  # nothing was created for a refused call
+    # Control: the same verb with good arguments, global options after the verb.
+    ok = run("recall", "tax rate", "--limit", "3", "--sources", "files", *ws, "--store-dir", store)
+    assert ok.returncode == 0 and "src/billing.py" in ok.stdout, ok.stderr
+    assert (tmp_path / "store" / "lore.db").exists()
+
+
+def test_unusable_paths_get_one_line_not_a_traceback(tmp_path, workspace):
+    store = str(tmp_path / "store")
+    ws = ["--workspace", str(workspace)]
+    one_line_refusal(run("export", "--out", "/missing/dir/x.md", "--store-dir", store, *ws), "outside")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a store")
+    one_line_refusal(run("status", "--store-dir", str(a_file), *ws), str(a_file), "folder")
+    # Control: export where it belongs.
+    assert run("export", "--store-dir", store, *ws).returncode == 0
+    assert (workspace / ".lore.md").exists()
+
+
+def test_the_cli_creates_lists_and_shows_knowledge_nodes_and_export_writes_them(tmp_path, workspace):
+    store = ["--store-dir", str(tmp_path / "store"), "--workspace", str(workspace)]
+    uri = f"project://{workspace.name}/decision/queue"
+    made = run("node", "create", uri, "Jobs go through the Redis queue, never cron", "--category", "decision",
+               "--priority", "1", *store)
+    assert made.returncode == 0 and f"created {uri}" in made.stdout, made.stderr
+    assert uri in run("node", "list", *store).stdout
+    shown = run("node", "show", uri, *store).stdout
+    assert "Redis queue" in shown and "decision, p1" in shown
+    one_line_refusal(run("node", "show", f"project://{workspace.name}/decision/nope", *store), "notFound")
+    one_line_refusal(run("node", "create", uri, "again", *store), "nodeExists")
+    assert "wrote 1 nodes" in run("export", *store).stdout
+    assert uri in (workspace / ".lore.md").read_text()
+
+
+def test_hook_help_names_every_event():
+    text = run("hook", "--help").stdout
+    assert all(e in text for e in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"))
+
+
+def test_the_demo_fails_fast_on_a_missing_or_empty_folder(tmp_path):
+    t0 = time.monotonic()
+    one_line_refusal(run("demo", str(tmp_path / "missing")), "no such folder")
+    (tmp_path / "empty" / ".hidden").mkdir(parents=True)
+    one_line_refusal(run("demo", str(tmp_path / "empty")), "no files to index")
+    assert time.monotonic() - t0 < 60
+
+
+def test_log_settings_from_the_environment_take_effect(tmp_path, workspace):
+    log_file = tmp_path / "lore.log"
+    out = subprocess.run([sys.executable, "-m", "lore_sidecar", "status", "--store-dir", str(tmp_path / "store"),
+                          "--workspace", str(workspace)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "LORE_LOG_LEVEL": "INFO", "LORE_LOG_FILE": str(log_file)})
+    assert out.returncode == 0, out.stderr
+    assert " INFO " in log_file.read_text()
+    # Control: without them nothing is written there and stderr stays quiet at WARNING.
+    quiet = run("status", "--store-dir", str(tmp_path / "store2"), "--workspace", str(workspace))
+    assert " INFO " not in quiet.stderr

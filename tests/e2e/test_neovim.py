@@ -82,3 +82,53 @@ def test_neovim_requests_recall_through_the_lua_client(tmp_path, workspace):
     hits = answer["result"]["hits"]
     assert hits[0]["path"].endswith("src/billing.py")
     assert "tax" in hits[0]["cues"]
+
+
+def test_neovim_outside_a_repository_uses_the_current_directory_and_says_so(tmp_path):
+    """No .git above the file: the client still attaches, on the current directory, and
+    tells the user which root it chose (a silent client with no root indexes nothing)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "plan.md").write_text("The quarterly plan moves the ledger export to Fridays.\n")
+    out = tmp_path / "result.json"
+    cmd = [sys.executable, "-m", "lore_sidecar", "--stdio", "--store-dir", str(tmp_path / "store")]
+    script = tmp_path / "test.lua"
+    script.write_text(textwrap.dedent(f"""
+        vim.opt.rtp:prepend({json.dumps(str(ROOT / "editors" / "nvim"))})
+        local said = {{}}
+        local notify = vim.notify
+        vim.notify = function(msg, level) table.insert(said, msg) end
+        local lore = require("lore")
+        lore.setup({{ cmd = {{ {", ".join(json.dumps(c) for c in cmd)} }} }})
+        vim.cmd("edit " .. {json.dumps(str(folder / "plan.md"))})
+        local ok = vim.wait(20000, function() return lore.client() ~= nil end, 50)
+        local answer = {{ attached = ok, said = said }}
+        if ok then
+          answer.root = lore.client().root_dir
+          local deadline = vim.uv.now() + 60000
+          while vim.uv.now() < deadline do
+            local done = false
+            lore.recall("ledger export fridays", function(err, result)
+              answer.hits = result and #result.hits or 0
+              done = true
+            end)
+            vim.wait(10000, function() return done end, 20)
+            if answer.hits and answer.hits > 0 then break end
+            vim.wait(200)
+          end
+        end
+        local f = io.open({json.dumps(str(out))}, "w")
+        f:write(vim.json.encode(answer))
+        f:close()
+        vim.cmd("qa!")
+    """))
+    proc = subprocess.run(
+        [nvim_binary(), "--headless", "--clean", "-u", "NONE", "-c",
+         f"lua local ok, err = pcall(dofile, {json.dumps(str(script))}) if not ok then io.stderr:write(tostring(err)) vim.cmd('cq') end"],
+        cwd=folder, capture_output=True, timeout=180, stdin=subprocess.DEVNULL,
+    )
+    assert out.exists(), proc.stderr.decode(errors="replace")[-2000:]
+    answer = json.loads(out.read_text())
+    assert answer["attached"] and answer["root"] == str(folder), answer
+    assert any("using the current directory" in s and str(folder) in s for s in answer["said"]), answer
+    assert answer["hits"] > 0, answer  # the folder was indexed: the note is found

@@ -86,3 +86,17 @@ def test_no_arguments_in_a_terminal_prints_help():
         ["script", "-qec", f"{sys.executable} -m lore_sidecar", "/dev/null"], capture_output=True, timeout=30
     )
     assert b"usage: lore-sidecar" in out.stdout
+
+
+def test_ordinary_error_replies_leave_no_traceback_in_the_log(tmp_path):
+    """notFound, bad params and unknown methods are answers, not server failures: an
+    editor's LSP log must not fill with tracebacks for them."""
+    client = StdioClient(sidecar_cmd("--store-dir", str(tmp_path / "store")))
+    client.initialize(tmp_path, options={"indexWorkspace": False, "watch": False})
+    before = len(client.stderr_lines)
+    assert client.request_full("lore/getNode", {"uri": "project://x/decision/nope"})["error"]["data"]["kind"] == "notFound"
+    assert client.request_full("lore/recall", {"query": "x", "limit": 0})["error"]["code"] == -32602
+    assert client.request_full("lore/noSuchMethod", {})["error"]["code"] == -32601
+    assert client.request("lore/status")["role"] == "writer"  # control: the server answers on
+    client.close()
+    assert [line for line in client.stderr_lines[before:] if line.strip()] == []

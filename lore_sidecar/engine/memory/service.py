@@ -144,6 +144,10 @@ class Memory:
         return {"domains": [{"domain": r["domain"], "scope": r["scope"], "nodes": r["nodes"], "bestPriority": r["best"]}
                             for r in self.nodes.domains(project_ids)]}
 
+    def list_nodes(self, project_ids: list[int] | None) -> list[dict[str, Any]]:
+        """Every live node of these projects (and the global ones), best priority first."""
+        return [self.knowledge.wire(r) for r in self.nodes.listing(project_ids)]
+
     def boot_nodes(self, project_ids: list[int] | None, at: str, min_priority: int = 1) -> list[dict[str, Any]]:
         """Knowledge in force (not suppressed, not expired) at priority <= `min_priority`
         (0-1 by default: the boot block), best first."""

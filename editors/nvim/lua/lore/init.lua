@@ -9,11 +9,33 @@ M.defaults = {
   init_options = {},
 }
 
+-- The workspace of a buffer: the nearest folder above it holding a root marker (.git by
+-- default), else the current directory — memory works outside repositories too. Which
+-- root was chosen is said once per root, so an unexpected one is noticed.
+local announced = {}
+
+function M.root_for(bufnr, markers)
+  local root = vim.fs.root(bufnr, markers)
+  local reason = "found " .. table.concat(markers, " or ")
+  if not root then
+    root = vim.fn.getcwd()
+    reason = "no " .. table.concat(markers, " or ") .. " above the file; using the current directory"
+  end
+  return root, reason
+end
+
 function M.setup(opts)
   opts = vim.tbl_deep_extend("force", M.defaults, opts or {})
   vim.lsp.config("lore", {
     cmd = opts.cmd,
-    root_markers = opts.root_markers,
+    root_dir = function(bufnr, on_dir)
+      local root, reason = M.root_for(bufnr, opts.root_markers)
+      if not announced[root] then
+        announced[root] = true
+        vim.notify("lore: workspace " .. root .. " (" .. reason .. ")", vim.log.levels.INFO)
+      end
+      on_dir(root)
+    end,
     init_options = opts.init_options,
   })
   vim.lsp.enable("lore")

@@ -1,0 +1,120 @@
+"""The human verbs (`status`, `recall`, `facts`, `node`, `export`, ...): the same engine
+the server runs, printed for people (or as JSON with `--json`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from lore_sidecar import logs
+from lore_sidecar.terminal import print_hits
+
+
+def open_engine_for(args: argparse.Namespace):
+    from lore_sidecar.app import open_engine
+    from lore_sidecar.settings import load_settings
+
+    workspace = str(Path(args.workspace).resolve())
+    settings, warnings = load_settings(
+        workspace_root=Path(workspace), cli={"storeDir": args.store_dir} if args.store_dir else {}
+    )
+    logs.apply_settings(settings, cli_chose=bool(args.verbose or args.log_file))
+    for w in warnings:
+        print(f"lore-sidecar: settings: {w}", file=sys.stderr)
+    return open_engine(settings, [workspace])
+
+
+def run_verb(args: argparse.Namespace) -> int:
+    engine = open_engine_for(args)
+    try:
+        if args.verb == "status":
+            print(json.dumps(engine.status(), indent=2))
+        elif args.verb == "reindex":
+            result = engine.reindex(args.scope, lambda msg, pct: print(f"  {msg}", file=sys.stderr))
+            print(json.dumps(result, indent=2))
+        elif args.verb == "facts":
+            run_facts(engine, args)
+        elif args.verb == "node":
+            run_node(engine, args)
+        elif args.verb == "export":
+            result = engine.export_knowledge(path=str(Path(args.out).resolve()) if args.out else None)
+            print(f"wrote {result['nodes']} nodes to {result['path']}")
+        elif args.verb == "import":
+            print(json.dumps(engine.import_knowledge(), indent=2))
+        elif args.verb == "distill":
+            print(json.dumps(engine.distill(session_id=args.session), indent=2))
+        elif args.verb == "recall":
+            run_recall(engine, args)
+    finally:
+        engine.close()
+    return 0
+
+
+def run_recall(engine, args: argparse.Namespace) -> None:
+    if not args.no_index and engine.role.writer:
+        print("indexing the workspace…", file=sys.stderr)
+        engine.index_workspace()
+        engine.wait_indexed(120)
+    result = engine.recall(args.query, scope=args.scope, sources=args.sources, limit=args.limit)
+    if args.json:
+        from lore_sidecar.wire.results import recall_to_wire
+
+        print(json.dumps(recall_to_wire(result), indent=2))
+    else:
+        print_hits(result.hits, result.total, result.took_ms)
+
+
+def run_facts(engine, args: argparse.Namespace) -> None:
+    v = args.facts_verb
+    if v == "assert":
+        result = engine.assert_fact(project=None, subject=args.subject, predicate=args.predicate, object=args.object,
+                                    valid_from=args.valid_from, valid_until=args.valid_until, source=args.source,
+                                    confidence=args.confidence)
+        line = f"{result['factId']} recorded at {result['recordedAt']}"
+    elif v == "invalidate":
+        result = engine.invalidate_fact(project=None, subject=args.subject, predicate=args.predicate,
+                                        valid_until=args.valid_until)
+        line = f"closed {', '.join(result['closed']) or 'nothing'} at {result['recordedAt']}"
+    elif v == "query":
+        result = engine.query_facts(subject=args.subject, predicate=args.predicate, object=args.object, text=args.text,
+                                    as_of=args.as_of, as_known_at=args.as_known_at, history=args.history,
+                                    limit=args.limit)
+        line = "\n".join(
+            f"{f['subject']} :: {f['predicate']} :: {f['object']}  [{f['validFrom'] or '…'} → {f['validUntil'] or '…'})"
+            for f in result["facts"]
+        ) or "no facts"
+        if result["truncated"]:
+            line += f"\n({len(result['facts'])} of {result['total']}; --limit for more)"
+    else:
+        result = engine.timeline(subject=args.subject)
+        line = "\n".join(
+            f"{e['at'] or '…'}  {e['event']:9s} {e['predicate']}" + (f" :: {e['object']}" if "object" in e else "")
+            for e in result["events"]
+        ) or "no events"
+    print(json.dumps(result, indent=2) if args.json else line)
+
+
+def run_node(engine, args: argparse.Namespace) -> None:
+    v = args.node_verb
+    if v == "create":
+        result: Any = engine.node_op("createNode", uri=args.uri, content=args.content, category=args.category,
+                                     priority=args.priority, disclosure=args.disclosure, scope=None,
+                                     sources=[{"path": s} for s in args.source] or None, expires_at=args.expires_at,
+                                     runtime="cli")
+        line = f"created {result['uri']} (version {result['version']})" + "".join(
+            f"\nwarning: {w}" for w in result.get("warnings") or [])
+    elif v == "show":
+        node = engine.get_node(args.uri)
+        result = {"uri": node.uri, "source": node.source, "content": node.content, "metadata": node.metadata}
+        m = node.metadata
+        head = f"{node.uri}  [{m.get('category') or 'note'}, p{m.get('priority')}, {m.get('scope')}]"
+        line = f"{head}\n\n{node.content}"
+    else:
+        result = engine.list_nodes(scope=args.scope)
+        line = "\n".join(
+            f"p{n['priority']} {n['uri']}" + (" (suppressed)" if n["suppressed"] else "") + f"\n   {n['content'][:100]}"
+            for n in result["nodes"]) or "no knowledge nodes yet (create one: lore-sidecar node create URI TEXT)"
+    print(json.dumps(result, indent=2) if args.json else line)
