@@ -7,7 +7,6 @@ Expected failures become -32803 with a stable `data.kind`.
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import functools
 import logging
@@ -21,10 +20,9 @@ from lore_sidecar.engine.uris import file_path
 from lore_sidecar.errors import BadParams, LoreError
 from lore_sidecar.model import Hit
 from lore_sidecar.rpc import editor_features
-from lore_sidecar.wire import types as t
-from lore_sidecar.wire.converter import structure
+from lore_sidecar.rpc.calls import Calls
+from lore_sidecar.rpc.features import capture, facts, memory, recall
 from lore_sidecar.wire.methods import COMMANDS
-from lore_sidecar.wire.results import node_to_wire, recall_to_wire
 
 log = logging.getLogger(__name__)
 EXPECTED_FAILURE = -32803
@@ -66,197 +64,11 @@ def _internal(name: str, exc: Exception) -> JsonRpcException:
                             data={"kind": "internal", "retryable": False})
 
 
-class Ordering:
-    """Causal order per connection: a request never overtakes a write sent before it.
-
-    Handlers run concurrently on the executor, so a client that pipes `recordMessages` and
-    then `recall` without waiting could otherwise see the recall answered first. Writes
-    form a chain; each request waits for the last write dispatched before it. Reads still
-    run in parallel with each other. The barrier is taken synchronously when the handler's
-    task starts, and tasks start in arrival order.
-    """
-
-    def __init__(self) -> None:
-        self._last: asyncio.Future | None = None
-
-    async def read(self, work):
-        prev = self._last
-        if prev is not None and not prev.done():
-            await asyncio.shield(prev)
-        return await work()
-
-    async def write(self, work):
-        prev = self._last
-        mine = asyncio.get_running_loop().create_future()
-        self._last = mine
-        try:
-            if prev is not None and not prev.done():
-                await asyncio.shield(prev)
-            return await work()
-        finally:
-            mine.set_result(None)
-
-
 def register(server) -> None:
-    order = Ordering()
-
-    async def read(method: str, *args: Any, **kwargs: Any) -> Any:
-        """`engine.<method>(...)` on the executor, after the writes sent before it."""
-        engine = await order.read(server.engine)
-        return await server.run(getattr(engine, method), *args, **kwargs)
-
-    async def write(method: str, *args: Any, **kwargs: Any) -> Any:
-        """`engine.<method>(...)` on the executor, in this connection's write order."""
-
-        async def work() -> Any:
-            engine = await server.engine()
-            return await server.run(getattr(engine, method), *args, **kwargs)
-
-        return await order.write(work)
-
-    async def status(params: Any) -> dict[str, Any]:
-        p = structure(params, t.StatusParams)
-        result = await read("status", p.project)
-        result["settingsWarnings"] = list(server.settings_warnings)
-        return result
-
-    async def record_messages(params: Any) -> dict[str, Any]:
-        p = structure(params, t.RecordMessagesParams)
-        messages = [
-            {
-                "role": m.role,
-                "content": m.content,
-                "msg_id": m.id,
-                "created_at": m.created_at,
-                "tool_name": m.tool_name,
-                "tool_call_id": m.tool_call_id,
-            }
-            for m in p.messages
-        ]
-        return await write("record_messages", project=p.project, session_id=p.session_id, harness=p.harness,
-                           messages=messages)
-
-    async def recall(params: Any) -> dict[str, Any]:
-        p = structure(params, t.RecallParams)
-        result = await read("recall", p.query, project=p.project, scope=p.scope, sources=p.sources, limit=p.limit,
-                            offset=p.offset, as_of=p.as_of, lexical_only=p.lexical_only, session_id=p.session_id)
-        return recall_to_wire(result)
-
-    async def get_node(params: Any) -> dict[str, Any]:
-        p = structure(params, t.GetNodeParams)
-        return node_to_wire(await read("get_node", p.uri, query_id=p.query_id, session_id=p.session_id, runtime=p.harness))
-
-    async def reindex(params: Any) -> dict[str, Any]:
-        p = structure(params, t.ReindexParams)
-
-        async def work() -> dict[str, Any]:
-            engine = await server.engine()
-            return await server.with_progress("lore: reindexing", lambda report: engine.reindex(p.scope, report))
-
-        return await order.write(work)
-
-    async def assert_fact(params: Any) -> dict[str, Any]:
-        p = structure(params, t.AssertFactParams)
-        return await write("assert_fact", project=p.project, subject=p.subject, predicate=p.predicate, object=p.object,
-                           valid_from=p.valid_from, valid_until=p.valid_until, source=p.source, confidence=p.confidence)
-
-    async def invalidate_fact(params: Any) -> dict[str, Any]:
-        p = structure(params, t.InvalidateFactParams)
-        return await write("invalidate_fact", project=p.project, subject=p.subject, predicate=p.predicate,
-                           valid_until=p.valid_until)
-
-    async def query_facts(params: Any) -> dict[str, Any]:
-        p = structure(params, t.QueryFactsParams)
-        return await read("query_facts", project=p.project, scope=p.scope, subject=p.subject, predicate=p.predicate,
-                          object=p.object, text=p.text, as_of=p.as_of, as_known_at=p.as_known_at, history=p.history,
-                          limit=p.limit, offset=p.offset)
-
-    async def timeline(params: Any) -> dict[str, Any]:
-        p = structure(params, t.TimelineParams)
-        return await read("timeline", subject=p.subject, project=p.project, scope=p.scope, limit=p.limit, offset=p.offset)
-
-    async def aggregate_facts(params: Any) -> dict[str, Any]:
-        p = structure(params, t.AggregateFactsParams)
-        return await read("aggregate_facts", project=p.project, scope=p.scope, by=p.by, subject=p.subject,
-                          predicate=p.predicate, object=p.object, as_of=p.as_of, limit=p.limit)
-
-    async def prompt_submit(params: Any) -> dict[str, Any]:
-        p = structure(params, t.PromptSubmitParams)
-        return await read("prompt_submit", session_id=p.session_id, prompt=p.prompt, harness=p.harness,
-                          project=p.project, budget_tokens=p.budget_tokens)
-
-    async def session_start(params: Any) -> dict[str, Any]:
-        p = structure(params, t.SessionStartParams)
-        return await read("session_start", session_id=p.session_id, harness=p.harness, cwd=p.cwd, repo=p.repo,
-                          budget_tokens=p.budget_tokens)
-
-    async def session_end(params: Any) -> dict[str, Any]:
-        p = structure(params, t.SessionEndParams)
-        return await write("session_end", session_id=p.session_id, harness=p.harness, project=p.project,
-                           transcript=p.transcript, transcript_path=p.transcript_path)
-
-    def node_write(method: str, params_type: type, fields: tuple[str, ...], changes: bool = False):
-        async def handler(params: Any) -> dict[str, Any]:
-            p = structure(params, params_type)
-            args: dict[str, Any] = {f: getattr(p, f) for f in fields}
-            if args.get("sources") is not None:
-                args["sources"] = [{"path": s.path, "sha256": s.sha256} for s in args["sources"]]
-            if changes:  # an update carries only the fields the client sent
-                args = {"uri": p.uri, "expected_version": p.expected_version,
-                        "changes": {k: v for k, v in args.items() if v is not None}}
-            return await write("node_op", method, project=getattr(p, "project", None), runtime=p.harness, **args)
-
-        handler.__name__ = method
-        return handler
-
-    node_fields = ("content", "category", "priority", "disclosure", "scope", "sources", "expires_at")
-
-    async def list_domains(params: Any) -> dict[str, Any]:
-        p = structure(params, t.ListDomainsParams)
-        return await read("list_domains", project=p.project, scope=p.scope)
-
-    async def node_history(params: Any) -> dict[str, Any]:
-        p = structure(params, t.NodeHistoryParams)
-        return await read("node_history", p.uri)
-
-    async def distill(params: Any) -> dict[str, Any]:
-        p = structure(params, t.DistillParams)
-        return await write("distill", session_id=p.session_id)
-
-    async def export_knowledge(params: Any) -> dict[str, Any]:
-        p = structure(params, t.ExportKnowledgeParams)
-        return await read("export_knowledge", project=p.project, path=p.path)
-
-    async def import_knowledge(params: Any) -> dict[str, Any]:
-        p = structure(params, t.ImportKnowledgeParams)
-        return await write("import_knowledge", project=p.project)
-
-    table = {
-        "lore/status": status,
-        "lore/recordMessages": record_messages,
-        "lore/recall": recall,
-        "lore/getNode": get_node,
-        "lore/reindex": reindex,
-        "lore/assertFact": assert_fact,
-        "lore/invalidateFact": invalidate_fact,
-        "lore/queryFacts": query_facts,
-        "lore/timeline": timeline,
-        "lore/aggregateFacts": aggregate_facts,
-        "lore/promptSubmit": prompt_submit,
-        "lore/sessionStart": session_start,
-        "lore/sessionEnd": session_end,
-        "lore/createNode": node_write("createNode", t.CreateNodeParams, ("uri", *node_fields)),
-        "lore/updateNode": node_write("updateNode", t.UpdateNodeParams, (*node_fields, "suppressed"), changes=True),
-        "lore/moveNode": node_write("moveNode", t.MoveNodeParams, ("uri", "new_uri")),
-        "lore/deleteNode": node_write("deleteNode", t.DeleteNodeParams, ("uri",)),
-        "lore/retain": node_write("retain", t.RetainParams, ("uri", "title", *node_fields)),
-        "lore/forget": node_write("forget", t.ForgetParams, ("uri", "reason")),
-        "lore/listDomains": list_domains,
-        "lore/nodeHistory": node_history,
-        "lore/distill": distill,
-        "lore/exportKnowledge": export_knowledge,
-        "lore/importKnowledge": import_knowledge,
-    }
+    calls = Calls(server)
+    table: dict[str, Any] = {}
+    for feature in (recall, capture, facts, memory):
+        table.update(feature.handlers(calls))
     for method, fn in table.items():
         server.feature(method)(_bind(_expected(fn)))
 

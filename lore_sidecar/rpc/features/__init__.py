@@ -1,0 +1,1 @@
+"""The `lore/*` handlers, one module per capability (as engine/ is grouped)."""
