@@ -73,11 +73,11 @@ def bench_messages(tmp: Path, sizes: list[int], n_queries: int) -> dict:
                 role, text = message(rng, have)
                 msgs.append({"role": role, "content": text, "msg_id": f"m{have}", "created_at": None, "tool_name": None, "tool_call_id": None})
                 have += 1
-            e.record_messages(project=str(project), session_id=f"s{have // 200}", harness="bench", messages=msgs)
+            e.capture.record_messages(project=str(project), session_id=f"s{have // 200}", harness="bench", messages=msgs)
             fts.executemany("INSERT INTO m(text) VALUES (?)", [(m["content"],) for m in msgs])
             added += len(msgs)
         recorded = time.perf_counter() - t0
-        e.wait_indexed(3600)
+        e.index.wait(3600)
         searchable = time.perf_counter() - t0
         fts.commit()
         # Warm both, then time every query.
@@ -129,13 +129,13 @@ def bench_workspace(tmp: Path, n_files: int) -> dict:
     (ws / ".git").mkdir()
     e = engine(tmp / "ws-store", [str(ws)])
     t0 = time.perf_counter()
-    e.index_workspace()
-    e.wait_indexed(3600)
+    e.index.scan()
+    e.index.wait(3600)
     took = time.perf_counter() - t0
     counts = e.records.counts(None)
     t1 = time.perf_counter()
-    e.index_workspace()  # nothing changed: stat-only rescan
-    e.wait_indexed(3600)
+    e.index.scan()  # nothing changed: stat-only rescan
+    e.index.wait(3600)
     rescan = time.perf_counter() - t1
     e.close()
     return {"files": counts["files"], "chunks": counts["chunks"], "files_per_s": round(counts["files"] / took),

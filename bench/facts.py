@@ -127,14 +127,14 @@ def main() -> int:
             n_rows = engine.status()["counts"]["facts"]
             n_subjects = max(10, args.facts // 5)
             kinds = {
-                "current by subject": lambda: engine.query_facts(subject=f"service {rng.randrange(n_subjects)}"),
-                "subject as of a date": lambda: engine.query_facts(
+                "current by subject": lambda: engine.facts.query(subject=f"service {rng.randrange(n_subjects)}"),
+                "subject as of a date": lambda: engine.facts.query(
                     subject=f"service {rng.randrange(n_subjects)}", as_of=iso(BASE + timedelta(days=rng.randrange(300)))),
-                "subject as known at": lambda: engine.query_facts(
+                "subject as known at": lambda: engine.facts.query(
                     subject=f"service {rng.randrange(n_subjects)}", as_of=iso(BASE + timedelta(days=rng.randrange(300))),
                     as_known_at=iso(BASE + timedelta(days=rng.randrange(300)))),
-                "predicate + object": lambda: engine.query_facts(predicate=rng.choice(PREDICATES), object=rng.choice(VALUES)),
-                "text match": lambda: engine.query_facts(text=f"{rng.choice(VALUES)} service {rng.randrange(n_subjects)}"),
+                "predicate + object": lambda: engine.facts.query(predicate=rng.choice(PREDICATES), object=rng.choice(VALUES)),
+                "text match": lambda: engine.facts.query(text=f"{rng.choice(VALUES)} service {rng.randrange(n_subjects)}"),
             }
             peer = peer_table(tmp / "peer.db", plain)
             peer_kinds = {
@@ -175,7 +175,7 @@ def main() -> int:
             asserts = []
             for i in range(args.asserts):
                 t = time.perf_counter()
-                engine.assert_fact(project=None, subject=f"service {rng.randrange(n_subjects)}", predicate=rng.choice(PREDICATES),
+                engine.facts.assert_fact(project=None, subject=f"service {rng.randrange(n_subjects)}", predicate=rng.choice(PREDICATES),
                                    object=rng.choice(VALUES), valid_from=iso(BASE + timedelta(days=300 + i // 100)))
                 asserts.append((time.perf_counter() - t) * 1000)
             peer_ins = []

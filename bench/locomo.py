@@ -121,8 +121,8 @@ def lore_engine(convs: list[dict], store: Path, **options):
         for n, when, turns in conv["sessions"]:
             msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": turn_text(t), "msg_id": t["dia_id"],
                      "created_at": when, "tool_name": None, "tool_call_id": None} for i, t in enumerate(turns)]
-            engine.record_messages(project=str(root / conv["id"]), session_id=f"{conv['id']}-s{n}", harness="locomo", messages=msgs)
-    engine.wait_indexed(1800)
+            engine.capture.record_messages(project=str(root / conv["id"]), session_id=f"{conv['id']}-s{n}", harness="locomo", messages=msgs)
+    engine.index.wait(1800)
     return engine
 
 

@@ -223,7 +223,7 @@ class Root:
         the memory thread (distiller, meta pass, curator)."""
         for folder in self.folders:
             try:
-                result = self.memory.import_if_changed(engine.project_root(folder))
+                result = self.memory.import_if_changed(engine.projects.root(folder))
                 if result:
                     log.info("imported .lore.md of %s: %s", folder, result)
             except LoreError as exc:

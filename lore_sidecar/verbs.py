@@ -33,19 +33,19 @@ def run_verb(args: argparse.Namespace) -> int:
         if args.verb == "status":
             print(json.dumps(engine.status(), indent=2))
         elif args.verb == "reindex":
-            result = engine.reindex(args.scope, lambda msg, pct: print(f"  {msg}", file=sys.stderr))
+            result = engine.index.rebuild(args.scope, lambda msg, pct: print(f"  {msg}", file=sys.stderr))
             print(json.dumps(result, indent=2))
         elif args.verb == "facts":
             run_facts(engine, args)
         elif args.verb == "node":
             run_node(engine, args)
         elif args.verb == "export":
-            result = engine.export_knowledge(path=str(Path(args.out).resolve()) if args.out else None)
+            result = engine.memory.export_knowledge(path=str(Path(args.out).resolve()) if args.out else None)
             print(f"wrote {result['nodes']} nodes to {result['path']}")
         elif args.verb == "import":
-            print(json.dumps(engine.import_knowledge(), indent=2))
+            print(json.dumps(engine.memory.import_knowledge(), indent=2))
         elif args.verb == "distill":
-            print(json.dumps(engine.distill(session_id=args.session), indent=2))
+            print(json.dumps(engine.memory.distill(session_id=args.session), indent=2))
         elif args.verb == "recall":
             run_recall(engine, args)
     finally:
@@ -56,8 +56,8 @@ def run_verb(args: argparse.Namespace) -> int:
 def run_recall(engine, args: argparse.Namespace) -> None:
     if not args.no_index and engine.role.writer:
         print("indexing the workspace…", file=sys.stderr)
-        engine.index_workspace()
-        engine.wait_indexed(120)
+        engine.index.scan()
+        engine.index.wait(120)
     result = engine.recall(args.query, scope=args.scope, sources=args.sources, limit=args.limit)
     if args.json:
         from lore_sidecar.wire.results import recall_to_wire
@@ -70,16 +70,16 @@ def run_recall(engine, args: argparse.Namespace) -> None:
 def run_facts(engine, args: argparse.Namespace) -> None:
     v = args.facts_verb
     if v == "assert":
-        result = engine.assert_fact(project=None, subject=args.subject, predicate=args.predicate, object=args.object,
+        result = engine.facts.assert_fact(project=None, subject=args.subject, predicate=args.predicate, object=args.object,
                                     valid_from=args.valid_from, valid_until=args.valid_until, source=args.source,
                                     confidence=args.confidence)
         line = f"{result['factId']} recorded at {result['recordedAt']}"
     elif v == "invalidate":
-        result = engine.invalidate_fact(project=None, subject=args.subject, predicate=args.predicate,
+        result = engine.facts.invalidate_fact(project=None, subject=args.subject, predicate=args.predicate,
                                         valid_until=args.valid_until)
         line = f"closed {', '.join(result['closed']) or 'nothing'} at {result['recordedAt']}"
     elif v == "query":
-        result = engine.query_facts(subject=args.subject, predicate=args.predicate, object=args.object, text=args.text,
+        result = engine.facts.query(subject=args.subject, predicate=args.predicate, object=args.object, text=args.text,
                                     as_of=args.as_of, as_known_at=args.as_known_at, history=args.history,
                                     limit=args.limit)
         line = "\n".join(
@@ -89,7 +89,7 @@ def run_facts(engine, args: argparse.Namespace) -> None:
         if result["truncated"]:
             line += f"\n({len(result['facts'])} of {result['total']}; --limit for more)"
     else:
-        result = engine.timeline(subject=args.subject)
+        result = engine.facts.timeline(subject=args.subject)
         line = "\n".join(
             f"{e['at'] or '…'}  {e['event']:9s} {e['predicate']}" + (f" :: {e['object']}" if "object" in e else "")
             for e in result["events"]
@@ -100,7 +100,7 @@ def run_facts(engine, args: argparse.Namespace) -> None:
 def run_node(engine, args: argparse.Namespace) -> None:
     v = args.node_verb
     if v == "create":
-        result: Any = engine.node_op("createNode", uri=args.uri, content=args.content, category=args.category,
+        result: Any = engine.memory.node_op("createNode", uri=args.uri, content=args.content, category=args.category,
                                      priority=args.priority, disclosure=args.disclosure, scope=None,
                                      sources=[{"path": s} for s in args.source] or None, expires_at=args.expires_at,
                                      runtime="cli")
@@ -113,7 +113,7 @@ def run_node(engine, args: argparse.Namespace) -> None:
         head = f"{node.uri}  [{m.get('category') or 'note'}, p{m.get('priority')}, {m.get('scope')}]"
         line = f"{head}\n\n{node.content}"
     else:
-        result = engine.list_nodes(scope=args.scope)
+        result = engine.memory.list_nodes(scope=args.scope)
         line = "\n".join(
             f"p{n['priority']} {n['uri']}" + (" (suppressed)" if n["suppressed"] else "") + f"\n   {n['content'][:100]}"
             for n in result["nodes"]) or "no knowledge nodes yet (create one: lore-sidecar node create URI TEXT)"

@@ -36,25 +36,25 @@ def handle(engine, request: dict[str, Any]) -> dict[str, Any]:
     """What one hook event does; returns `{"output": <host JSON or None>}`."""
     event, p, session_id, cwd, harness = event_of(request)
     # The host runs in `cwd`: that folder is opened for this hook like a workspace folder.
-    engine.open_folder(cwd)
+    engine.projects.open_folder(cwd)
     context = None
     if event == "SessionStart":
-        context = engine.session_start(session_id=session_id, harness=harness, cwd=cwd)["context"]
+        context = engine.sessions.start(session_id=session_id, harness=harness, cwd=cwd)["context"]
     elif event == "UserPromptSubmit":
         prompt = str(p.get("prompt") or "")
         # Recall first (leads from earlier work), then capture the prompt itself.
-        context = engine.prompt_submit(session_id=session_id, prompt=prompt, harness=harness, project=cwd)["context"]
+        context = engine.sessions.prompt(session_id=session_id, prompt=prompt, harness=harness, project=cwd)["context"]
         if prompt.strip():
-            engine.record_messages(project=cwd, session_id=session_id, harness=harness,
+            engine.capture.record_messages(project=cwd, session_id=session_id, harness=harness,
                                    messages=[prompt_message(prompt)])
     elif event == "PostToolUse":
         message = tool_message(p)
         if message is not None:
-            engine.record_messages(project=cwd, session_id=session_id, harness=harness, messages=[message])
+            engine.capture.record_messages(project=cwd, session_id=session_id, harness=harness, messages=[message])
     elif event in ("Stop", "SessionEnd", "SubagentStop"):
         path = p.get("transcript_path")
         if path:
-            engine.session_end(session_id=session_id, harness=harness, project=cwd, transcript_path=str(path))
+            engine.sessions.end(session_id=session_id, harness=harness, project=cwd, transcript_path=str(path))
     return {"output": host_output(event, context)}
 
 
@@ -149,7 +149,7 @@ def run_daemon(store_dir: str | None, workspace: str, idle_s: float | None = Non
     daemon.engine = engine
     try:
         if engine.role.writer:
-            engine.index_workspace()
+            engine.index.scan()
         daemon.serve(server)
     finally:
         engine.close()

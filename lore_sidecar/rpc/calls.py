@@ -37,9 +37,17 @@ class Ordering:
             mine.set_result(None)
 
 
+def bound(engine: Any, path: str) -> Any:
+    """`facts.query` -> engine.facts.query."""
+    target = engine
+    for name in path.split("."):
+        target = getattr(target, name)
+    return target
+
+
 class Calls:
-    """`read`/`write` run `engine.<method>(...)` on the executor; a write keeps its place in
-    the connection's write order, a read waits for the writes sent before it."""
+    """`read`/`write` run `engine.<service>.<method>(...)` on the executor; a write keeps its
+    place in the connection's write order, a read waits for the writes sent before it."""
 
     def __init__(self, server: Any):
         self.server = server
@@ -47,11 +55,11 @@ class Calls:
 
     async def read(self, method: str, *args: Any, **kwargs: Any) -> Any:
         engine = await self.order.read(self.server.engine)
-        return await self.server.run(getattr(engine, method), *args, **kwargs)
+        return await self.server.run(bound(engine, method), *args, **kwargs)
 
     async def write(self, method: str, *args: Any, **kwargs: Any) -> Any:
         async def work() -> Any:
             engine = await self.server.engine()
-            return await self.server.run(getattr(engine, method), *args, **kwargs)
+            return await self.server.run(bound(engine, method), *args, **kwargs)
 
         return await self.order.write(work)

@@ -66,7 +66,7 @@ def register(server) -> None:
         try:
             engine = await server.engine()
             path = file_path(params.text_document.uri)
-            data = await server.run(engine.jail.read_bytes, path, max_bytes=engine.settings.index.max_file_bytes)
+            data = await server.run(engine.projects.jail.read_bytes, path, max_bytes=engine.settings.index.max_file_bytes)
             text = data.decode("utf-8", errors="replace")
             word = word_at(text, params.position.line, params.position.character)
             if not word or len(word) < 3:

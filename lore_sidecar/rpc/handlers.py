@@ -92,9 +92,9 @@ def register(server) -> None:
         except LoreError:
             return
         for f in params.event.removed:
-            engine.close_folder(str(Path(file_path(f.uri)).resolve()))
+            engine.projects.close_folder(str(Path(file_path(f.uri)).resolve()))
         for f in params.event.added:
-            engine.open_folder(str(Path(file_path(f.uri)).resolve()))
+            engine.projects.open_folder(str(Path(file_path(f.uri)).resolve()))
 
     @server.feature(lsp.SHUTDOWN)
     def on_shutdown(*_: Any) -> None:

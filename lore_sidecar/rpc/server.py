@@ -182,13 +182,13 @@ class LoreServer(LanguageServer):
         """Only the writer indexes the workspace and watches it."""
         if self.settings is None or self.stopped.is_set():
             return
-        if self.settings.index.index_workspace and engine.folders:
-            await self.with_progress("lore: indexing workspace", lambda report: engine.index_workspace(report))
+        if self.settings.index.index_workspace and engine.projects.folders:
+            await self.with_progress("lore: indexing workspace", lambda report: engine.index.scan(report))
         folders = engine.projects.on_disk()
         if self.settings.index.watch and folders and engine.role.writer and self.watcher is None:
             from lore_sidecar.watch import Watcher
 
-            self.watcher = Watcher(folders, engine.apply_file_changes, debounce_ms=self.settings.index.debounce_ms)
+            self.watcher = Watcher(folders, engine.index.file_changes, debounce_ms=self.settings.index.debounce_ms)
             self.watcher.start()
 
     def _stop_watcher(self) -> None:

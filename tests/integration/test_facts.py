@@ -28,7 +28,7 @@ class Clock:
 def open_facts_engine(store: Path, folder: Path, clock: Clock):
     settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={"storeDir": str(store), "embedder": "none"})
     engine = open_engine(settings, [str(folder)])
-    engine.facts.clock = clock
+    engine.facts.store.clock = clock
     return engine
 
 
@@ -52,65 +52,65 @@ def journal_text(store: Path) -> str:
 
 def live_rows(engine) -> list[tuple]:
     skip = {"id"}
-    rows = [tuple(sorted((k, v) for k, v in r.items() if k not in skip)) for r in engine.facts.rows.all_rows()]
-    closes = [tuple(sorted((k, v) for k, v in c.items() if k not in skip)) for c in engine.facts.rows.all_closes()]
+    rows = [tuple(sorted((k, v) for k, v in r.items() if k not in skip)) for r in engine.facts.store.rows.all_rows()]
+    closes = [tuple(sorted((k, v) for k, v in c.items() if k not in skip)) for c in engine.facts.store.rows.all_closes()]
     return sorted(rows, key=repr) + sorted(closes, key=repr)
 
 
 def test_an_invalidated_fact_is_gone_now_but_there_as_of_a_date_inside_its_window(env):
     e, clock, _ = env
-    e.assert_fact(project=None, subject="CI", predicate="runs on", object="Buildkite", valid_from="2024-01-01")
-    assert objects(e.query_facts(subject="CI")) == ["Buildkite"]  # control: in force now
+    e.facts.assert_fact(project=None, subject="CI", predicate="runs on", object="Buildkite", valid_from="2024-01-01")
+    assert objects(e.facts.query(subject="CI")) == ["Buildkite"]  # control: in force now
     clock.set("2024-08-01")
-    e.invalidate_fact(project=None, subject="CI", predicate="runs on", valid_until="2024-07-01")
-    assert objects(e.query_facts(subject="CI")) == []
-    assert objects(e.query_facts(subject="CI", as_of="2024-03-01")) == ["Buildkite"]
-    assert objects(e.query_facts(subject="CI", as_of="2024-07-01")) == []  # the end is exclusive
+    e.facts.invalidate_fact(project=None, subject="CI", predicate="runs on", valid_until="2024-07-01")
+    assert objects(e.facts.query(subject="CI")) == []
+    assert objects(e.facts.query(subject="CI", as_of="2024-03-01")) == ["Buildkite"]
+    assert objects(e.facts.query(subject="CI", as_of="2024-07-01")) == []  # the end is exclusive
 
 
 def test_a_fact_recorded_after_t_is_unknown_as_known_at_t_but_true_as_of_then(env):
     e, clock, _ = env
     clock.set("2024-05-01")
-    e.assert_fact(project=None, subject="payments", predicate="uses", object="Stripe", valid_from="2024-01-01")
-    assert objects(e.query_facts(subject="payments", as_of="2024-02-01")) == ["Stripe"]
-    assert objects(e.query_facts(subject="payments", as_of="2024-02-01", as_known_at="2024-03-01")) == []
-    assert objects(e.query_facts(subject="payments", as_of="2024-02-01", as_known_at="2024-05-02")) == ["Stripe"]
+    e.facts.assert_fact(project=None, subject="payments", predicate="uses", object="Stripe", valid_from="2024-01-01")
+    assert objects(e.facts.query(subject="payments", as_of="2024-02-01")) == ["Stripe"]
+    assert objects(e.facts.query(subject="payments", as_of="2024-02-01", as_known_at="2024-03-01")) == []
+    assert objects(e.facts.query(subject="payments", as_of="2024-02-01", as_known_at="2024-05-02")) == ["Stripe"]
 
 
 def test_the_backdated_close(env):
     """Recorded Jan 2024; closed in Mar 2025 with an end of Jun 2024."""
     e, clock, _ = env
     clock.set("2024-01-15")
-    fid = e.assert_fact(project=None, subject="payments", predicate="uses", object="Stripe", valid_from="2024-01-01")["factId"]
+    fid = e.facts.assert_fact(project=None, subject="payments", predicate="uses", object="Stripe", valid_from="2024-01-01")["factId"]
     clock.set("2025-03-01")
-    closed = e.invalidate_fact(project=None, subject="payments", predicate="uses", valid_until="2024-06-30")
+    closed = e.facts.invalidate_fact(project=None, subject="payments", predicate="uses", valid_until="2024-06-30")
     assert closed["closed"] == [fid]
-    believed_then = e.query_facts(subject="payments", as_of="2024-09-01", as_known_at="2024-12-01")
+    believed_then = e.facts.query(subject="payments", as_of="2024-09-01", as_known_at="2024-12-01")
     assert objects(believed_then) == ["Stripe"]
     assert believed_then["facts"][0]["validUntil"] is None and believed_then["facts"][0]["supersededAt"] is None
-    assert objects(e.query_facts(subject="payments", as_of="2024-09-01", as_known_at="2025-04-01")) == []
-    assert objects(e.query_facts(subject="payments", as_of="2024-09-01")) == []  # known now: closed
-    row = e.query_facts(subject="payments", history=True)["facts"][0]
+    assert objects(e.facts.query(subject="payments", as_of="2024-09-01", as_known_at="2025-04-01")) == []
+    assert objects(e.facts.query(subject="payments", as_of="2024-09-01")) == []  # known now: closed
+    row = e.facts.query(subject="payments", history=True)["facts"][0]
     assert (row["validUntil"], row["supersededAt"]) == ("2024-06-30T00:00:00Z", "2025-03-01T00:00:00Z")
 
 
 def test_supersession_answers_each_time_with_its_own_value(env):
     e, clock, _ = env
-    e.assert_fact(project=None, subject="payments", predicate="uses", object="Stripe", valid_from="2024-01-01")
+    e.facts.assert_fact(project=None, subject="payments", predicate="uses", object="Stripe", valid_from="2024-01-01")
     clock.set("2025-03-02")
-    e.assert_fact(project=None, subject="Payments", predicate="Uses", object="Adyen", valid_from="2025-03-01")
-    assert objects(e.query_facts(subject="payments")) == ["Adyen"]
-    assert objects(e.query_facts(subject="payments", as_of="2024-06-01")) == ["Stripe"]
-    assert objects(e.query_facts(subject="payments", as_of="2025-06-01", as_known_at="2025-01-01")) == ["Stripe"]
-    timeline = e.timeline(subject="payments")
+    e.facts.assert_fact(project=None, subject="Payments", predicate="Uses", object="Adyen", valid_from="2025-03-01")
+    assert objects(e.facts.query(subject="payments")) == ["Adyen"]
+    assert objects(e.facts.query(subject="payments", as_of="2024-06-01")) == ["Stripe"]
+    assert objects(e.facts.query(subject="payments", as_of="2025-06-01", as_known_at="2025-01-01")) == ["Stripe"]
+    timeline = e.facts.timeline(subject="payments")
     assert [(ev["event"], ev.get("object")) for ev in timeline["events"]] == [("asserted", "Stripe"), ("asserted", "Adyen")]
-    assert e.aggregate_facts(by="object")["groups"] == [{"key": "Adyen", "count": 1}]
+    assert e.facts.aggregate(by="object")["groups"] == [{"key": "Adyen", "count": 1}]
 
 
 def test_refusals_change_nothing_and_each_has_a_succeeding_control(env):
     e, clock, _ = env
     store = Path(e.settings.store_dir)
-    e.assert_fact(project=None, subject="CI", predicate="runs on", object="Buildkite", valid_from="2024-06-01")
+    e.facts.assert_fact(project=None, subject="CI", predicate="runs on", object="Buildkite", valid_from="2024-06-01")
     before = journal_text(store)
     cases = [
         (dict(subject="?!", predicate="uses", object="x"), "invalidKey"),
@@ -121,35 +121,35 @@ def test_refusals_change_nothing_and_each_has_a_succeeding_control(env):
     ]
     for kwargs, kind in cases:
         with pytest.raises(LoreError) as err:
-            e.assert_fact(project=None, **kwargs)
+            e.facts.assert_fact(project=None, **kwargs)
         assert err.value.kind == kind, kwargs
     with pytest.raises(LoreError) as err:
-        e.assert_fact(project=None, subject="?!", predicate="uses", object="x")
+        e.facts.assert_fact(project=None, subject="?!", predicate="uses", object="x")
     assert "'?!'" in str(err.value)  # the refusal quotes the value
     with pytest.raises(LoreError) as err:
-        e.invalidate_fact(project=None, subject="CI", predicate="runs on", valid_until="2024-05-01")
+        e.facts.invalidate_fact(project=None, subject="CI", predicate="runs on", valid_until="2024-05-01")
     assert err.value.kind == "closeBeforeStart"
     with pytest.raises(LoreError) as err:
-        e.invalidate_fact(project=None, subject="nobody", predicate="runs on")
+        e.facts.invalidate_fact(project=None, subject="nobody", predicate="runs on")
     assert err.value.kind == "notFound"
-    assert journal_text(store) == before and e.query_facts(scope="all")["total"] == 1
+    assert journal_text(store) == before and e.facts.query(scope="all")["total"] == 1
     # Controls: the same calls, fixed, succeed.
-    e.assert_fact(project=None, subject="svc", predicate="uses", object="x", valid_from="2024-04-01", valid_until="2024-05-01", confidence=0.5)
-    e.invalidate_fact(project=None, subject="CI", predicate="runs on", valid_until="2024-07-01")
+    e.facts.assert_fact(project=None, subject="svc", predicate="uses", object="x", valid_from="2024-04-01", valid_until="2024-05-01", confidence=0.5)
+    e.facts.invalidate_fact(project=None, subject="CI", predicate="runs on", valid_until="2024-07-01")
     assert journal_text(store) != before
 
 
 def test_an_invalidated_note_fact_stays_closed_after_a_full_replay(env):
     e, clock, ws = env
     (ws / "payments.md").write_text("# Payments\n\nprovider:: Stripe\n")
-    e.index_workspace()
-    assert objects(e.query_facts(subject="Payments")) == ["Stripe"]
+    e.index.scan()
+    assert objects(e.facts.query(subject="Payments")) == ["Stripe"]
     clock.set("2024-02-01")
-    e.invalidate_fact(project=None, subject="payments", predicate="provider", valid_until="2024-01-20")
-    assert objects(e.query_facts(subject="Payments")) == []
+    e.facts.invalidate_fact(project=None, subject="payments", predicate="provider", valid_until="2024-01-20")
+    assert objects(e.facts.query(subject="Payments")) == []
     before = live_rows(e)
     e.facts.replay()
-    assert objects(e.query_facts(subject="Payments")) == []
+    assert objects(e.facts.query(subject="Payments")) == []
     assert live_rows(e) == before
 
 
@@ -157,12 +157,12 @@ def test_editing_an_unrelated_line_keeps_a_note_facts_record_time(env):
     e, clock, ws = env
     note = ws / "deploy.md"
     note.write_text("# Deploys\n\nowner:: alice\nschedule:: weekly\n")
-    e.index_workspace()
-    first = {f["predicate"]: f["recordedAt"] for f in e.query_facts(subject="Deploys")["facts"]}
+    e.index.scan()
+    first = {f["predicate"]: f["recordedAt"] for f in e.facts.query(subject="Deploys")["facts"]}
     clock.set("2024-09-09")
     note.write_text("# Deploys\n\nSome new prose at the top.\n\nowner:: alice\nschedule:: daily\n")
-    e.index_workspace()
-    now = {f["predicate"]: f["recordedAt"] for f in e.query_facts(subject="Deploys")["facts"]}
+    e.index.scan()
+    now = {f["predicate"]: f["recordedAt"] for f in e.facts.query(subject="Deploys")["facts"]}
     assert now["owner"] == first["owner"] == "2024-01-10T00:00:00Z"  # unchanged line, moved
     assert now["schedule"] == "2024-09-09T00:00:00Z"  # control: a changed value is new knowledge
 
@@ -172,13 +172,13 @@ def test_a_note_cannot_backdate_or_relabel_its_facts(env):
     (ws / "forged.md").write_text(
         "# Forged\n\n- [fact] Payments :: uses :: Stripe {recorded_at=2001-01-01, source=stated, valid_from=2023-01-01}\n"
     )
-    e.index_workspace()
-    [fact] = e.query_facts(subject="Payments")["facts"]
+    e.index.scan()
+    [fact] = e.facts.query(subject="Payments")["facts"]
     assert fact["recordedAt"] == "2024-01-10T00:00:00Z" and fact["source"] == "extracted"
     assert fact["validFrom"] == "2023-01-01T00:00:00Z"  # control: valid time may come from a note
-    assert objects(e.query_facts(subject="Payments", as_of="2023-06-01", as_known_at="2023-01-01")) == []
+    assert objects(e.facts.query(subject="Payments", as_of="2023-06-01", as_known_at="2023-01-01")) == []
     # The engine's own journal is where recorded_at and source are honoured.
-    stated = e.assert_fact(project=None, subject="Payments", predicate="owner", object="team-pay", source="inferred", confidence=0.6)
+    stated = e.facts.assert_fact(project=None, subject="Payments", predicate="owner", object="team-pay", source="inferred", confidence=0.6)
     assert e.get_node(f"fact://{stated['factId']}").metadata["source"] == "inferred"
 
 
@@ -187,13 +187,13 @@ def test_a_hand_edited_journal_line_is_picked_up_on_the_next_start(tmp_path):
     (ws / ".git").mkdir(parents=True)
     clock = Clock("2024-01-10")
     e = open_facts_engine(tmp_path / "store", ws, clock)
-    e.assert_fact(project=None, subject="CI", predicate="runs on", object="Buildkite")
+    e.facts.assert_fact(project=None, subject="CI", predicate="runs on", object="Buildkite")
     e.close()
     [path] = (tmp_path / "store" / "journal").rglob("*.md")
     path.write_text(path.read_text().replace("Buildkite", "GitHub Actions"))
     e = open_facts_engine(tmp_path / "store", ws, clock)
     try:
-        assert objects(e.query_facts(subject="CI")) == ["GitHub Actions"]
+        assert objects(e.facts.query(subject="CI")) == ["GitHub Actions"]
     finally:
         e.close()
 
@@ -212,25 +212,25 @@ def test_replay_reproduces_300_generated_facts_exactly(env):
         s, p = rng.choice(subjects), rng.choice(predicates)
         if rng.random() < 0.15:
             try:
-                e.invalidate_fact(project=None, subject=s, predicate=p, valid_until=_day(day + rng.randint(-20, 20), 0))
+                e.facts.invalidate_fact(project=None, subject=s, predicate=p, valid_until=_day(day + rng.randint(-20, 20), 0))
             except LoreError:
                 pass
             continue
         vf = _day(rng.randint(0, day + 10), 0)
-        e.assert_fact(project=None, subject=s, predicate=p, object=rng.choice(values), valid_from=vf)
+        e.facts.assert_fact(project=None, subject=s, predicate=p, object=rng.choice(values), valid_from=vf)
         asserted += 1
     (ws / "services.md").write_text("# service 1\n\nuses:: Stripe\nowner:: carol\n- [fact] service 2 :: runs on :: ECS\n")
-    e.index_workspace()
+    e.index.scan()
     assert asserted >= 300
     queries = [dict(subject=s) for s in subjects[:10]] + [
         dict(predicate="uses", as_of=_day(d, 0), as_known_at=_day(k, 5)) for d, k in [(10, 30), (60, 90), (200, 400), (120, 121)]
     ] + [dict(history=True, limit=200), dict(text="github"), dict(predicate="owner")]
-    answers = [e.query_facts(scope="all", **q) for q in queries]
+    answers = [e.facts.query(scope="all", **q) for q in queries]
     before = live_rows(e)
     stats = e.facts.replay()
     assert stats["journalLines"] >= 300
     assert live_rows(e) == before
-    assert [e.query_facts(scope="all", **q) for q in queries] == answers
+    assert [e.facts.query(scope="all", **q) for q in queries] == answers
     assert any(a["total"] for a in answers[10:14])
 
 
@@ -251,11 +251,11 @@ def test_notes_behind_symlinks_out_of_the_workspace_are_not_read_unless_allowed(
     clock = Clock("2024-01-10")
     e = open_facts_engine(tmp_path / "store", ws, clock)
     try:
-        e.index_workspace()
-        assert objects(e.query_facts(subject="Own")) == ["fine"]  # control: notes are read
-        assert objects(e.query_facts(subject="Secret")) == []
+        e.index.scan()
+        assert objects(e.facts.query(subject="Own")) == ["fine"]  # control: notes are read
+        assert objects(e.facts.query(subject="Secret")) == []
         e.facts.replay()
-        assert objects(e.query_facts(subject="Secret")) == []
+        assert objects(e.facts.query(subject="Secret")) == []
     finally:
         e.close()
     settings, _ = load_settings(
@@ -264,7 +264,7 @@ def test_notes_behind_symlinks_out_of_the_workspace_are_not_read_unless_allowed(
     )
     e = open_engine(settings, [str(ws)])
     try:
-        e.index_workspace()
-        assert objects(e.query_facts(subject="Secret")) == ["hunter2"]  # explicitly allowed
+        e.index.scan()
+        assert objects(e.facts.query(subject="Secret")) == ["hunter2"]  # explicitly allowed
     finally:
         e.close()

@@ -107,12 +107,12 @@ def test_fact_answers_match_the_reference_model_at_every_boundary(tmp_path_facto
                 if op[0] == "assert":
                     _, s, p, v, start, length = op
                     end = day(start + length) if length else None
-                    e.assert_fact(project=None, subject=s, predicate=p, object=v, valid_from=day(start), valid_until=end)
+                    e.facts.assert_fact(project=None, subject=s, predicate=p, object=v, valid_from=day(start), valid_until=end)
                     model.setdefault((s, p), Slot()).statements.append(Statement(v, day(start), end or FOREVER, now, seq))
                     valid_times |= {day(start), *([end] if end else [])}
                 else:
                     _, s, p, until = op
-                    e.invalidate_fact(project=None, subject=s, predicate=p, valid_until=day(until))
+                    e.facts.invalidate_fact(project=None, subject=s, predicate=p, valid_until=day(until))
                     model.setdefault((s, p), Slot()).closes.append((day(until), now, seq))
                     valid_times.add(day(until))
             except LoreError:
@@ -123,7 +123,7 @@ def test_fact_answers_match_the_reference_model_at_every_boundary(tmp_path_facto
                 for known in [None, *sorted(record_times)]:
                     kwargs = {"as_of": at} if known is None else {"as_of": at, "as_known_at": known}
                     got = sorted((f["predicate"], f["object"]) for f in
-                                 e.query_facts(scope="all", subject=subject, limit=200, **kwargs)["facts"])
+                                 e.facts.query(scope="all", subject=subject, limit=200, **kwargs)["facts"])
                     want = expected(model, subject, at, known or FOREVER)
                     assert got == want, (subject, at, known)
     finally:

@@ -56,18 +56,18 @@ def test_replay_gives_the_same_rows_and_answers(tmp_path_factory, ops, qs):
             try:
                 if kind == "assert":
                     _, s, p, o, vf, length = op
-                    e.assert_fact(project=None, subject=s, predicate=p, object=o, valid_from=day(vf),
+                    e.facts.assert_fact(project=None, subject=s, predicate=p, object=o, valid_from=day(vf),
                                   valid_until=day(vf + length) if length else None)
                 elif kind == "invalidate":
                     _, s, p, until = op
-                    e.invalidate_fact(project=None, subject=s, predicate=p, valid_until=day(until))
+                    e.facts.invalidate_fact(project=None, subject=s, predicate=p, valid_until=day(until))
                 else:
                     _, name, subject, fields, date = op
                     front = f"---\ntitle: {subject}\ndate: {day(date)[:10]}\n---\n" if date is not None else f"# {subject}\n"
                     body = "".join(f"{p}:: {v}\n" for p, v in fields)
                     path = Path(ws / name)
                     path.write_text(front + "\n" + body)
-                    e.workspace.apply_changes(str(ws), [str(path)])
+                    e.view.workspace.apply_changes(str(ws), [str(path)])
             except LoreError:
                 pass  # a refusal writes nothing; both sides see the same
         def answers():
@@ -76,8 +76,8 @@ def test_replay_gives_the_same_rows_and_answers(tmp_path_factory, ops, qs):
                 kwargs = {"as_of": day(as_of)}
                 if known is not None:
                     kwargs["as_known_at"] = day(known)
-                out.append(e.query_facts(scope="all", subject=subject, **kwargs))
-            out.append(e.query_facts(scope="all", history=True, limit=200))
+                out.append(e.facts.query(scope="all", subject=subject, **kwargs))
+            out.append(e.facts.query(scope="all", history=True, limit=200))
             return out
 
         before_rows, before_answers = live_rows(e), answers()

@@ -96,13 +96,13 @@ def test_a_rebuilt_index_ranks_a_thousand_tied_messages_exactly_like_the_live_on
                  ("billing", "search", "auth", "email", "queue", "cache", "gateway", "ledger", "export", "report")]
         for start in range(0, 1000, 250):
             record(e, "ties", [texts[i % 10] for i in range(start, start + 250)], start=start)
-        e.wait_indexed(60)
+        e.index.wait(60)
         queries = ["deploy staging", "billing service", "deploy the ledger service", "staging"]
         def ranked():
             return {(q, lex, limit): [h.uri for h in e.recall(q, limit=limit, sources=["messages"], lexical_only=lex).hits]
                     for q in queries for lex in (True, False) for limit in (4, 10)}
         live = ranked()
-        e.reindex("all")
+        e.index.rebuild("all")
         assert ranked() == live
         assert all(len(v) == k[2] for k, v in live.items())
     finally:
@@ -114,13 +114,13 @@ def test_every_node_field_survives_the_lore_md_round_trip_into_another_store(tmp
     a = engine_for(tmp_path / "a", [str(workspace)])
     try:
         name = workspace.name
-        a.node_op("createNode", uri=f"project://{name}/decision/db", content="SQLite in WAL mode", category="decision",
+        a.memory.node_op("createNode", uri=f"project://{name}/decision/db", content="SQLite in WAL mode", category="decision",
                   priority=1, disclosure="when touching storage", sources=[{"path": "README.md"}])
-        a.node_op("createNode", uri=f"project://{name}/note/freeze", content="Code freeze until the audit ends",
+        a.memory.node_op("createNode", uri=f"project://{name}/note/freeze", content="Code freeze until the audit ends",
                   priority=2, expires_at="2031-01-01T00:00:00Z")
-        a.node_op("createNode", uri=f"project://{name}/gotcha/old", content="The old deploy script hangs", category="gotcha")
-        a.node_op("updateNode", uri=f"project://{name}/gotcha/old", changes={"suppressed": True})
-        exported = a.export_knowledge()
+        a.memory.node_op("createNode", uri=f"project://{name}/gotcha/old", content="The old deploy script hangs", category="gotcha")
+        a.memory.node_op("updateNode", uri=f"project://{name}/gotcha/old", changes={"suppressed": True})
+        exported = a.memory.export_knowledge()
         uris = [f"project://{name}/{u}" for u in ("decision/db", "note/freeze", "gotcha/old")]
         before = {u: a.get_node(u).metadata for u in uris}
     finally:
@@ -143,14 +143,14 @@ def test_the_priority_budget_holds_when_an_update_raises_a_priority(tmp_path, wo
     try:
         name = workspace.name
         for i in range(5):
-            e.node_op("createNode", uri=f"project://{name}/decision/d{i}", content=f"decision {i}", priority=0)
-        e.node_op("createNode", uri=f"project://{name}/note/n", content="a note", priority=3)
+            e.memory.node_op("createNode", uri=f"project://{name}/decision/d{i}", content=f"decision {i}", priority=0)
+        e.memory.node_op("createNode", uri=f"project://{name}/note/n", content="a note", priority=3)
         with pytest.raises(LoreError) as refused:
-            e.node_op("updateNode", uri=f"project://{name}/note/n", changes={"priority": 0})
+            e.memory.node_op("updateNode", uri=f"project://{name}/note/n", changes={"priority": 0})
         assert refused.value.kind == "priorityBudget"
         assert e.memory.get(f"project://{name}/note/n").metadata["priority"] == 3  # nothing changed
         # Control: the same update to a priority with room is applied.
-        assert e.node_op("updateNode", uri=f"project://{name}/note/n", changes={"priority": 1})["applied"]
+        assert e.memory.node_op("updateNode", uri=f"project://{name}/note/n", changes={"priority": 1})["applied"]
     finally:
         e.close()
 
@@ -159,12 +159,12 @@ def test_the_priority_budget_holds_when_an_update_raises_a_priority(tmp_path, wo
 def test_recall_as_of_a_time_hides_messages_recorded_after_it(tmp_path, workspace):
     e = engine_for(tmp_path / "store", [str(workspace)])
     try:
-        e.record_messages(project=None, session_id="t", harness="test", messages=[
+        e.capture.record_messages(project=None, session_id="t", harness="test", messages=[
             {"role": "user", "content": "the canary region is frankfurt", "msg_id": "early", "created_at": "2026-03-01T10:00:00Z",
              "tool_name": None, "tool_call_id": None},
             {"role": "user", "content": "the canary region is now dublin", "msg_id": "late", "created_at": "2026-05-01T10:00:00Z",
              "tool_name": None, "tool_call_id": None}])
-        e.wait_indexed()
+        e.index.wait()
         then = [h.uri for h in e.recall("canary region", sources=["messages"], as_of="2026-04-01T00:00:00Z").hits]
         now = [h.uri for h in e.recall("canary region", sources=["messages"]).hits]
         assert len(then) == 1 and then[0].endswith("/early")
@@ -178,7 +178,7 @@ def test_recalls_on_four_threads_never_fail_while_the_instance_is_promoted_and_d
     e = engine_for(tmp_path / "store", [str(workspace)])
     try:
         record(e, "s", [f"the payment webhook retries with backoff, attempt {i}" for i in range(200)])
-        e.wait_indexed()
+        e.index.wait()
         stop = threading.Event()
         errors: list[str] = []
         counts = [0] * 4

@@ -25,7 +25,7 @@ def engine_for(store: Path, folders: list[str], **options):
 
 
 def record(engine, session: str, texts: list[str], start: int = 0):
-    return engine.record_messages(project=None, session_id=session, harness="test", messages=[
+    return engine.capture.record_messages(project=None, session_id=session, harness="test", messages=[
         {"role": "user", "content": t, "msg_id": f"{session}-{start + i}", "created_at": None, "tool_name": None, "tool_call_id": None}
         for i, t in enumerate(texts)
     ])
@@ -58,13 +58,13 @@ def test_migrations_are_named_recorded_and_idempotent(tmp_path):
 def test_rebuilt_index_answers_exactly_like_the_live_one(tmp_path, workspace):
     e = engine_for(tmp_path / "store", [str(workspace)])
     try:
-        e.index_workspace()
+        e.index.scan()
         words = ["retry", "backoff", "stripe", "invoice", "deploy", "buildkite", "refund", "webhook", "tax", "pipeline"]
         record(e, "s", [f"{words[i % 10]} {words[(i * 3) % 10]} discussion number {i}" for i in range(400)])
         queries = ["retry backoff", "stripe invoice", "deploy pipeline buildkite", "refund window", "tax", "number 17"]
-        e.wait_indexed()
+        e.index.wait()
         live = {q: [(h.uri, h.score) for h in e.recall(q, limit=25).hits] for q in queries}
-        e.reindex("all")
+        e.index.rebuild("all")
         rebuilt = {q: [(h.uri, h.score) for h in e.recall(q, limit=25).hits] for q in queries}
         assert rebuilt == live
         assert all(live[q] for q in queries)
@@ -76,13 +76,13 @@ def test_indexes_survive_a_restart_and_a_lost_index_is_rebuilt_from_the_record(t
     store = tmp_path / "store"
     e = engine_for(store, [str(workspace)])
     record(e, "s", ["the okapi migrates at dawn"])
-    e.index_workspace()
-    e.wait_indexed()
+    e.index.scan()
+    e.index.wait()
     before = [h.uri for h in e.recall("okapi dawn").hits]
     e.close()
     e = engine_for(store, [str(workspace)])
     try:
-        e.wait_indexed()
+        e.index.wait()
         assert [h.uri for h in e.recall("okapi dawn").hits] == before
     finally:
         e.close()
@@ -91,9 +91,9 @@ def test_indexes_survive_a_restart_and_a_lost_index_is_rebuilt_from_the_record(t
     shutil.rmtree(store / "index")
     e = engine_for(store, [str(workspace)])
     try:
-        e.wait_indexed()
+        e.index.wait()
         for _ in range(100):
-            if e.indexer.applied_seq and [h.uri for h in e.recall("okapi dawn").hits] == before:
+            if e.view.indexer.applied_seq and [h.uri for h in e.recall("okapi dawn").hits] == before:
                 break
             import time
 
@@ -132,7 +132,7 @@ def test_writer_killed_mid_ingest_loses_no_committed_message_and_the_index_catch
         assert e.records.db.integrity_ok()
         n = e.records.counts(None)["messages"]
         assert n >= acked
-        e.wait_indexed(60)
+        e.index.wait(60)
         res = e.recall("kiwi message", scope="all", limit=5, sources=["messages"])
         assert res.total >= 5
         assert e.view.text.num_docs() == n

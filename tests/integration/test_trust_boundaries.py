@@ -336,12 +336,12 @@ def test_control_without_redaction_the_same_search_finds_every_secret(tmp_path, 
                                 init_options={"storeDir": str(tmp_path / "store"), "watch": False, "distiller": "off"})
     engine = open_engine(settings, [str(ws)])
     try:
-        engine.index_workspace()
-        engine.record_messages(project=None, session_id="s1", harness="t", messages=[
+        engine.index.scan()
+        engine.capture.record_messages(project=None, session_id="s1", harness="t", messages=[
             {"role": "user", "content": doc, "msg_id": "u1", "created_at": None, "tool_name": None, "tool_call_id": None}])
-        engine.assert_fact(project=None, subject="svc", predicate="uses", object=PLANTED[0][1])
-        engine.node_op("createNode", uri="project://ws/gotcha/creds", content=doc)
-        engine.wait_indexed(30)
+        engine.facts.assert_fact(project=None, subject="svc", predicate="uses", object=PLANTED[0][1])
+        engine.memory.node_op("createNode", uri="project://ws/gotcha/creds", content=doc)
+        engine.index.wait(30)
     finally:
         engine.close()
     store_bytes = b"".join(p.read_bytes() for p in (tmp_path / "store").rglob("*") if p.is_file())

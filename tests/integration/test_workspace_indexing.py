@@ -42,15 +42,15 @@ def test_symlinks_out_of_the_workspace_are_never_indexed(tmp_path, workspace):
 def test_incremental_rescan_rereads_only_changed_files_and_drops_deleted_ones(tmp_path, workspace):
     e = engine_for(tmp_path / "store", [str(workspace)])
     try:
-        first = e.workspace.scan(str(workspace))
+        first = e.view.workspace.scan(str(workspace))
         assert first.indexed == 4
-        again = e.workspace.scan(str(workspace))
+        again = e.view.workspace.scan(str(workspace))
         assert again.indexed == 0 and again.deleted == 0
         (workspace / "docs/deploy.md").write_text("# Deploying\n\nWe moved to GitHub Actions.\n")
         (workspace / "README.md").unlink()
-        third = e.workspace.scan(str(workspace))
+        third = e.view.workspace.scan(str(workspace))
         assert third.indexed == 1 and third.deleted == 1
-        e.wait_indexed()
+        e.index.wait()
         assert e.recall("GitHub Actions", sources=["files"]).hits
         assert not e.recall("Stripe card payments", sources=["files"]).hits
     finally:
@@ -60,16 +60,16 @@ def test_incremental_rescan_rereads_only_changed_files_and_drops_deleted_ones(tm
 def test_a_branch_switch_sized_change_triggers_one_full_rescan(tmp_path, workspace):
     e = engine_for(tmp_path / "store", [str(workspace)])
     try:
-        e.workspace.scan(str(workspace))
+        e.view.workspace.scan(str(workspace))
         changed = []
         for i in range(250):
             p = workspace / "gen" / f"f{i}.md"
             p.parent.mkdir(exist_ok=True)
             p.write_text(f"# File {i}\n\nwombat number {i}\n")
             changed.append(str(p))
-        e.workspace.apply_changes(str(workspace), changed)
+        e.view.workspace.apply_changes(str(workspace), changed)
         assert e.records.counts(None)["files"] == 254
-        e.wait_indexed()
+        e.index.wait()
         assert e.recall("wombat number 249", sources=["files"]).hits
     finally:
         e.close()
@@ -82,9 +82,9 @@ def test_one_unreadable_file_does_not_stop_indexing(tmp_path, workspace):
     (workspace / "src/latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
     e = engine_for(tmp_path / "store", [str(workspace)])
     try:
-        stats = e.workspace.scan(str(workspace))
+        stats = e.view.workspace.scan(str(workspace))
         assert stats.seen >= 5
-        e.wait_indexed()
+        e.index.wait()
         assert e.recall("invoice tax", sources=["files"]).hits
     finally:
         bad.chmod(0o644)

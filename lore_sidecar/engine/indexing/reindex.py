@@ -20,13 +20,13 @@ def rebuild(engine: Any, scope: str = "all", progress: Progress | None = None) -
     if scope in ("all", "facts") and engine.facts is not None:
         if progress:
             progress("replaying facts from the journal and notes", 0)
-        replay = engine.facts.replay()
+        replay = engine.facts.store.replay()
     if scope == "all":
         if progress:
             progress("rebuilding indexes from the record", 0)
         indexer.request_rebuild()
     if scope in ("all", "workspace"):
-        engine.index_workspace(progress, force=scope == "workspace")
+        engine.index.scan(progress, force=scope == "workspace")
     indexer.wait_for(engine.records.outbox_head(), timeout=3600)
     counts = engine.records.counts(None)
     out = {"generation": indexer.generation, "files": counts["files"], "chunks": counts["chunks"],

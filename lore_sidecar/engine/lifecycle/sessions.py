@@ -26,10 +26,10 @@ class Sessions:
     def start(self, *, session_id: str, harness: str | None = None, cwd: str | None = None, repo: str | None = None,
               budget_tokens: int = DEFAULT_BUDGET_TOKENS) -> dict[str, Any]:
         e = self.engine
-        root = e.project_root(cwd)
+        root = e.projects.root(cwd)
         boot = ""
-        if e.memory is not None:
-            nodes = e.memory.boot_nodes(e.projects.ids(root, "project"), now_iso())
+        if e.memory.store is not None:
+            nodes = e.memory.store.boot_nodes(e.projects.ids(root, "project"), now_iso())
             boot = lifecycle.boot_block(Path(root).name, nodes)
         words = " ".join(w for w in (Path(cwd).name if cwd else "", repo or "") if w)
         block, query_id = "", None
@@ -52,9 +52,9 @@ class Sessions:
         hits = [h for h in result.hits if h.session_id != session_id][:8]
         block = lifecycle.recall_block(session_id, result.query_id, hits, budget_tokens=budget_tokens)
         directives = ""
-        if e.memory is not None:
+        if e.memory.store is not None:
             words = set(re.findall(r"[a-z0-9_]{3,}", prompt.lower()))
-            nodes = [n for n in e.memory.boot_nodes(e.projects.ids(project, "project"), now_iso(), min_priority=4)
+            nodes = [n for n in e.memory.store.boot_nodes(e.projects.ids(project, "project"), now_iso(), min_priority=4)
                      if lifecycle.is_directive(n) and lifecycle.in_scope(n, words)]
             directives = lifecycle.directives_block(nodes)
         leads = block.count("\n") - 1 if block else 0
@@ -68,18 +68,18 @@ class Sessions:
         if transcript is None and transcript_path is None:
             return {"recorded": 0, "duplicates": 0, "captured": 0}
         if transcript_path is not None:
-            messages = transcripts.parse_lines(read_transcript(self.engine.jail, transcript_path).splitlines())
+            messages = transcripts.parse_lines(read_transcript(self.engine.projects.jail, transcript_path).splitlines())
         else:
             messages = [m for m in (transcripts.from_item(item, i) for i, item in enumerate(transcript or [])) if m]
         if not messages:
             return {"recorded": 0, "duplicates": 0, "captured": 0}
-        out = self.engine.record_messages(project=project, session_id=session_id, harness=harness, messages=messages)
+        out = self.engine.capture.record_messages(project=project, session_id=session_id, harness=harness, messages=messages)
         return {"recorded": out["recorded"], "duplicates": out["duplicates"], "captured": len(messages),
                 "applied": out["applied"]}
 
     def _log_recalled(self, query_id: str, session_id: str, harness: str | None, leads: int) -> None:
         if leads:
-            self.engine.log_recall(query_id, session_id, harness, leads)
+            self.engine.memory.log_recall(query_id, session_id, harness, leads)
 
 
 def read_transcript(jail, path: str) -> str:

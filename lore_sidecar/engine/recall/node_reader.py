@@ -14,14 +14,14 @@ from lore_sidecar.model import NodeContent
 
 def read_node(engine, uri: str) -> NodeContent:
     if uris.is_memory_uri(uri):
-        return engine._memory().get(uri)
+        return engine.memory.get(uri)
     kind, parts = uris.parse(uri)
     if kind == "facts":
-        row = engine._facts().by_fact_id(parts[0])
+        row = engine.facts.store.by_fact_id(parts[0])
         if row is None:
             raise not_found(uri)
         return NodeContent(uri=uri, source="facts", content=f"{row['subject']} :: {row['predicate']} :: {row['object']}",
-                           metadata=engine._facts().wire(row))
+                           metadata=engine.facts.store.wire(row))
     if kind == "messages":
         row = engine.records.message_by_uri_parts(*parts)
         if row is None:
@@ -45,7 +45,7 @@ def read_node(engine, uri: str) -> NodeContent:
     path, start, end = parts
     # The jail first: a path outside every opened folder is refused the same way whether or
     # not it exists, before the store or the file system is asked anything about it.
-    real = engine.jail.resolve(path)
+    real = engine.projects.jail.resolve(path)
     for project in engine.records.projects():
         root = Path(project.root)
         try:
@@ -69,7 +69,7 @@ def read_node(engine, uri: str) -> NodeContent:
             )
     # Not a chunk boundary we stored: serve the lines from the file itself (regular files
     # inside the jail, bounded, redacted like everything indexed).
-    data = engine.jail.read_bytes(path, max_bytes=engine.settings.index.max_file_bytes)
+    data = engine.projects.jail.read_bytes(path, max_bytes=engine.settings.index.max_file_bytes)
     if b"\x00" in data[:8192]:
         raise LoreError("notText", f"{path[:200]!r} is not a text file", path=path[:200])
     lines = data.decode("utf-8", errors="replace").splitlines()[start - 1 : end]

@@ -23,22 +23,22 @@ def handlers(c: Calls) -> dict[str, Any]:
             }
             for m in p.messages
         ]
-        return await c.write("record_messages", project=p.project, session_id=p.session_id, harness=p.harness,
+        return await c.write("capture.record_messages", project=p.project, session_id=p.session_id, harness=p.harness,
                            messages=messages)
 
     async def prompt_submit(params: Any) -> dict[str, Any]:
         p = structure(params, t.PromptSubmitParams)
-        return await c.read("prompt_submit", session_id=p.session_id, prompt=p.prompt, harness=p.harness,
+        return await c.read("sessions.prompt", session_id=p.session_id, prompt=p.prompt, harness=p.harness,
                           project=p.project, budget_tokens=p.budget_tokens)
 
     async def session_start(params: Any) -> dict[str, Any]:
         p = structure(params, t.SessionStartParams)
-        return await c.read("session_start", session_id=p.session_id, harness=p.harness, cwd=p.cwd, repo=p.repo,
+        return await c.read("sessions.start", session_id=p.session_id, harness=p.harness, cwd=p.cwd, repo=p.repo,
                           budget_tokens=p.budget_tokens)
 
     async def session_end(params: Any) -> dict[str, Any]:
         p = structure(params, t.SessionEndParams)
-        return await c.write("session_end", session_id=p.session_id, harness=p.harness, project=p.project,
+        return await c.write("sessions.end", session_id=p.session_id, harness=p.harness, project=p.project,
                            transcript=p.transcript, transcript_path=p.transcript_path)
 
     return {

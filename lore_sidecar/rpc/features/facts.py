@@ -12,27 +12,27 @@ from lore_sidecar.wire.converter import structure
 def handlers(c: Calls) -> dict[str, Any]:
     async def assert_fact(params: Any) -> dict[str, Any]:
         p = structure(params, t.AssertFactParams)
-        return await c.write("assert_fact", project=p.project, subject=p.subject, predicate=p.predicate, object=p.object,
+        return await c.write("facts.assert_fact", project=p.project, subject=p.subject, predicate=p.predicate, object=p.object,
                            valid_from=p.valid_from, valid_until=p.valid_until, source=p.source, confidence=p.confidence)
 
     async def invalidate_fact(params: Any) -> dict[str, Any]:
         p = structure(params, t.InvalidateFactParams)
-        return await c.write("invalidate_fact", project=p.project, subject=p.subject, predicate=p.predicate,
+        return await c.write("facts.invalidate_fact", project=p.project, subject=p.subject, predicate=p.predicate,
                            valid_until=p.valid_until)
 
     async def query_facts(params: Any) -> dict[str, Any]:
         p = structure(params, t.QueryFactsParams)
-        return await c.read("query_facts", project=p.project, scope=p.scope, subject=p.subject, predicate=p.predicate,
+        return await c.read("facts.query", project=p.project, scope=p.scope, subject=p.subject, predicate=p.predicate,
                           object=p.object, text=p.text, as_of=p.as_of, as_known_at=p.as_known_at, history=p.history,
                           limit=p.limit, offset=p.offset)
 
     async def timeline(params: Any) -> dict[str, Any]:
         p = structure(params, t.TimelineParams)
-        return await c.read("timeline", subject=p.subject, project=p.project, scope=p.scope, limit=p.limit, offset=p.offset)
+        return await c.read("facts.timeline", subject=p.subject, project=p.project, scope=p.scope, limit=p.limit, offset=p.offset)
 
     async def aggregate_facts(params: Any) -> dict[str, Any]:
         p = structure(params, t.AggregateFactsParams)
-        return await c.read("aggregate_facts", project=p.project, scope=p.scope, by=p.by, subject=p.subject,
+        return await c.read("facts.aggregate", project=p.project, scope=p.scope, by=p.by, subject=p.subject,
                           predicate=p.predicate, object=p.object, as_of=p.as_of, limit=p.limit)
 
     return {

@@ -21,30 +21,30 @@ def handlers(c: Calls) -> dict[str, Any]:
             if changes:  # an update carries only the fields the client sent
                 args = {"uri": p.uri, "expected_version": p.expected_version,
                         "changes": {k: v for k, v in args.items() if v is not None}}
-            return await c.write("node_op", method, project=getattr(p, "project", None), runtime=p.harness, **args)
+            return await c.write("memory.node_op", method, project=getattr(p, "project", None), runtime=p.harness, **args)
 
         handler.__name__ = method
         return handler
 
     async def list_domains(params: Any) -> dict[str, Any]:
         p = structure(params, t.ListDomainsParams)
-        return await c.read("list_domains", project=p.project, scope=p.scope)
+        return await c.read("memory.list_domains", project=p.project, scope=p.scope)
 
     async def node_history(params: Any) -> dict[str, Any]:
         p = structure(params, t.NodeHistoryParams)
-        return await c.read("node_history", p.uri)
+        return await c.read("memory.node_history", p.uri)
 
     async def distill(params: Any) -> dict[str, Any]:
         p = structure(params, t.DistillParams)
-        return await c.write("distill", session_id=p.session_id)
+        return await c.write("memory.distill", session_id=p.session_id)
 
     async def export_knowledge(params: Any) -> dict[str, Any]:
         p = structure(params, t.ExportKnowledgeParams)
-        return await c.read("export_knowledge", project=p.project, path=p.path)
+        return await c.read("memory.export_knowledge", project=p.project, path=p.path)
 
     async def import_knowledge(params: Any) -> dict[str, Any]:
         p = structure(params, t.ImportKnowledgeParams)
-        return await c.write("import_knowledge", project=p.project)
+        return await c.write("memory.import_knowledge", project=p.project)
 
     return {
         "lore/createNode": node_write("createNode", t.CreateNodeParams, ("uri", *NODE_FIELDS)),

@@ -32,7 +32,7 @@ def handlers(c: Calls) -> dict[str, Any]:
 
         async def work() -> dict[str, Any]:
             engine = await c.server.engine()
-            return await c.server.with_progress("lore: reindexing", lambda report: engine.reindex(p.scope, report))
+            return await c.server.with_progress("lore: reindexing", lambda report: engine.index.rebuild(p.scope, report))
 
         return await c.order.write(work)
 
