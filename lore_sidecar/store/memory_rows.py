@@ -188,9 +188,6 @@ class MemoryRows:
             (entity_id, entity_id),
         ))
 
-    def entity_count(self, project_id: int | None) -> int:
-        return self.db.reader().execute("SELECT COUNT(*) FROM entities WHERE project_id IS ?", (project_id,)).fetchone()[0]
-
     # -- LLM usage --------------------------------------------------------------------------------
     def log_call(self, c: sqlite3.Connection, row: Mapping[str, Any]) -> None:
         cols = list(row)
