@@ -171,6 +171,7 @@ def test_a_damaged_spooled_operation_is_quarantined_and_never_blocks_the_others(
         "00000000000000000002-1-bbbb.op.json",
     ]
     assert follower.request("lore/recall", {"query": "good operation", "sources": ["messages"]})["hits"]
+    assert follower.request("lore/status")["election"]["spoolQuarantined"] == 2  # counted where people look
 
 
 def test_facts_over_the_protocol_from_writer_and_follower(fleet):
