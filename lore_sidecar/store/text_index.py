@@ -190,7 +190,7 @@ class TextIndex:
         # which differs between the live index and one rebuilt from the record; the design
         # promises both answer alike. Outcome: the tied group at the cut is fetched whole
         # (up to MAX_TIE_FETCH) and ties are ordered by (kind, key), the record's identity.
-        want = limit
+        want = limit + 1  # one past the cut shows whether a tie straddles it
         while True:
             hits = searcher.search(query, want, count=False).hits
             if len(hits) < want or want >= MAX_TIE_FETCH or hits[limit - 1][0] != hits[-1][0]:
