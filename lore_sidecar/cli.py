@@ -12,7 +12,7 @@ from typing import Any
 
 from lore_sidecar import __version__
 from lore_sidecar.logs import setup_logging
-from lore_sidecar.model import ALL_SOURCES
+from lore_sidecar.sources import ALL_SOURCES
 
 log = logging.getLogger("lore_sidecar")
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")

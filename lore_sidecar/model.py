@@ -5,16 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from lore_sidecar.sources import ALL_SOURCES  # a leaf the CLI imports cheaply
+
 Role = Literal["user", "assistant", "tool", "system"]
 Source = Literal["messages", "distillations", "knowledge", "facts", "files", "entities"]
-ALL_SOURCES: tuple[str, ...] = (
-    "messages",
-    "distillations",
-    "knowledge",
-    "facts",
-    "files",
-    "entities",
-)
+
 # Sources with rows in the indexes (all of them).
 INDEXED_SOURCES: tuple[str, ...] = ALL_SOURCES
 # The project id global knowledge nodes carry in the indexes: searched with every project.

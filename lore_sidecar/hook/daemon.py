@@ -21,12 +21,11 @@ from lore_sidecar import logs
 from lore_sidecar.hook.events import (
     event_of,
     host_output,
-    prompt_message,
     recv_line,
     socket_path,
     store_dir_of,
-    tool_message,
 )
+from lore_sidecar.hook.messages import prompt_message, tool_message
 
 log = logging.getLogger(__name__)
 DEFAULT_IDLE_S = 600.0

@@ -15,7 +15,8 @@ from lore_sidecar.engine.lifecycle import blocks as lifecycle
 from lore_sidecar.engine.project import canonical_root
 from lore_sidecar.engine.recall.query import MAX_QUERY_CHARS
 from lore_sidecar.engine.writes.path import new_op_id
-from lore_sidecar.hook.events import event_of, host_output, prompt_message, tool_message
+from lore_sidecar.hook.events import event_of, host_output
+from lore_sidecar.hook.messages import prompt_message, tool_message
 
 
 def degraded(store: Path, request: dict[str, Any], *, deadline: float) -> dict[str, Any]:
