@@ -268,3 +268,21 @@ def test_notes_behind_symlinks_out_of_the_workspace_are_not_read_unless_allowed(
         assert objects(e.facts.query(subject="Secret")) == ["hunter2"]  # explicitly allowed
     finally:
         e.close()
+
+
+def test_a_close_also_ends_a_restatement_of_the_same_value(env):
+    """Stated twice (the second merges into the first), then closed: gone after the close.
+    The restatement must not stretch the closed fact past its end."""
+    e, clock, _ = env
+    clock.set("2024-01-01")
+    e.facts.assert_fact(project=None, subject="ci", predicate="uses", object="Jenkins", valid_from="2024-01-01")
+    clock.set("2024-01-02")
+    e.facts.assert_fact(project=None, subject="ci", predicate="uses", object="Jenkins", valid_from="2024-01-05")
+    assert objects(e.facts.query(subject="ci", as_of="2024-01-15")) == ["Jenkins"]  # control: in force before the close
+    clock.set("2024-01-03")
+    closed = e.facts.invalidate_fact(project=None, subject="ci", predicate="uses", valid_until="2024-01-10")
+    assert len(closed["closed"]) == 2
+    assert objects(e.facts.query(subject="ci", as_of="2024-01-07")) == ["Jenkins"]
+    assert objects(e.facts.query(subject="ci", as_of="2024-01-15")) == []
+    e.facts.replay()
+    assert objects(e.facts.query(subject="ci", as_of="2024-01-15")) == []  # the replay agrees
