@@ -185,6 +185,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "locomo.json"))
+    ap.add_argument("--options", default="{}", help="initializationOptions for the engine, as JSON (experiments)")
     args = ap.parse_args()
     convs = load(Path(args.data))
     questions = [q for c in convs for q in c["questions"]]
@@ -192,7 +193,7 @@ def main() -> int:
     systems = {}
     try:
         t0 = time.perf_counter()
-        engine = lore_engine(convs, tmp / "store")
+        engine = lore_engine(convs, tmp / "store", **json.loads(args.options))
         ingest_s = time.perf_counter() - t0
         try:
             systems["lore-sidecar hybrid"] = ask(engine, convs)

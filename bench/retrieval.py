@@ -93,7 +93,7 @@ def unique(names: list[str]) -> list[str]:
 
 
 # -- systems ---------------------------------------------------------------------------------------
-def lore(corpus: Corpus, queries: Queries, modes: dict[str, dict]) -> dict[str, dict]:
+def lore(corpus: Corpus, queries: Queries, modes: dict[str, dict], options: dict | None = None) -> dict[str, dict]:
     with tempfile.TemporaryDirectory(prefix="lore-retrieval-") as tmp:
         ws = Path(tmp) / "ws"
         ws.mkdir()
@@ -102,7 +102,7 @@ def lore(corpus: Corpus, queries: Queries, modes: dict[str, dict]) -> dict[str, 
         client = StdioClient(sidecar_command("--store-dir", str(Path(tmp) / "store")))
         try:
             t0 = time.perf_counter()
-            client.initialize(ws, options={"watch": False, "distiller": "off"})
+            client.initialize(ws, options={"watch": False, "distiller": "off", **(options or {})})
             while True:
                 status = client.request("lore/status")
                 if status["counts"]["files"] >= len(corpus) and status["indexLagMs"] == 0:
@@ -170,13 +170,17 @@ def main() -> int:
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--sets", default="cacm,cosqa")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "retrieval.json"))
+    ap.add_argument("--options", default="{}", help="initializationOptions for lore-sidecar, as JSON (experiments)")
+    ap.add_argument("--no-peers", action="store_true", help="lore-sidecar only (quicker experiments)")
     args = ap.parse_args()
     result: dict = {"machine": machine(), "sets": {}}
     for name in args.sets.split(","):
         corpus, queries = SETS[name](Path(args.data))
-        systems = {f"lore-sidecar {m}": r for m, r in lore(corpus, queries, {"hybrid": {}, "lexical": {"lexicalOnly": True}}).items()}
-        systems["sqlite fts5"] = fts5(corpus, queries)
-        systems["bm25s"] = bm25s_peer(corpus, queries)
+        modes = {"hybrid": {}, "lexical": {"lexicalOnly": True}}
+        systems = {f"lore-sidecar {m}": r for m, r in lore(corpus, queries, modes, json.loads(args.options)).items()}
+        if not args.no_peers:
+            systems["sqlite fts5"] = fts5(corpus, queries)
+            systems["bm25s"] = bm25s_peer(corpus, queries)
         result["sets"][name] = {"docs": len(corpus), "queries": len(queries), "systems": systems}
         print(f"\n{name}: {len(corpus)} docs, {len(queries)} queries", file=sys.stderr)
         for system, r in systems.items():

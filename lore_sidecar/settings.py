@@ -48,7 +48,8 @@ class RecallSettings:
     recency_half_life_days: float = 180.0
     candidates: int = 50
     vector_floor: float = 0.3
-    fusion: str = "backfill"
+    fusion: str = "auto"
+    files_vector_weight: float = 1.0
     neighbours: int = 3
 
 
@@ -193,7 +194,8 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "recencyHalfLifeDays": (_float(0.001, 1e6), ("recall", "recency_half_life_days")),
     "recallCandidates": (_int(1, 10_000), ("recall", "candidates")),
     "vectorFloor": (_float(-1, 1), ("recall", "vector_floor")),
-    "fusion": (_choice(("backfill", "rrf")), ("recall", "fusion")),
+    "fusion": (_choice(("auto", "backfill", "rrf")), ("recall", "fusion")),
+    "filesVectorWeight": (_float(0, 100), ("recall", "files_vector_weight")),
     "neighbours": (_int(0, 50), ("recall", "neighbours")),
     "writerStaleMs": (_int(500, 600_000), ("store", "writer_stale_ms")),
     "applyWaitMs": (_int(0, 60_000), ("store", "apply_wait_ms")),
@@ -217,7 +219,7 @@ ENV_PREFIX = "LORE_"
 # Ranking and timing knobs a repository may set: they change no destination and read nothing.
 WORKSPACE_OK = frozenset({
     "lexicalWeight", "vectorWeight", "rrfK", "recencyWeight", "recencyHalfLifeDays", "recallCandidates",
-    "vectorFloor", "fusion", "neighbours", "debounceMs",
+    "vectorFloor", "fusion", "filesVectorWeight", "neighbours", "debounceMs",
 })
 _DISTILLER_RANK = {"off": 0, "extractive": 1, "auto": 2, "llm": 2}
 # Options a repository may only restrict: (the value so far, the repository's) -> narrower?

@@ -105,3 +105,17 @@ def test_migrations_split_on_statements_not_on_semicolons_in_comments():
         db.execute(stmt)  # each is one complete statement
     assert {r[0] for r in db.execute("SELECT name FROM sqlite_master")} == {"a", "a_x"}
     assert len(sql.split(";")) > 3  # control: a naive split would have cut them apart
+
+
+def test_auto_fusion_lets_a_confident_vector_hit_into_the_top_for_files_but_not_for_messages():
+    lexical = [("files", k, 10.0 - k) for k in range(1, 8)] + [("messages", k, 10.0 - k) for k in range(1, 8)]
+    # The vector leg's best hit for each kind is one BM25 did not find at all.
+    vector = [("files", 99, 0.9), ("files", 1, 0.8), ("messages", 99, 0.9), ("messages", 1, 0.8)]
+    out = fusion.fuse_by_kind(lexical, vector, lexical_weight=1.0, vector_weight=0.5, files_vector_weight=1.0, k=60)
+    files = [c.key for c in out if c.kind == "files"]
+    messages = [c.key for c in out if c.kind == "messages"]
+    assert files.index(99) < 3  # files: the dense leg counts
+    assert messages[:7] == [1, 2, 3, 4, 5, 6, 7] and messages[7] == 99  # messages: BM25 order kept, vector backfills
+    # Control: with the files' vector weight at 0 the same hit falls behind every BM25 file hit.
+    off = fusion.fuse_by_kind(lexical, vector, lexical_weight=1.0, vector_weight=0.5, files_vector_weight=0.0, k=60)
+    assert [c.key for c in off if c.kind == "files"][:7] == [1, 2, 3, 4, 5, 6, 7]

@@ -53,6 +53,30 @@ def fuse(
     return sorted(by_id.values(), key=lambda c: (-c.fused, c.kind, c.key))
 
 
+def fuse_by_kind(
+    lexical: Sequence[tuple[str, int, float]],
+    vector: Sequence[tuple[str, int, float]],
+    *,
+    lexical_weight: float,
+    vector_weight: float,
+    files_vector_weight: float,
+    k: int,
+) -> list[Candidate]:
+    """`auto` fusion: workspace files by weighted RRF, where a confident vector hit may enter
+    the top (measured: the dense leg lifts document and code search), and every conversation
+    tier by backfill, where reordering BM25 with a static embedder costs recall (measured on
+    conversation memory). Each group is fused on its own ranks; the groups merge by score,
+    which is on the same reciprocal-rank scale in both."""
+    def split(hits, want_files: bool):
+        return [h for h in hits if (h[0] == "files") == want_files]
+
+    files = fuse(split(lexical, True), split(vector, True), lexical_weight=lexical_weight,
+                 vector_weight=files_vector_weight, k=k, mode="rrf")
+    rest = fuse(split(lexical, False), split(vector, False), lexical_weight=lexical_weight,
+                vector_weight=vector_weight, k=k, mode="backfill")
+    return sorted([*files, *rest], key=lambda c: (-c.fused, c.kind, c.key))
+
+
 def recency_bonus(age_days: float, *, weight: float, half_life_days: float, k: int) -> float:
     """A bonus on the RRF scale (at most `weight` times a first-rank contribution) that
     halves every `half_life_days`."""

@@ -87,9 +87,12 @@ class Recaller:
                     # A nearest neighbour always exists; below the floor it is noise, and
                     # "nothing relevant" must be able to answer with nothing.
                     vec = [h for h in self.vectors.search(kinds, project_ids, qv, pool) if h[2] >= s.vector_floor]
-            cands = fusion.fuse(
-                lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight, k=s.rrf_k, mode=s.fusion
-            )
+            if s.fusion == "auto":
+                cands = fusion.fuse_by_kind(lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight,
+                                            files_vector_weight=s.files_vector_weight, k=s.rrf_k)
+            else:
+                cands = fusion.fuse(lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight,
+                                    k=s.rrf_k, mode=s.fusion)
             cands = self._with_neighbours(cands)
         hits, total = self._materialise(cands, terms, offset, limit, as_of)
         truncated = total > offset + len(hits)
