@@ -20,11 +20,23 @@ from lore_sidecar.model import Doc
 # Words only the neighbouring messages have count half (measured on a public conversation
 # benchmark: 0.5 beats 0.2, 0.35 and 0.75; see docs/benchmarks.md).
 CONTEXT_BOOST = 0.5
-SCHEMA_TAG = "lore-text-2"
+PARTS_BOOST = 0.8  # the pieces of a compound name count a little less than a whole word
+SCHEMA_TAG = "lore-text-3"
 KIND_CODES = {"messages": 1, "files": 2, "distillations": 3, "knowledge": 4, "facts": 5, "entities": 6}
 CODE_KINDS = {v: k for k, v in KIND_CODES.items()}
-FIELD_BOOSTS = {"title": 2.0, "path": 1.5, "body": 1.0, "context": CONTEXT_BOOST}
+FIELD_BOOSTS = {"title": 1.0, "path": 1.5, "body": 1.0, "context": CONTEXT_BOOST, "parts": PARTS_BOOST}
 _TERM = re.compile(r"[A-Za-z0-9_]+")
+# A compound identifier the other fields keep whole (their tokens are [A-Za-z0-9_]+, so
+# dotted.names and kebab-case are split there already): snake_case, camelCase, PascalCase.
+_COMPOUND = re.compile(r"\b[A-Za-z0-9]*(?:[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9_]*")
+# Its parts: "HTTPServer" -> HTTP, Server; "dates_in_range" -> dates, in, range.
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def compound_parts(text: str) -> str:
+    """The pieces of the compound identifiers in `text`, for the `parts` field: a query for
+    "range" then finds `dates_in_range`, while the whole token still matches in the others."""
+    return " ".join(p for m in _COMPOUND.finditer(text) for p in _PART.findall(m.group(0)) if len(p) > 1)
 
 
 def _analyzer() -> tantivy.TextAnalyzer:
@@ -47,6 +59,7 @@ def _schema() -> tantivy.Schema:
     sb.add_text_field("path", tokenizer_name="lore")
     sb.add_text_field("body", tokenizer_name="lore")
     sb.add_text_field("context", tokenizer_name="lore")
+    sb.add_text_field("parts", tokenizer_name="lore")
     return sb.build()
 
 
@@ -95,6 +108,9 @@ class TextIndex:
             doc.add_text("body", d.body)
             if d.context:
                 doc.add_text("context", d.context)
+            parts = compound_parts(f"{d.title} {d.body}")
+            if parts:
+                doc.add_text("parts", parts)
             w.add_document(doc)
 
     def delete(self, kind: str, keys: Iterable[int]) -> None:

@@ -119,3 +119,13 @@ def test_auto_fusion_lets_a_confident_vector_hit_into_the_top_for_files_but_not_
     # Control: with the files' vector weight at 0 the same hit falls behind every BM25 file hit.
     off = fusion.fuse_by_kind(lexical, vector, lexical_weight=1.0, vector_weight=0.5, files_vector_weight=0.0, k=60)
     assert [c.key for c in off if c.kind == "files"][:7] == [1, 2, 3, 4, 5, 6, 7]
+
+
+def test_compound_names_are_indexed_by_their_parts_and_one_letter_fragments_are_not_searched():
+    from lore_sidecar.store.text_index import compound_parts
+
+    assert compound_parts("def dates_in_range(start): return HTTPServer(parseHeader)") == \
+        "dates in range HTTP Server parse Header"
+    assert compound_parts("plain words, os.path.join and nightly-exports") == ""  # split by the body already
+    assert query.search_terms("e.g. retry the retry queue") == ["retry", "retry", "queue"]  # repeats kept
+    assert query.search_terms("a b") == ["b"]  # nothing else left: the fragment is still searched

@@ -33,6 +33,15 @@ def query_terms(query: str) -> list[str]:
     return list(seen)
 
 
+def search_terms(query: str) -> list[str]:
+    """What the lexical leg searches for: the content words in order, a word the query
+    repeats kept as often as it is said (BM25 then weighs it more), fragments of one
+    character ("e.g." -> e, g) dropped."""
+    words = [w.lower() for w in WORD.findall(query)]
+    kept = [w for w in words if w not in STOPWORDS and len(w) > 1]
+    return kept or query_terms(query)
+
+
 def cues(
     terms: Sequence[str], text: str, analyze: Callable[[str], list[str]], title: str = ""
 ) -> list[str]:

@@ -79,7 +79,7 @@ class Recaller:
             project_ids = [*project_ids, GLOBAL_PROJECT]  # global knowledge applies everywhere
         if kinds and (project_ids is None or project_ids) and terms:
             extra = self.memory.expansions(project_ids, query) if self.memory is not None else []
-            lex = self._lexical(terms, kinds, project_ids, pool, q.query_terms(" ".join(extra)))
+            lex = self._lexical(q.search_terms(query), kinds, project_ids, pool, q.query_terms(" ".join(extra)))
             vec: list[tuple[str, int, float]] = []
             if not lexical_only and self.vectors is not None and self.embedder is not None and s.vector_weight > 0:
                 qv = self.embedder.embed([query])[0]
@@ -107,7 +107,7 @@ class Recaller:
 
     def _lexical(self, terms, kinds, project_ids, pool, aliases=()) -> list[tuple[str, int, float]]:
         strict = self.text.search(terms, kinds=kinds, project_ids=project_ids, limit=pool, conjunctive=True)
-        if (len(terms) == 1 and not aliases) or len(strict) >= pool:
+        if (len(set(terms)) == 1 and not aliases) or len(strict) >= pool:
             return strict
         # Trigger: the strict AND query found fewer than the pool. Why: one missing or
         # misspelt word must not hide every other match. Outcome: AND hits stay on top,
