@@ -73,14 +73,14 @@ def test_hook_injects_recall_from_an_earlier_session_and_fails_open(hook_store, 
 
     # No daemon yet: this call is served degraded (the prompt goes to the spool) and
     # starts the daemon, which applies the spool once it is the writer.
-    first = hook("UserPromptSubmit", {"session_id": "s1", "cwd": str(workspace), "prompt": "The nightly export needs the zephyrine bucket policy"})
+    first = hook("UserPromptSubmit", {"session_id": "s1", "cwd": str(workspace), "prompt": "The nightly export needs the zephyrine bucket grant"})
     assert first.returncode == 0 and first.stdout == ""
     wait_for_daemon(store)
     second = hook("UserPromptSubmit", {"session_id": "s2", "cwd": str(workspace), "prompt": "why does the zephyrine export fail?"})
     out = json.loads(second.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "UserPromptSubmit"
     assert "<recall session_id=\"s2\"" in out["additionalContext"] and "session://s1/" in out["additionalContext"]
-    assert "zephyrine bucket policy" in out["additionalContext"]  # the quoted excerpt
+    assert "zephyrine bucket grant" in out["additionalContext"]  # the quoted excerpt
     # Nothing relevant: no output at all (the host injects nothing).
     quiet = hook("UserPromptSubmit", {"session_id": "s3", "cwd": str(workspace), "prompt": "qwxzzv plorfk"})
     assert quiet.returncode == 0 and quiet.stdout == ""
