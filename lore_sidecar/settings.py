@@ -50,6 +50,7 @@ class RecallSettings:
     vector_floor: float = 0.3
     fusion: str = "auto"
     files_vector_weight: float = 1.0
+    code_vector_weight: float = 1.5
     neighbours: int = 3
 
 
@@ -196,6 +197,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "vectorFloor": (_float(-1, 1), ("recall", "vector_floor")),
     "fusion": (_choice(("auto", "backfill", "rrf")), ("recall", "fusion")),
     "filesVectorWeight": (_float(0, 100), ("recall", "files_vector_weight")),
+    "codeVectorWeight": (_float(0, 100), ("recall", "code_vector_weight")),
     "neighbours": (_int(0, 50), ("recall", "neighbours")),
     "writerStaleMs": (_int(500, 600_000), ("store", "writer_stale_ms")),
     "applyWaitMs": (_int(0, 60_000), ("store", "apply_wait_ms")),
@@ -219,7 +221,7 @@ ENV_PREFIX = "LORE_"
 # Ranking and timing knobs a repository may set: they change no destination and read nothing.
 WORKSPACE_OK = frozenset({
     "lexicalWeight", "vectorWeight", "rrfK", "recencyWeight", "recencyHalfLifeDays", "recallCandidates",
-    "vectorFloor", "fusion", "filesVectorWeight", "neighbours", "debounceMs",
+    "vectorFloor", "fusion", "filesVectorWeight", "codeVectorWeight", "neighbours", "debounceMs",
 })
 _DISTILLER_RANK = {"off": 0, "extractive": 1, "auto": 2, "llm": 2}
 # Options a repository may only restrict: (the value so far, the repository's) -> narrower?

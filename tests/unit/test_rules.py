@@ -111,13 +111,15 @@ def test_auto_fusion_lets_a_confident_vector_hit_into_the_top_for_files_but_not_
     lexical = [("files", k, 10.0 - k) for k in range(1, 8)] + [("messages", k, 10.0 - k) for k in range(1, 8)]
     # The vector leg's best hit for each kind is one BM25 did not find at all.
     vector = [("files", 99, 0.9), ("files", 1, 0.8), ("messages", 99, 0.9), ("messages", 1, 0.8)]
-    out = fusion.fuse_by_kind(lexical, vector, lexical_weight=1.0, vector_weight=0.5, files_vector_weight=1.0, k=60)
+    out = fusion.fuse_by_kind(lexical, vector, lexical_weight=1.0, vector_weight=0.5, prose_vector_weight=1.0,
+                              code_vector_weight=1.0, is_code=lambda key: False, k=60)
     files = [c.key for c in out if c.kind == "files"]
     messages = [c.key for c in out if c.kind == "messages"]
     assert files.index(99) < 3  # files: the dense leg counts
     assert messages[:7] == [1, 2, 3, 4, 5, 6, 7] and messages[7] == 99  # messages: BM25 order kept, vector backfills
     # Control: with the files' vector weight at 0 the same hit falls behind every BM25 file hit.
-    off = fusion.fuse_by_kind(lexical, vector, lexical_weight=1.0, vector_weight=0.5, files_vector_weight=0.0, k=60)
+    off = fusion.fuse_by_kind(lexical, vector, lexical_weight=1.0, vector_weight=0.5, prose_vector_weight=0.0,
+                              code_vector_weight=1.0, is_code=lambda key: False, k=60)
     assert [c.key for c in off if c.kind == "files"][:7] == [1, 2, 3, 4, 5, 6, 7]
 
 
@@ -129,3 +131,14 @@ def test_compound_names_are_indexed_by_their_parts_and_one_letter_fragments_are_
     assert compound_parts("plain words, os.path.join and nightly-exports") == ""  # split by the body already
     assert query.search_terms("e.g. retry the retry queue") == ["retry", "retry", "queue"]  # repeats kept
     assert query.search_terms("a b") == ["b"]  # nothing else left: the fragment is still searched
+
+
+def test_auto_fusion_weighs_the_vector_leg_of_code_and_prose_files_each_with_its_own_weight():
+    lexical = [("files", k, 10.0 - k) for k in range(1, 12)]
+    vector = [("files", 98, 0.9), ("files", 99, 0.9)]  # 98 is prose, 99 is code; BM25 found neither
+    def ranked(prose: float, code: float) -> list[int]:
+        return [c.key for c in fusion.fuse_by_kind(lexical, vector, lexical_weight=1.0, vector_weight=0.5,
+                                                     prose_vector_weight=prose, code_vector_weight=code,
+                                                     is_code=lambda key: key == 99 or key % 2 == 1, k=60)]
+    assert ranked(prose=0.0, code=2.0).index(99) < 2 and ranked(prose=0.0, code=2.0).index(98) > 5
+    assert ranked(prose=2.0, code=0.0).index(98) < 2 and ranked(prose=2.0, code=0.0).index(99) > 5

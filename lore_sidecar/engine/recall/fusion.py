@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from lore_sidecar.model import Candidate
 
@@ -59,22 +59,32 @@ def fuse_by_kind(
     *,
     lexical_weight: float,
     vector_weight: float,
-    files_vector_weight: float,
+    prose_vector_weight: float,
+    code_vector_weight: float,
+    is_code: Callable[[int], bool],
     k: int,
 ) -> list[Candidate]:
-    """`auto` fusion: workspace files by weighted RRF, where a confident vector hit may enter
-    the top (measured: the dense leg lifts document and code search), and every conversation
-    tier by backfill, where reordering BM25 with a static embedder costs recall (measured on
+    """`auto` fusion, by source kind. Workspace files by weighted RRF, where a confident
+    vector hit may enter the top — code and prose with their own vector weight (measured:
+    the dense leg lifts document search, and code search more). Every conversation tier by
+    backfill, where reordering BM25 with a static embedder costs recall (measured on
     conversation memory). Each group is fused on its own ranks; the groups merge by score,
-    which is on the same reciprocal-rank scale in both."""
-    def split(hits, want_files: bool):
-        return [h for h in hits if (h[0] == "files") == want_files]
+    on the same reciprocal-rank scale in all of them."""
+    def group(hits: Sequence[tuple[str, int, float]], name: str) -> list[tuple[str, int, float]]:
+        return [h for h in hits if _group(h, is_code) == name]
 
-    files = fuse(split(lexical, True), split(vector, True), lexical_weight=lexical_weight,
-                 vector_weight=files_vector_weight, k=k, mode="rrf")
-    rest = fuse(split(lexical, False), split(vector, False), lexical_weight=lexical_weight,
-                vector_weight=vector_weight, k=k, mode="backfill")
-    return sorted([*files, *rest], key=lambda c: (-c.fused, c.kind, c.key))
+    out: list[Candidate] = []
+    for name, weight, mode in (("code", code_vector_weight, "rrf"), ("prose", prose_vector_weight, "rrf"),
+                               ("conversation", vector_weight, "backfill")):
+        out += fuse(group(lexical, name), group(vector, name), lexical_weight=lexical_weight, vector_weight=weight,
+                    k=k, mode=mode)
+    return sorted(out, key=lambda c: (-c.fused, c.kind, c.key))
+
+
+def _group(hit: tuple[str, int, float], is_code: Callable[[int], bool]) -> str:
+    if hit[0] != "files":
+        return "conversation"
+    return "code" if is_code(hit[1]) else "prose"
 
 
 def recency_bonus(age_days: float, *, weight: float, half_life_days: float, k: int) -> float:

@@ -13,6 +13,7 @@ from lore_sidecar.engine.facts import rules as facts
 from lore_sidecar.engine.recall import fusion
 from lore_sidecar.engine.recall import query as q
 from lore_sidecar.engine.uris import chunk_uri, message_uri
+from lore_sidecar.engine.workspace.chunking import is_code_path
 from lore_sidecar.model import GLOBAL_PROJECT, INDEXED_SOURCES, Candidate, Hit, RecallResult
 from lore_sidecar.ports import Embedder, TextIndex, VectorIndex
 from lore_sidecar.settings import RecallSettings
@@ -88,8 +89,11 @@ class Recaller:
                     # "nothing relevant" must be able to answer with nothing.
                     vec = [h for h in self.vectors.search(kinds, project_ids, qv, pool) if h[2] >= s.vector_floor]
             if s.fusion == "auto":
-                cands = fusion.fuse_by_kind(lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight,
-                                            files_vector_weight=s.files_vector_weight, k=s.rrf_k)
+                paths = self.records.files.chunk_paths({key for kind, key, _ in [*lex, *vec] if kind == "files"})
+                cands = fusion.fuse_by_kind(
+                    lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight,
+                    prose_vector_weight=s.files_vector_weight, code_vector_weight=s.code_vector_weight,
+                    is_code=lambda key: is_code_path(paths.get(key, "")), k=s.rrf_k)
             else:
                 cands = fusion.fuse(lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight,
                                     k=s.rrf_k, mode=s.fusion)

@@ -21,6 +21,13 @@ CODE_EXT = {
     ".kt", ".scala", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".rb", ".php", ".swift",
     ".lua", ".sh", ".bash", ".zsh", ".ex", ".exs", ".clj", ".hs", ".ml", ".sql",
 }
+
+
+def is_code_path(path: str) -> bool:
+    dot = path.rfind(".")
+    return dot >= 0 and path[dot:].lower() in CODE_EXT
+
+
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _DEFINITION = re.compile(
     r"^(?:export\s+(?:default\s+)?)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
