@@ -15,16 +15,21 @@ from pathlib import Path
 
 import tantivy
 
+from lore_sidecar.filetypes import is_code_path
 from lore_sidecar.model import Doc
 
 # Words only the neighbouring messages have count half (measured on a public conversation
 # benchmark: 0.5 beats 0.2, 0.35 and 0.75; see docs/benchmarks.md).
 CONTEXT_BOOST = 0.5
 PARTS_BOOST = 0.8  # the pieces of a compound name count a little less than a whole word
-SCHEMA_TAG = "lore-text-3"
+# A code chunk's symbol name (also in its body) is a hint, not the topic: `def check(...)`
+# must not win every query that says "check". A heading of prose keeps the title's weight.
+SYMBOL_BOOST = 0.5
+SCHEMA_TAG = "lore-text-4"
 KIND_CODES = {"messages": 1, "files": 2, "distillations": 3, "knowledge": 4, "facts": 5, "entities": 6}
 CODE_KINDS = {v: k for k, v in KIND_CODES.items()}
-FIELD_BOOSTS = {"title": 1.0, "path": 1.5, "body": 1.0, "context": CONTEXT_BOOST, "parts": PARTS_BOOST}
+FIELD_BOOSTS = {"title": 1.0, "symbol": SYMBOL_BOOST, "path": 1.5, "body": 1.0, "context": CONTEXT_BOOST,
+                "parts": PARTS_BOOST}
 _TERM = re.compile(r"[A-Za-z0-9_]+")
 # A compound identifier the other fields keep whole (their tokens are [A-Za-z0-9_]+, so
 # dotted.names and kebab-case are split there already): snake_case, camelCase, PascalCase.
@@ -56,6 +61,7 @@ def _schema() -> tantivy.Schema:
     sb.add_unsigned_field("kind", fast=True, indexed=True)
     sb.add_unsigned_field("key", fast=True)
     sb.add_text_field("title", tokenizer_name="lore")
+    sb.add_text_field("symbol", tokenizer_name="lore")
     sb.add_text_field("path", tokenizer_name="lore")
     sb.add_text_field("body", tokenizer_name="lore")
     sb.add_text_field("context", tokenizer_name="lore")
@@ -103,7 +109,7 @@ class TextIndex:
             doc.add_text("project", str(d.project_id))
             doc.add_unsigned("kind", KIND_CODES[d.kind])
             doc.add_unsigned("key", d.key)
-            doc.add_text("title", d.title)
+            doc.add_text("symbol" if d.kind == "files" and is_code_path(d.path) else "title", d.title)
             doc.add_text("path", d.path)
             doc.add_text("body", d.body)
             if d.context:

@@ -13,7 +13,7 @@ from lore_sidecar.engine.facts import rules as facts
 from lore_sidecar.engine.recall import fusion
 from lore_sidecar.engine.recall import query as q
 from lore_sidecar.engine.uris import chunk_uri, message_uri
-from lore_sidecar.engine.workspace.chunking import is_code_path
+from lore_sidecar.filetypes import is_code_path
 from lore_sidecar.model import GLOBAL_PROJECT, INDEXED_SOURCES, Candidate, Hit, RecallResult
 from lore_sidecar.ports import Embedder, TextIndex, VectorIndex
 from lore_sidecar.settings import RecallSettings

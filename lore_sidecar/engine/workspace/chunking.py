@@ -8,25 +8,13 @@ from __future__ import annotations
 
 import re
 
+from lore_sidecar.filetypes import CODE_EXT, MARKDOWN_EXT
 from lore_sidecar.model import Chunk
 
 MAX_LINES = 80
 WINDOW = 60
 OVERLAP = 10
 MIN_LINES = 4
-
-MARKDOWN_EXT = {".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc"}
-CODE_EXT = {
-    ".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".go", ".rs", ".java",
-    ".kt", ".scala", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".rb", ".php", ".swift",
-    ".lua", ".sh", ".bash", ".zsh", ".ex", ".exs", ".clj", ".hs", ".ml", ".sql",
-}
-
-
-def is_code_path(path: str) -> bool:
-    dot = path.rfind(".")
-    return dot >= 0 and path[dot:].lower() in CODE_EXT
-
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _DEFINITION = re.compile(
