@@ -97,6 +97,9 @@ class RecallResult:
     truncated: bool
     took_ms: float
     next_offset: int | None = None
+    # The vector leg had not yet embedded everything the words already find (it follows
+    # the text index on its own thread): the ranking is lexical for the newest writes.
+    dense_partial: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from lore_sidecar.engine.capture.messages import iso_utc
@@ -23,7 +24,7 @@ from lore_sidecar.engine.projects import Projects
 from lore_sidecar.engine.recall.node_reader import read_node
 from lore_sidecar.engine.recall.query import MAX_QUERY_CHARS
 from lore_sidecar.engine.roles import Role, View, WriteMark
-from lore_sidecar.engine.status import status_of
+from lore_sidecar.engine.status import dense_lag, status_of
 from lore_sidecar.engine.writes.apply import SpoolApplier
 from lore_sidecar.engine.writes.path import Writes
 from lore_sidecar.errors import not_writer
@@ -94,7 +95,8 @@ class Engine:
                lexical_only: bool = False, session_id: str | None = None) -> RecallResult:
         """`session_id`: the session these leads are shown in (counted as recalled there)."""
         self.fresh()
-        result = self.view.recaller.recall(
+        view = self.view
+        result = view.recaller.recall(
             query[:MAX_QUERY_CHARS],  # a pasted 10 MB prompt is still a query of a few thousand words
             project_ids=self.projects.ids(project, scope),
             sources=list(sources or ALL_SOURCES),
@@ -103,6 +105,8 @@ class Engine:
             as_of=iso_utc(as_of) if as_of else None,
             lexical_only=lexical_only,
         )
+        if not lexical_only and dense_lag(view):
+            result = replace(result, dense_partial=True)
         if session_id and result.hits:
             self.memory.log_recall(result.query_id, session_id, None, len(result.hits))
         return result

@@ -9,6 +9,15 @@ from lore_sidecar import PROTOCOL_VERSION, __version__
 COUNTED = ("messages", "distillations", "knowledge", "entities", "facts", "files", "chunks")
 
 
+def dense_lag(view: Any) -> int:
+    """How many outbox positions the vector index trails the text index (0: level)."""
+    if view.indexer is not None:
+        return max(0, view.indexer.applied_seq - view.indexer.dense_seq)
+    if view.vectors is None:
+        return 0
+    return max(0, view.text.saved_seq - view.vectors.saved_seq)
+
+
 def status_of(engine: Any, root: str) -> dict[str, Any]:
     records, view, role = engine.records, engine.view, engine.role
     found = records.find_project(root)
@@ -31,7 +40,8 @@ def status_of(engine: Any, root: str) -> dict[str, Any]:
         "distiller": engine.distiller.status() if engine.distiller is not None else {"mode": "off", "model": None},
         "usage": records.nodes.usage(),
         "indexLagMs": 0 if applied >= records.outbox_head() else -1,  # -1: behind (age not tracked)
-        "indexError": indexer.error if indexer else None,
+        "indexError": (indexer.error or (indexer.dense.error if indexer.dense else None)) if indexer else None,
+        "vectorLag": dense_lag(view),
         "indexEpoch": view.index_epoch,
         "election": engine.election.info() if engine.election is not None else {},
         "ignoredSettings": [{"setting": k, "source": src, "reason": why} for k, src, why in engine.settings.ignored],

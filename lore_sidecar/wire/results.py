@@ -34,6 +34,7 @@ def recall_to_wire(r: RecallResult) -> dict[str, Any]:
         "truncated": r.truncated,
         "nextOffset": r.next_offset,
         "tookMs": r.took_ms,
+        "densePartial": r.dense_partial,
     }
 
 

@@ -1,10 +1,11 @@
 """The index worker: the only code that mutates the derived indexes.
 
 It runs on one thread of the writer instance, drains `index_outbox` in order, applies each
-batch to the text and vector indexes, commits, and bumps the generation. Because outbox
-rows are written in the same transaction as the record rows, a crash at any point leaves
-the indexes behind, never ahead, and the next start catches up by replaying from the last
-watermark (upserts are idempotent).
+batch to the text index, commits, and bumps the generation: from then on the batch is
+searchable by its words. The dense leg (engine/indexing/dense.py) follows on its own
+thread. Because outbox rows are written in the same transaction as the record rows, a crash
+at any point leaves the indexes behind, never ahead, and the next start catches up by
+replaying from each leg's last saved position (upserts are idempotent).
 """
 
 from __future__ import annotations
@@ -13,25 +14,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
-import numpy as np
-
+from lore_sidecar.engine.indexing.dense import BATCH, DenseWorker
 from lore_sidecar.errors import FENCED, LoreError
 from lore_sidecar.model import INDEXED_SOURCES, Doc
 from lore_sidecar.ports import Embedder, TextIndex, VectorIndex
 
 log = logging.getLogger(__name__)
-
-BATCH = 4000
-EMBED_CHUNK = 500
-VECTOR_SAVE_INTERVAL_S = 2.0
-
-
-def embed_text(doc: Doc) -> str:
-    if doc.kind == "files":
-        return f"{doc.title}\n{doc.path}\n{doc.body}"
-    return doc.body
 
 
 class Indexer:
@@ -49,17 +39,17 @@ class Indexer:
         self.vectors = vectors
         self.embedder = embedder
         self.on_commit = on_commit
-        self.applied_seq = 0
+        self.applied_seq = 0  # searchable by its words up to here
         self.generation = int(records.meta("generation", "0") or 0)
+        self.dense = (DenseWorker(records, vectors, embedder, load=self._load, text_seq=lambda: self.applied_seq,
+                                  trim=self._trim) if vectors is not None and embedder is not None else None)
         self._cond = threading.Condition()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._rebuild_req: list[threading.Event] = []
         self._thread: threading.Thread | None = None
-        self._last_vec_save = time.monotonic()
         self.error: str | None = None
         self.fenced = False  # set when the store refused our epoch: we are no longer the writer
-        self._vector_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lore-vectors")
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -67,31 +57,43 @@ class Indexer:
         self._thread.start()
 
     def stop(self, *, save: bool = True) -> None:
-        """Stop the worker; with `save`, snapshot vectors first (a fenced ex-writer must not)."""
+        """Stop both legs; with `save`, snapshot vectors first (a fenced ex-writer must not)."""
         self._stop.set()
         self._wake.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=30)
-        if save and not self.fenced:
-            try:
-                self._save_vectors(force=True)
-            except LoreError as exc:
-                log.warning("final vector snapshot refused: %s", exc)
-        self._vector_pool.shutdown(wait=True)
+        if self.dense is not None:
+            self.dense.stop()
+            if save and not self.fenced and not self.dense.fenced:
+                try:
+                    self.dense.save(force=True)
+                except LoreError as exc:
+                    log.warning("final vector snapshot refused: %s", exc)
 
     def notify(self) -> None:
         self._wake.set()
 
     def wait_for(self, seq: int, timeout: float) -> bool:
-        """Block until everything up to outbox `seq` is searchable (or timeout)."""
-        deadline = time.monotonic() + timeout
+        """Block until everything up to outbox `seq` is searchable by its words (or timeout)."""
+        deadline = time_left(timeout)
         with self._cond:
             while self.applied_seq < seq:
-                left = deadline - time.monotonic()
+                left = deadline()
                 if left <= 0 or self._stop.is_set():
                     return False
                 self._cond.wait(left)
         return True
+
+    def wait_dense(self, seq: int, timeout: float) -> bool:
+        """Block until everything up to `seq` is also in the vector index (or timeout)."""
+        deadline = time_left(timeout)
+        if not self.wait_for(seq, timeout):
+            return False
+        return self.dense is None or self.dense.wait_for(seq, max(0.0, deadline()))
+
+    @property
+    def dense_seq(self) -> int:
+        return self.dense.seq if self.dense is not None else self.applied_seq
 
     def request_rebuild(self, timeout: float = 3600) -> bool:
         done = threading.Event()
@@ -122,6 +124,9 @@ class Indexer:
         except Exception:
             log.exception("index start-up failed; rebuilding from the record")
             self._rebuild()
+        if self.dense is not None:
+            self.dense.start()
+            self.dense.notify()
         while not self._stop.is_set():
             self._wake.wait(timeout=1.0)
             self._wake.clear()
@@ -137,19 +142,20 @@ class Indexer:
                 while self._drain_once():
                     if self._stop.is_set():
                         break
-                self._save_vectors(force=False)
+                if self.dense is None:
+                    self._trim()
                 self.error = None
             except LoreError:
                 raise
             except Exception as exc:  # keep serving; the record is safe, retry on next wake
                 self.error = f"{type(exc).__name__}: {exc}"
                 log.exception("index batch failed")
-                time.sleep(0.5)
+                self._stop.wait(0.5)
                 self._wake.set()
 
     def _catch_up_on_start(self) -> None:
         text_seq = self.text.saved_seq
-        vec_seq = self.vectors.saved_seq if self.vectors is not None else text_seq
+        vec_seq = self.vectors.saved_seq if self.dense is not None else text_seq
         trimmed = int(self.records.meta("outbox_trimmed", "0") or 0)
         if text_seq < trimmed or vec_seq < trimmed:
             # An index lost changes the outbox no longer holds (wiped, or another embedder):
@@ -158,37 +164,31 @@ class Indexer:
             self._rebuild()
             return
         with self._cond:
-            self.applied_seq = min(text_seq, vec_seq)
+            self.applied_seq = text_seq
             self._cond.notify_all()
         while self._drain_once():
             pass
-        self._save_vectors(force=True)
 
     def _drain_once(self) -> bool:
         entries = self.records.outbox_after(self.applied_seq, BATCH)
         if not entries:
             return False
-        latest: dict[tuple[str, int], tuple[str, int]] = {}
+        latest: dict[tuple[str, int], str] = {}
         for e in entries:
-            latest[(e.kind, e.key)] = (e.op, e.project_id)
+            latest[(e.kind, e.key)] = e.op
         upserts: dict[str, list[int]] = {}
-        deletes: dict[str, list[tuple[int, int]]] = {}
-        for (kind, key), (op, pid) in latest.items():
-            if op == "upsert":
-                upserts.setdefault(kind, []).append(key)
-            else:
-                deletes.setdefault(kind, []).append((key, pid))
-        for kind, items in deletes.items():
-            self.text.delete(kind, [k for k, _ in items])
-            if self.vectors is not None:
-                by_project: dict[int, list[int]] = {}
-                for k, pid in items:
-                    by_project.setdefault(pid, []).append(k)
-                for pid, keys in by_project.items():
-                    self.vectors.remove(kind, pid, keys)
+        deletes: dict[str, list[int]] = {}
+        for (kind, key), op in latest.items():
+            (upserts if op == "upsert" else deletes).setdefault(kind, []).append(key)
+        for kind, keys in deletes.items():
+            self.text.delete(kind, keys)
         for kind, keys in upserts.items():
-            self._index_docs(self._load(kind, keys))
+            docs = self._load(kind, keys)
+            if docs:
+                self.text.upsert(docs)
         self._commit(entries[-1].seq)
+        if self.dense is not None:
+            self.dense.notify()
         return len(entries) == BATCH
 
     def _load(self, kind: str, keys: Sequence[int]) -> list[Doc]:
@@ -205,30 +205,6 @@ class Indexer:
         if kind == "knowledge":
             return self.records.nodes.docs(keys)
         return []
-
-    def _index_docs(self, docs: list[Doc]) -> None:
-        if not docs:
-            return
-        self.text.upsert(docs)
-        if self.vectors is None or self.embedder is None:
-            return
-        # Embed chunk k+1 while chunk k is inserted into the HNSW graph on the vector
-        # thread. One vector thread, fed in order, keeps the graph deterministic.
-        pending = []
-        for start in range(0, len(docs), EMBED_CHUNK):
-            part = docs[start : start + EMBED_CHUNK]
-            vecs = self.embedder.embed([embed_text(d) for d in part])
-            pending.append(self._vector_pool.submit(self._add_vectors, part, vecs))
-        for fut in pending:
-            fut.result()
-
-    def _add_vectors(self, docs: list[Doc], vecs: np.ndarray) -> None:
-        groups: dict[tuple[str, int], list[int]] = {}
-        for i, d in enumerate(docs):
-            if vecs[i].any():  # an empty text has no direction; keep it out of the graph
-                groups.setdefault((d.kind, d.project_id), []).append(i)
-        for (kind, pid), rows in groups.items():
-            self.vectors.upsert(kind, pid, [docs[i].key for i in rows], vecs[np.asarray(rows)])
 
     def _commit(self, seq: int) -> None:
         # The index lives in this writer's own epoch directory, so committing it cannot harm
@@ -249,33 +225,38 @@ class Indexer:
             self._cond.notify_all()
         self.on_commit(generation)
 
-    def _save_vectors(self, *, force: bool) -> None:
-        if self.vectors is None:
-            self._trim(self.applied_seq)
-            return
-        due = time.monotonic() - self._last_vec_save >= VECTOR_SAVE_INTERVAL_S
-        behind = self.vectors.dirty or self.vectors.saved_seq < self.applied_seq
-        if behind and (force or due):
-            seq = self.applied_seq
-            self.vectors.save(seq)  # into our own epoch directory (see `_commit`)
-            self._last_vec_save = time.monotonic()
-            self._trim(seq)
-
-    def _trim(self, upto: int) -> None:
+    def _trim(self) -> None:
+        """The outbox shrinks to what every leg has saved (the text commit is its save)."""
+        upto = self.applied_seq if self.dense is None else min(self.applied_seq, self.vectors.saved_seq)
         if upto > 0:
             self.records.outbox_trim(upto)
 
     def _rebuild(self) -> None:
         """Wipe both indexes and re-add every record row (`lore/reindex`, lost indexes)."""
         head = self.records.outbox_head()
-        self.text.clear()
-        if self.vectors is not None:
-            self.vectors.clear()
-        for kind in INDEXED_SOURCES:
-            keys = [k for k, _ in self.records.all_keys(kind)]
-            for i in range(0, len(keys), BATCH):
-                self._index_docs(self._load(kind, keys[i : i + BATCH]))
-        self.applied_seq = 0
-        # Entries after `head` may or may not be in the scan above; replaying them is harmless.
-        self._commit(head)
-        self._save_vectors(force=True)
+        dense = self.dense
+        with dense.paused() if dense is not None else nullcontext():
+            self.text.clear()
+            if self.vectors is not None:
+                self.vectors.clear()
+            for kind in INDEXED_SOURCES:
+                keys = [k for k, _ in self.records.all_keys(kind)]
+                for i in range(0, len(keys), BATCH):
+                    docs = self._load(kind, keys[i : i + BATCH])
+                    if docs:
+                        self.text.upsert(docs)
+                        if dense is not None:
+                            dense.add(docs)
+            self.applied_seq = 0
+            # Entries after `head` may or may not be in the scan above; replaying them is harmless.
+            self._commit(head)
+            if dense is not None:
+                dense.reset(head)
+                dense.save(force=True)
+            else:
+                self._trim()
+
+
+def time_left(timeout: float) -> Callable[[], float]:
+    end = time.monotonic() + timeout
+    return lambda: end - time.monotonic()

@@ -27,7 +27,7 @@ def rebuild(engine: Any, scope: str = "all", progress: Progress | None = None) -
         indexer.request_rebuild()
     if scope in ("all", "workspace"):
         engine.index.scan(progress, force=scope == "workspace")
-    indexer.wait_for(engine.records.outbox_head(), timeout=3600)
+    indexer.wait_dense(engine.records.outbox_head(), timeout=3600)
     counts = engine.records.counts(None)
     out = {"generation": indexer.generation, "files": counts["files"], "chunks": counts["chunks"],
            "facts": counts["facts"], "tookMs": round((time.perf_counter() - t0) * 1000, 1)}

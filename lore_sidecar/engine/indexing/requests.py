@@ -49,6 +49,7 @@ class IndexRequests:
         return rebuild(self.i, scope, progress)
 
     def wait(self, timeout: float = 30.0) -> bool:
-        """Until every recorded change is searchable here (True), or the timeout."""
+        """Until every recorded change is searchable here, by its words and its meaning
+        (True), or the timeout."""
         indexer = self.i.view.indexer
-        return True if indexer is None else indexer.wait_for(self.i.records.outbox_head(), timeout)
+        return True if indexer is None else indexer.wait_dense(self.i.records.outbox_head(), timeout)

@@ -1,0 +1,172 @@
+"""The dense leg's worker: embeds what the lexical index already holds, in outbox order, on
+its own thread — so a write is searchable by its words at once and by its meaning a moment
+later, and a slow embedder never holds back ingest.
+
+It follows the text index: only outbox entries the text index has committed are taken, in
+order, on one thread (the HNSW graph is then the same as a rebuild from the record). Its
+position is its own (`seq`, saved with every vector snapshot); the outbox is trimmed only up
+to what both legs have saved, so a crash mid catch-up resumes from the last snapshot.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+
+import numpy as np
+
+from lore_sidecar.errors import FENCED, LoreError
+from lore_sidecar.model import Doc
+from lore_sidecar.ports import Embedder, VectorIndex
+
+log = logging.getLogger(__name__)
+BATCH = 4000
+EMBED_CHUNK = 500
+SAVE_INTERVAL_S = 2.0
+
+
+def embed_text(doc: Doc) -> str:
+    if doc.kind == "files":
+        return f"{doc.title}\n{doc.path}\n{doc.body}"
+    return doc.body
+
+
+class DenseWorker:
+    def __init__(self, records, vectors: VectorIndex, embedder: Embedder, *, load: Callable[[str, Sequence[int]], list[Doc]],
+                 text_seq: Callable[[], int], trim: Callable[[], None]):
+        self.records = records
+        self.vectors = vectors
+        self.embedder = embedder
+        self.load = load  # (kind, keys) -> docs, as the text leg loads them
+        self.text_seq = text_seq  # how far the text index has committed
+        self.trim = trim  # the outbox may shrink to what both legs saved
+        self.seq = vectors.saved_seq
+        self.lock = threading.Lock()  # one batch, or one rebuild, at a time
+        self.fenced = False
+        self.error: str | None = None
+        self._cond = threading.Condition()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lore-vectors")
+        self._last_save = time.monotonic()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="lore-dense", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=30)
+        self._pool.shutdown(wait=True)
+
+    def notify(self) -> None:
+        self._wake.set()
+
+    def wait_for(self, seq: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self.seq < seq:
+                left = deadline - time.monotonic()
+                if left <= 0 or self._stop.is_set():
+                    return False
+                self._cond.wait(left)
+        return True
+
+    @contextmanager
+    def paused(self):
+        """Hold the dense leg (a rebuild, or a test of the lexical-only moment)."""
+        with self.lock:
+            yield
+
+    # -- work ----------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(timeout=1.0)
+            self._wake.clear()
+            try:
+                while not self._stop.is_set():
+                    with self.lock:
+                        more = self._once()
+                    if not more:
+                        break
+                self.save(force=False)
+                self.error = None
+            except LoreError as exc:
+                if exc.kind in FENCED:
+                    log.warning("dense worker stopped: %s", exc)
+                    self.fenced = True
+                    return
+                self.error = f"{exc.kind}: {exc}"
+                log.exception("vector batch failed")
+                self._stop.wait(0.5)
+                self._wake.set()
+            except Exception as exc:  # keep serving; the record is safe, retry on the next wake
+                self.error = f"{type(exc).__name__}: {exc}"
+                log.exception("vector batch failed")
+                self._stop.wait(0.5)
+                self._wake.set()
+
+    def _once(self) -> bool:
+        upto = self.text_seq()
+        entries = [e for e in self.records.outbox_after(self.seq, BATCH) if e.seq <= upto]
+        if not entries:
+            return False
+        latest: dict[tuple[str, int], tuple[str, int]] = {}
+        for e in entries:
+            latest[(e.kind, e.key)] = (e.op, e.project_id)
+        upserts: dict[str, list[int]] = {}
+        deletes: dict[tuple[str, int], list[int]] = {}
+        for (kind, key), (op, pid) in latest.items():
+            if op == "upsert":
+                upserts.setdefault(kind, []).append(key)
+            else:
+                deletes.setdefault((kind, pid), []).append(key)
+        for (kind, pid), keys in deletes.items():
+            self.vectors.remove(kind, pid, keys)
+        for kind, keys in upserts.items():
+            self.add(self.load(kind, keys))
+        self._advance(entries[-1].seq)
+        return len(entries) == BATCH
+
+    def add(self, docs: list[Doc]) -> None:
+        """Embed chunk k+1 while chunk k goes into the HNSW graph (one insert thread, fed in
+        order, keeps the graph deterministic)."""
+        pending = []
+        for start in range(0, len(docs), EMBED_CHUNK):
+            part = docs[start : start + EMBED_CHUNK]
+            vecs = self.embedder.embed([embed_text(d) for d in part])
+            pending.append(self._pool.submit(self._insert, part, vecs))
+        for fut in pending:
+            fut.result()
+
+    def _insert(self, docs: list[Doc], vecs: np.ndarray) -> None:
+        groups: dict[tuple[str, int], list[int]] = {}
+        for i, d in enumerate(docs):
+            if vecs[i].any():  # an empty text has no direction; keep it out of the graph
+                groups.setdefault((d.kind, d.project_id), []).append(i)
+        for (kind, pid), rows in groups.items():
+            self.vectors.upsert(kind, pid, [docs[i].key for i in rows], vecs[np.asarray(rows)])
+
+    def _advance(self, seq: int) -> None:
+        with self._cond:
+            self.seq = seq
+            self._cond.notify_all()
+
+    def reset(self, seq: int) -> None:
+        """After a rebuild that embedded everything up to `seq` itself."""
+        self._advance(seq)
+
+    def save(self, *, force: bool) -> None:
+        due = time.monotonic() - self._last_save >= SAVE_INTERVAL_S
+        if (self.vectors.dirty or self.vectors.saved_seq < self.seq) and (force or due):
+            self.vectors.save(self.seq)  # into this writer's own epoch directory
+            self._last_save = time.monotonic()
+            self.trim()
