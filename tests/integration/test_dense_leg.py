@@ -25,6 +25,10 @@ def test_recall_is_lexical_while_vectors_lag_and_hybrid_once_they_catch_up(tmp_p
             assert [h.uri for h in by_words.hits] == ["session://s/s-0"] and by_words.dense_partial
             assert by_meaning.hits == [] and by_meaning.dense_partial
             assert e.status()["vectorLag"] > 0
+            # A second write, searchable by its words: the text leg has finished the pass
+            # that took the first one (and would have trimmed the outbox behind it).
+            record(e, "s2", ["an unrelated note about lunch"])
+            assert e.recall("lunch", sources=["messages"]).hits
         assert e.index.wait(30)
         caught_up = e.recall(ASKED, sources=["messages"])
         assert [h.uri for h in caught_up.hits] == ["session://s/s-0"] and not caught_up.dense_partial
