@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -42,11 +43,20 @@ def search_terms(query: str) -> list[str]:
     return kept or query_terms(query)
 
 
+@functools.lru_cache(maxsize=4096)
+def stems_of(analyze: Callable[[str], list[str]], text: str) -> frozenset[str]:
+    """The stems a text holds. Remembered per text: the same messages, distillations and
+    nodes come back across recalls, and analysing a long distillation is the costly part of
+    a hit. Each distinct word is analysed once (the analyzer splits on WORD's pattern and
+    lowercases, so the set is the same as analysing the whole text)."""
+    return frozenset(analyze(" ".join({w.lower() for w in WORD.findall(text)})))
+
+
 def cues(
     terms: Sequence[str], text: str, analyze: Callable[[str], list[str]], title: str = ""
 ) -> list[str]:
     """The query terms (as the user wrote them) whose stems occur in the text or title."""
-    present = set(analyze(title + "\n" + text))
+    present = stems_of(analyze, title + "\n" + text)
     out = []
     for t in terms:
         stems = analyze(t)
