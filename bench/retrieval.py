@@ -105,7 +105,7 @@ def lore(corpus: Corpus, queries: Queries, modes: dict[str, dict], options: dict
             client.initialize(ws, options={"watch": False, "distiller": "off", **(options or {})})
             while True:
                 status = client.request("lore/status")
-                if status["counts"]["files"] >= len(corpus) and status["indexLagMs"] == 0:
+                if status["counts"]["files"] >= len(corpus) and status["indexLagMs"] == 0 and status["vectorLag"] == 0:
                     break
                 time.sleep(0.1)
             index_s = time.perf_counter() - t0

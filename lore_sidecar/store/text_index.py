@@ -32,8 +32,12 @@ FIELD_BOOSTS = {"title": 1.0, "symbol": SYMBOL_BOOST, "path": 1.5, "body": 1.0, 
                 "parts": PARTS_BOOST}
 _TERM = re.compile(r"[A-Za-z0-9_]+")
 # A compound identifier the other fields keep whole (their tokens are [A-Za-z0-9_]+, so
-# dotted.names and kebab-case are split there already): snake_case, camelCase, PascalCase.
-_COMPOUND = re.compile(r"\b[A-Za-z0-9]*(?:[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9_]*")
+# dotted.names and kebab-case are split there already): snake_case, camelCase, PascalCase,
+# and names with leading underscores.
+_COMPOUND = re.compile(
+    r"\b_*[A-Za-z0-9]*(?:[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9_]*"
+    r"|\b_+[A-Za-z0-9][A-Za-z0-9_]*"  # _private, __init__: the word without its underscores
+)
 # Its parts: "HTTPServer" -> HTTP, Server; "dates_in_range" -> dates, in, range.
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 

@@ -129,6 +129,7 @@ def test_compound_names_are_indexed_by_their_parts_and_one_letter_fragments_are_
     assert compound_parts("def dates_in_range(start): return HTTPServer(parseHeader)") == \
         "dates in range HTTP Server parse Header"
     assert compound_parts("plain words, os.path.join and nightly-exports") == ""  # split by the body already
+    assert compound_parts("def _manhattan_distance(a): self.__init__(_private)") == "manhattan distance init private"
     assert query.search_terms("e.g. retry the retry queue") == ["retry", "retry", "queue"]  # repeats kept
     assert query.search_terms("a b") == ["b"]  # nothing else left: the fragment is still searched
 
