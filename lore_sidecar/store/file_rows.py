@@ -120,11 +120,6 @@ class FileRows:
         )
         return {r["id"]: r for r in rows}
 
-    def chunk_paths(self, keys: Iterable[int]) -> dict[int, str]:
-        """The file path of each chunk (fusion weighs code and prose differently)."""
-        rows = self._in("SELECT c.id, f.path FROM chunks c JOIN files f ON f.id=c.file_id WHERE c.id IN ({})", list(keys))
-        return {r[0]: r[1] for r in rows}
-
     def chunk_at(self, project_root: str, path: str, start: int, end: int) -> sqlite3.Row | None:
         return (
             self.db.reader()

@@ -19,6 +19,18 @@ def nvim_binary() -> str:
     return found
 
 
+def run_lua(script: Path, out: Path, *, cwd: Path) -> dict:
+    """Run `script` in headless Neovim from `cwd`; the script writes its answer to `out`."""
+    proc = subprocess.run(
+        # A Lua error must end Neovim (exit 1), never leave it waiting headless.
+        [nvim_binary(), "--headless", "--clean", "-u", "NONE", "-c",
+         f"lua local ok, err = pcall(dofile, {json.dumps(str(script))}) if not ok then io.stderr:write(tostring(err)) vim.cmd('cq') end"],
+        cwd=cwd, capture_output=True, timeout=180, stdin=subprocess.DEVNULL,
+    )
+    assert out.exists(), proc.stderr.decode(errors="replace")[-2000:]
+    return json.loads(out.read_text())
+
+
 def test_neovim_requests_recall_through_the_lua_client(tmp_path, workspace):
     out = tmp_path / "result.json"
     cmd = [sys.executable, "-m", "lore_sidecar", "--stdio", "--store-dir", str(tmp_path / "store")]
@@ -68,14 +80,7 @@ def test_neovim_requests_recall_through_the_lua_client(tmp_path, workspace):
         f:close()
         vim.cmd("qa!")
     """))
-    proc = subprocess.run(
-        # A Lua error must end Neovim (exit 1), never leave it waiting headless.
-        [nvim_binary(), "--headless", "--clean", "-u", "NONE", "-c",
-         f"lua local ok, err = pcall(dofile, {json.dumps(str(script))}) if not ok then io.stderr:write(tostring(err)) vim.cmd('cq') end"],
-        cwd=workspace, capture_output=True, timeout=180, stdin=subprocess.DEVNULL,
-    )
-    assert out.exists(), proc.stderr.decode(errors="replace")[-2000:]
-    answer = json.loads(out.read_text())
+    answer = run_lua(script, out, cwd=workspace)
     assert "err" not in answer or not answer["err"], answer
     assert answer["kept"] and answer["kept"].startswith("project://") and "half-even" in answer["kept"], answer
     assert answer["status_lines"][0].startswith("lore-sidecar") and "knowledge 1" in answer["status_lines"][3]
@@ -122,13 +127,7 @@ def test_neovim_outside_a_repository_uses_the_current_directory_and_says_so(tmp_
         f:close()
         vim.cmd("qa!")
     """))
-    proc = subprocess.run(
-        [nvim_binary(), "--headless", "--clean", "-u", "NONE", "-c",
-         f"lua local ok, err = pcall(dofile, {json.dumps(str(script))}) if not ok then io.stderr:write(tostring(err)) vim.cmd('cq') end"],
-        cwd=folder, capture_output=True, timeout=180, stdin=subprocess.DEVNULL,
-    )
-    assert out.exists(), proc.stderr.decode(errors="replace")[-2000:]
-    answer = json.loads(out.read_text())
+    answer = run_lua(script, out, cwd=folder)
     assert answer["attached"] and answer["root"] == str(folder), answer
     assert any("using the current directory" in s and str(folder) in s for s in answer["said"]), answer
     assert answer["hits"] > 0, answer  # the folder was indexed: the note is found

@@ -32,6 +32,14 @@ def open_facts_engine(store: Path, folder: Path, clock: Clock):
     return engine
 
 
+def fresh_facts_engine(root: Path):
+    """An engine with its own clock on a new store, beside an empty git workspace."""
+    ws = root / "ws"
+    (ws / ".git").mkdir(parents=True)
+    clock = Clock("2024-01-01")
+    return open_facts_engine(root / "store", ws, clock), clock, ws
+
+
 @pytest.fixture
 def env(tmp_path):
     ws = tmp_path / "ws"

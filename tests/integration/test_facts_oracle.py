@@ -9,23 +9,18 @@ statements name (where an off-by-one in "valid until is exclusive" would show).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lore_sidecar.errors import LoreError
-from tests.integration.test_facts import Clock, open_facts_engine
+from tests.integration.test_facts import fresh_facts_engine
+from tests.integration.test_facts_property import day
 
 SUBJECTS = ["payments", "ci"]
 PREDICATES = ["uses", "owner"]
 VALUES = ["stripe", "adyen", "alice"]
-BASE = datetime(2024, 1, 1)
 FOREVER = "9999-12-31T00:00:00Z"
-
-
-def day(n: int) -> str:
-    return (BASE + timedelta(days=n)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -93,11 +88,7 @@ ops = st.lists(st.tuples(st.one_of(statement_op, statement_op, close_op), st.int
 @example(ops=[(("assert", "ci", "uses", "stripe", 0, None), 0), (("assert", "ci", "uses", "stripe", 4, None), 1),
               (("invalidate", "ci", "uses", 9), 1)], extra=[14, 20])
 def test_fact_answers_match_the_reference_model_at_every_boundary(tmp_path_factory, ops, extra):
-    root = tmp_path_factory.mktemp("oracle")
-    ws = root / "ws"
-    (ws / ".git").mkdir(parents=True)
-    clock = Clock("2024-01-01")
-    e = open_facts_engine(root / "store", ws, clock)
+    e, clock, _ = fresh_facts_engine(tmp_path_factory.mktemp("oracle"))
     model: dict[tuple[str, str], Slot] = {}
     record_times, valid_times = set(), {day(n) for n in extra}
     try:

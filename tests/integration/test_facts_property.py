@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lore_sidecar.errors import LoreError
-from tests.integration.test_facts import Clock, live_rows, open_facts_engine
+from tests.integration.test_facts import fresh_facts_engine, live_rows
 
 SUBJECTS = ["payments", "CI", "search"]
 PREDICATES = ["uses", "owner"]
@@ -42,11 +42,7 @@ queries = st.lists(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=ops, qs=queries)
 def test_replay_gives_the_same_rows_and_answers(tmp_path_factory, ops, qs):
-    root = tmp_path_factory.mktemp("prop")
-    ws = root / "ws"
-    (ws / ".git").mkdir(parents=True)
-    clock = Clock("2024-01-01")
-    e = open_facts_engine(root / "store", ws, clock)
+    e, clock, ws = fresh_facts_engine(tmp_path_factory.mktemp("prop"))
     try:
         t = 0
         for op, advance in ops:

@@ -17,7 +17,7 @@ def rebuild(engine: Any, scope: str = "all", progress: Progress | None = None) -
     if indexer is None:
         raise LoreError("indexNotReady", "this instance became the writer moments ago; retry", retryable=True)
     replay = None
-    if scope in ("all", "facts") and engine.facts is not None:
+    if scope in ("all", "facts"):
         if progress:
             progress("replaying facts from the journal and notes", 0)
         replay = engine.facts.store.replay()

@@ -27,10 +27,8 @@ class Sessions:
               budget_tokens: int = DEFAULT_BUDGET_TOKENS) -> dict[str, Any]:
         e = self.engine
         root = e.projects.root(cwd)
-        boot = ""
-        if e.memory.store is not None:
-            nodes = e.memory.store.boot_nodes(e.projects.ids(root, "project"), now_iso())
-            boot = lifecycle.boot_block(Path(root).name, nodes)
+        nodes = e.memory.store.boot_nodes(e.projects.ids(root, "project"), now_iso())
+        boot = lifecycle.boot_block(Path(root).name, nodes)
         words = " ".join(w for w in (Path(cwd).name if cwd else "", repo or "") if w)
         block, query_id = "", None
         if words.strip():
@@ -51,12 +49,10 @@ class Sessions:
         result = e.recall(prompt, project=project, limit=12)
         hits = [h for h in result.hits if h.session_id != session_id][:8]
         block = lifecycle.recall_block(session_id, result.query_id, hits, budget_tokens=budget_tokens)
-        directives = ""
-        if e.memory.store is not None:
-            words = set(re.findall(r"[a-z0-9_]{3,}", prompt.lower()))
-            nodes = [n for n in e.memory.store.boot_nodes(e.projects.ids(project, "project"), now_iso(), min_priority=4)
-                     if lifecycle.is_directive(n) and lifecycle.in_scope(n, words)]
-            directives = lifecycle.directives_block(nodes)
+        words = set(re.findall(r"[a-z0-9_]{3,}", prompt.lower()))
+        nodes = [n for n in e.memory.store.boot_nodes(e.projects.ids(project, "project"), now_iso(), min_priority=4)
+                 if lifecycle.is_directive(n) and lifecycle.in_scope(n, words)]
+        directives = lifecycle.directives_block(nodes)
         leads = block.count("\n") - 1 if block else 0
         self._log_recalled(result.query_id, session_id, harness, leads)
         context = "\n\n".join(part for part in (directives, block) if part)

@@ -76,6 +76,7 @@ class Recaller:
         terms = q.query_terms(query)
         pool = max(s.candidates, offset + limit)
         cands: list[Candidate] = []
+        chunk_rows = None
         if project_ids is not None and project_ids and "knowledge" in kinds:
             project_ids = [*project_ids, GLOBAL_PROJECT]  # global knowledge applies everywhere
         if kinds and (project_ids is None or project_ids) and terms:
@@ -89,16 +90,18 @@ class Recaller:
                     # "nothing relevant" must be able to answer with nothing.
                     vec = [h for h in self.vectors.search(kinds, project_ids, qv, pool) if h[2] >= s.vector_floor]
             if s.fusion == "auto":
-                paths = self.records.files.chunk_paths({key for kind, key, _ in [*lex, *vec] if kind == "files"})
+                # Code or prose decides a file's vector weight; the rows read here are the
+                # ones the hits are made from below, so they are read once.
+                chunk_rows = self.records.files.chunk_rows({key for kind, key, _ in [*lex, *vec] if kind == "files"})
                 cands = fusion.fuse_by_kind(
                     lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight,
                     prose_vector_weight=s.files_vector_weight, code_vector_weight=s.code_vector_weight,
-                    is_code=lambda key: is_code_path(paths.get(key, "")), k=s.rrf_k)
+                    is_code=lambda key: key in chunk_rows and is_code_path(chunk_rows[key]["path"]), k=s.rrf_k)
             else:
                 cands = fusion.fuse(lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight,
                                     k=s.rrf_k, mode=s.fusion)
             cands = self._with_neighbours(cands)
-        hits, total = self._materialise(cands, terms, offset, limit, as_of)
+        hits, total = self._materialise(cands, terms, offset, limit, as_of, chunk_rows)
         truncated = total > offset + len(hits)
         return RecallResult(
             query_id=uuid.uuid4().hex[:16],
@@ -141,10 +144,11 @@ class Recaller:
                     have.fused = score
         return sorted(by_id.values(), key=lambda c: (-c.fused, c.kind, c.key))
 
-    def _materialise(self, cands, terms, offset, limit, as_of) -> tuple[list[Hit], int]:
+    def _materialise(self, cands, terms, offset, limit, as_of, chunk_rows=None) -> tuple[list[Hit], int]:
         s = self.settings
         msg_rows = self.records.message_rows([c.key for c in cands if c.kind == "messages"])
-        chunk_rows = self.records.files.chunk_rows([c.key for c in cands if c.kind == "files"])
+        if chunk_rows is None:
+            chunk_rows = self.records.files.chunk_rows([c.key for c in cands if c.kind == "files"])
         fact_rows = self.records.fact_rows([c.key for c in cands if c.kind == "facts"])
         rows_of = {"messages": msg_rows, "files": chunk_rows, "facts": fact_rows}
         if self.memory is not None:

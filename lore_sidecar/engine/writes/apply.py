@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lore_sidecar.engine.writes import retry
-from lore_sidecar.errors import LoreError
+from lore_sidecar.errors import LoreError, fenced
 from lore_sidecar.model import NewMessage
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ class SpoolApplier:
         try:
             self.records.apply_ops([(op["opId"], op["kind"], fn) for _, op, fn in batch])
         except Exception as exc:  # noqa: BLE001 (judged: one by one finds the culprit)
-            if isinstance(exc, LoreError) and exc.kind in retry.FENCED_KINDS:
+            if fenced(exc):
                 raise
             return self._one_by_one(batch)
         for path, op, _ in batch:

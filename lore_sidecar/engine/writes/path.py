@@ -13,8 +13,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from lore_sidecar.engine.roles import Role, WriteMark
-from lore_sidecar.engine.writes.retry import FENCED_KINDS
-from lore_sidecar.errors import LoreError, not_writer
+from lore_sidecar.errors import FENCED, LoreError, not_writer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -48,7 +47,7 @@ class Writes:
                 self.wrote()
                 return {**out, "durable": True, "applied": True}
             except LoreError as exc:
-                if exc.kind not in FENCED_KINDS:
+                if exc.kind not in FENCED:
                     raise
                 log.info("fenced while writing (%s); spooling for the new writer", exc)
         op_id, result = self.spool_and_wait(op(checked))

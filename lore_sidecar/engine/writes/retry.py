@@ -16,8 +16,6 @@ from lore_sidecar.errors import FENCED, LoreError
 
 # Store conditions that pass: retried without limit (they are not the operation's fault).
 TRANSIENT_KINDS = frozenset({"storeBusy", "diskFull", "notReady", "indexNotReady"})
-# The writer lost its role while applying: stop draining; the next writer applies it.
-FENCED_KINDS = FENCED
 MAX_UNEXPECTED = 5
 BASE_DELAY_S = 0.1
 MAX_DELAY_S = 5.0
@@ -41,7 +39,7 @@ def judge(exc: BaseException, attempt: int) -> Verdict:
     """What to do with an operation whose `attempt`-th application raised `exc`."""
     why = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, LoreError):
-        if exc.kind in FENCED_KINDS:
+        if exc.kind in FENCED:  # lost the writer role: stop draining; the next writer applies it
             return Verdict(STOP, why=why)
         if exc.kind in TRANSIENT_KINDS or exc.retryable:
             return Verdict(RETRY, backoff(attempt), why)
