@@ -105,6 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("event", help=f"one of {', '.join(HOOK_EVENTS)} (Claude Code's names; Codex's hooks use the same)")
     hd = verb("hook-daemon", "the warm process `hook` talks to (started on demand by `hook`)", ws)
     hd.add_argument("--idle-ms", type=bounded(100, 86_400_000), help="exit after this long without a request (default: setting hookIdleMs)")
+    m = verb("mcp", "serve the store's tools to an agent over MCP (stdio)", ws)
+    m.add_argument("--harness", help="the agent's name for usage accounting (default: $LORE_HARNESS, else the MCP client's name)")
     d = verb("demo", "spawn the sidecar over stdio, index a folder, record a chat, distil it, recall")
     d.add_argument("folder", nargs="?", default=".", help="a source folder to index (default: .)")
     d.add_argument("query", nargs="?", help="what to recall (default: a question the demo's chat answers)")
@@ -179,6 +181,14 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_daemon(args.store_dir, str(Path(args.workspace).resolve()),
                               args.idle_ms / 1000 if args.idle_ms else None)
+        if args.verb == "mcp":
+            import os
+
+            from lore_sidecar.mcp_face.serve import run_mcp
+
+            return run_mcp(args.store_dir, str(Path(args.workspace).resolve()),
+                           args.harness or os.environ.get("LORE_HARNESS") or None,
+                           cli_chose_logging=bool(args.verbose or args.log_file))
         if args.verb == "demo":
             from lore_sidecar.demo import run_demo
 

@@ -92,8 +92,9 @@ class Engine:
     # -- reads ------------------------------------------------------------------------------------
     def recall(self, query: str, *, project: str | None = None, scope: str = "project",
                sources: Sequence[str] | None = None, limit: int = 10, offset: int = 0, as_of: str | None = None,
-               lexical_only: bool = False, session_id: str | None = None) -> RecallResult:
-        """`session_id`: the session these leads are shown in (counted as recalled there)."""
+               lexical_only: bool = False, session_id: str | None = None, runtime: str | None = None) -> RecallResult:
+        """`session_id` / `runtime`: the session and the runtime these leads are shown to
+        (counted as recalled there; either one is enough)."""
         self.fresh()
         view = self.view
         result = view.recaller.recall(
@@ -107,8 +108,8 @@ class Engine:
         )
         if not lexical_only and dense_lag(view):
             result = replace(result, dense_partial=True)
-        if session_id and result.hits:
-            self.memory.log_recall(result.query_id, session_id, None, len(result.hits))
+        if (session_id or runtime) and result.hits:
+            self.memory.log_recall(result.query_id, session_id, runtime, len(result.hits))
         return result
 
     def get_node(self, uri: str, *, query_id: str | None = None, session_id: str | None = None,

@@ -24,6 +24,7 @@ METHOD_TO_TYPES: dict[str, type] = {
     "lore/moveNode": t.MoveNodeParams,
     "lore/deleteNode": t.DeleteNodeParams,
     "lore/listDomains": t.ListDomainsParams,
+    "lore/listNodes": t.ListNodesParams,
     "lore/nodeHistory": t.NodeHistoryParams,
     "lore/retain": t.RetainParams,
     "lore/forget": t.ForgetParams,

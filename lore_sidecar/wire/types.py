@@ -69,6 +69,8 @@ class RecallParams:
     """Only messages created at or before this ISO-8601 time."""
     lexical_only: bool = False
     """Skip the vector leg (diagnostics and benchmarks)."""
+    harness: str | None = None
+    """The runtime the leads are shown to (usage is reported per runtime)."""
 
 
 @attrs.define(kw_only=True, frozen=True)
@@ -289,6 +291,18 @@ class ListDomainsParams:
 
 
 @attrs.define(kw_only=True, frozen=True)
+class ListNodesParams:
+    project: str | None = None
+    scope: Scope = "project"
+    """`project`: this project's nodes and the global ones; `all`: every project's."""
+    domain: str | None = None
+    """Only nodes whose URI starts with this (e.g. `project://shop`)."""
+    limit: int = 200
+    """1..10000."""
+    offset: int = 0
+
+
+@attrs.define(kw_only=True, frozen=True)
 class NodeHistoryParams:
     uri: str
 
@@ -319,6 +333,8 @@ LIMITS: dict[tuple[type, str], tuple[int, int]] = {
     (TimelineParams, "limit"): (1, 200),
     (TimelineParams, "offset"): (0, 1_000_000),
     (AggregateFactsParams, "limit"): (1, 200),
+    (ListNodesParams, "limit"): (1, 10_000),
+    (ListNodesParams, "offset"): (0, 1_000_000),
     (PromptSubmitParams, "budget_tokens"): (50, 20_000),
     (SessionStartParams, "budget_tokens"): (50, 20_000),
     (CreateNodeParams, "priority"): (0, 4),

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar.engine.capture.redact import redact
-from lore_sidecar.errors import LoreError
+from lore_sidecar.errors import LoreError, outside_workspace
 
 CATEGORIES = ("decision", "pattern", "preference", "architecture", "gotcha")
 SCOPES = ("project", "global")
@@ -130,15 +130,20 @@ def redacted_node_args(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def relative_sources(root: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Source paths as a node records them: relative to the project root when inside it
-    (createNode and retain carry `sources`, updateNode carries them in `changes`)."""
+    """Source paths as a node records them: relative to the project root (createNode and
+    retain carry `sources`, updateNode carries them in `changes`). A source is a file of the
+    project - its hash is what demotes the node when the file changes - so a path that
+    resolves outside the root (`..`, an absolute path elsewhere, a symlink out) is refused."""
+    base = Path(root).resolve()
+
     def rel(path: Any) -> Any:
-        if isinstance(path, str) and Path(path).is_absolute():
-            try:
-                return Path(path).relative_to(root).as_posix()
-            except ValueError:
-                return path
-        return path
+        if not isinstance(path, str) or not path.strip():
+            return path  # normalise_sources names the problem
+        where = (base / path.strip()).resolve()
+        try:
+            return where.relative_to(base).as_posix()
+        except ValueError:
+            raise outside_workspace(path) from None
 
     out = dict(args)
     for holder in (out, out.get("changes") if isinstance(out.get("changes"), dict) else {}):

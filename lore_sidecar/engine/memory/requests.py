@@ -38,9 +38,16 @@ class MemoryRequests:
         self.i.fresh()
         return self.store.list_domains(self.i.projects.ids(project, scope))
 
-    def list_nodes(self, *, project: str | None = None, scope: str = "project") -> dict[str, Any]:
+    def list_nodes(self, *, project: str | None = None, scope: str = "project", domain: str | None = None,
+                   limit: int = 10_000, offset: int = 0) -> dict[str, Any]:
+        """Live nodes (best priority first), optionally only those whose URI starts with `domain`."""
         self.i.fresh()
-        return {"nodes": self.store.list_nodes(self.i.projects.ids(project, scope))}
+        found = [n for n in self.store.list_nodes(self.i.projects.ids(project, scope))
+                 if not domain or n["uri"].startswith(domain)]
+        page = found[offset: offset + limit]
+        more = offset + len(page) < len(found)
+        return {"nodes": page, "total": len(found), "truncated": more,
+                **({"nextOffset": offset + len(page)} if more else {})}
 
     def node_history(self, uri: str) -> dict[str, Any]:
         self.i.fresh()
@@ -72,7 +79,7 @@ class MemoryRequests:
         """A recalled lead was opened. Best effort: never fails the read that reports it."""
         self._usage("countUse", {"query_id": query_id, "uri": uri, "session_id": session_id}, runtime)
 
-    def log_recall(self, query_id: str, session_id: str, harness: str | None, leads: int) -> None:
+    def log_recall(self, query_id: str, session_id: str | None, harness: str | None, leads: int) -> None:
         """Leads shown to a runtime (the other half of usage). Best effort, like count_use."""
         self._usage("logRecall", {"query_id": query_id, "session_id": session_id, "leads": leads}, harness)
 

@@ -30,6 +30,11 @@ def handlers(c: Calls) -> dict[str, Any]:
         p = structure(params, t.ListDomainsParams)
         return await c.read("memory.list_domains", project=p.project, scope=p.scope)
 
+    async def list_nodes(params: Any) -> dict[str, Any]:
+        p = structure(params, t.ListNodesParams)
+        return await c.read("memory.list_nodes", project=p.project, scope=p.scope, domain=p.domain, limit=p.limit,
+                          offset=p.offset)
+
     async def node_history(params: Any) -> dict[str, Any]:
         p = structure(params, t.NodeHistoryParams)
         return await c.read("memory.node_history", p.uri)
@@ -54,6 +59,7 @@ def handlers(c: Calls) -> dict[str, Any]:
         "lore/retain": node_write("retain", t.RetainParams, ("uri", "title", *NODE_FIELDS)),
         "lore/forget": node_write("forget", t.ForgetParams, ("uri", "reason")),
         "lore/listDomains": list_domains,
+        "lore/listNodes": list_nodes,
         "lore/nodeHistory": node_history,
         "lore/distill": distill,
         "lore/exportKnowledge": export_knowledge,
