@@ -8,7 +8,7 @@ import statistics
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "lore_sidecar"
-HEAVY = {"pygls", "lsprotocol", "anthropic", "tantivy", "usearch", "sqlite3"}
+HEAVY = {"pygls", "lsprotocol", "anthropic", "tantivy", "usearch", "sqlite3", "mcp", "mcp_types", "pydantic"}
 ALLOWED = {
     "pygls": {"rpc"},
     "lsprotocol": {"rpc", "wire"},
@@ -16,6 +16,9 @@ ALLOWED = {
     "usearch": {"store"},
     "sqlite3": {"store", "app.py"},
     "anthropic": {"llm"},
+    "mcp": {"mcp_face"},
+    "mcp_types": {"mcp_face"},
+    "pydantic": {"mcp_face"},
 }
 
 
@@ -55,6 +58,7 @@ def test_engine_never_imports_adapters_or_the_protocol_layer():
 
 def test_control_the_checker_does_see_imports():
     assert "pygls" in imports(PKG / "rpc" / "server.py")
+    assert "mcp" in imports(PKG / "mcp_face" / "tools.py")
 
 
 SQL = re.compile(r"\b(SELECT\s+[\w*(]|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX)|PRAGMA\s+\w)",

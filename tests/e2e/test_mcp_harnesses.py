@@ -1,0 +1,153 @@
+"""Claude Code, Codex and OpenCode, the real programs, with the shipped MCP configs, offline
+against the fake model server. Session 1: the model saves a decision with lore_create_node.
+Session 2: the lead for it arrives in the prompt (the hook's `<recall>` block for Claude Code
+and Codex, the plugin's for OpenCode); the model opens it with lore_get_node and the lead's
+session_id / query_id; the tool result carries the decision; `lore/status` then shows the
+lead recalled *and used* under the harness's own name."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from lore_sidecar.client import StdioClient, sidecar_command
+from tests.support import harness
+from tests.support.fake_models import FakeModels
+
+pytestmark = pytest.mark.slow
+
+EDITORS = harness.ROOT / "editors"
+DECISION = "Deploys go out with blue-green switching on the Hetzner pair, never in place"
+SAVE = "Save this decision to long-term memory: deploys are blue-green."
+ASK = "How do our deploys switch traffic?"
+RECALL_TAG = re.compile(r'<recall session_id=\\*"([^"\\]+)\\*" query_id=\\*"([^"\\]+)\\*"')
+
+
+def tool_named(body: dict, suffix: str) -> str | None:
+    """The harness's own name for one of our tools (each prefixes MCP tools its own way)."""
+    for tool in body.get("tools") or []:
+        name = tool.get("name") or (tool.get("function") or {}).get("name") or ""
+        if name.endswith(suffix):
+            return name
+    return None
+
+
+def reply(api: str, body: dict):
+    text = json.dumps(body)
+    answered = ("tool_result" in text if api == "anthropic" else "function_call_output" in text if api == "responses"
+                else any(m.get("role") == "tool" for m in body.get("messages", [])))
+    if answered:
+        return "Done."
+    # Session 2 first: its recall block may quote session 1's prompt.
+    if "How do our deploys" in text:
+        name = tool_named(body, "lore_get_node")
+        tag = RECALL_TAG.search(text)
+        if name and tag and "project://shop/decision/deploys" in text:
+            return {"tool_call": {"name": name, "arguments": {
+                "uri": "project://shop/decision/deploys", "session_id": tag.group(1), "query_id": tag.group(2)}}}
+        return "Noted."
+    if "Save this decision" in text and (name := tool_named(body, "lore_create_node")):
+        return {"tool_call": {"name": name, "arguments": {
+            "uri": "project://shop/decision/deploys", "content": DECISION, "category": "decision"}}}
+    return "Noted."
+
+
+def get_node_result(fake: FakeModels, api: str) -> str:
+    """What the lore_get_node call returned, as the harness sent it back to the model (found
+    by the call's id in the conversation, not by searching the text)."""
+    for raw in reversed(fake.bodies(api)):
+        body = json.loads(raw)
+        if api == "anthropic":
+            blocks = [b for m in body.get("messages", []) if isinstance(m.get("content"), list) for b in m["content"]]
+            ids = {b["id"] for b in blocks if b.get("type") == "tool_use" and b["name"].endswith("lore_get_node")}
+            found = [b["content"] for b in blocks if b.get("type") == "tool_result" and b.get("tool_use_id") in ids]
+        elif api == "responses":
+            items = [i for i in body.get("input", []) if isinstance(i, dict)]
+            ids = {i["call_id"] for i in items if i.get("type") == "function_call" and i["name"].endswith("lore_get_node")}
+            found = [i["output"] for i in items if i.get("type") == "function_call_output" and i.get("call_id") in ids]
+        else:
+            messages = body.get("messages", [])
+            ids = {c["id"] for m in messages for c in m.get("tool_calls") or []
+                   if c["function"]["name"].endswith("lore_get_node")}
+            found = [m["content"] for m in messages if m.get("role") == "tool" and m.get("tool_call_id") in ids]
+        if found:
+            return json.dumps(found[-1])
+    raise AssertionError("lore_get_node was never called")
+
+
+@pytest.fixture
+def lab(tmp_path):
+    ws = tmp_path / "shop"
+    (ws / ".git").mkdir(parents=True)
+    (ws / "README.md").write_text("# shop\n")
+    store = tmp_path / "store"
+    yield ws, store, tmp_path
+    harness.stop_hook_daemons(store)
+
+
+def base_env(tmp: Path, store: Path) -> dict[str, str]:
+    home = tmp / "home"
+    home.mkdir(exist_ok=True)
+    env = {**os.environ, **harness.lore_path_env(), "HOME": str(home), "LORE_STORE_DIR": str(store),
+           "LORE_HOOK_IDLE_MS": "60000"}
+    env.pop("LORE_HARNESS", None)  # the shipped configs name the harness themselves
+    return env
+
+
+def usage_of(store: Path, ws: Path, runtime: str, timeout: float = 30) -> dict:
+    """`lore/status` usage once `runtime` has a lead used (a follower's count is spooled for
+    the writer, so it lands a moment after the session ends), or as it is at the deadline."""
+    c = StdioClient(sidecar_command("--store-dir", str(store)))
+    try:
+        c.initialize(ws, options={"watch": False, "indexWorkspace": False})
+        deadline = time.monotonic() + timeout
+        while True:
+            u = c.request("lore/status")["usage"]
+            if u["used"].get(runtime) or time.monotonic() > deadline:
+                return u
+            time.sleep(0.3)
+    finally:
+        c.close()
+
+
+def wait_for_node(store: Path, ws: Path, timeout: float = 60) -> None:
+    c = StdioClient(sidecar_command("--store-dir", str(store)))
+    try:
+        c.initialize(ws, options={"watch": False, "indexWorkspace": False})
+        deadline = time.monotonic() + timeout
+        while "error" in c.request_full("lore/getNode", {"uri": "project://shop/decision/deploys"}):
+            assert time.monotonic() < deadline, "the decision never reached the store"
+            time.sleep(0.3)
+    finally:
+        c.close()
+
+
+def test_claude_code_saves_a_decision_then_opens_the_recalled_lead(lab):
+    ws, store, tmp = lab
+    claude = harness.install("claude")
+    (ws / ".claude").mkdir()
+    shutil.copy(EDITORS / "claude-code" / "settings.json", ws / ".claude" / "settings.json")
+    shutil.copy(EDITORS / "claude-code" / ".mcp.json", ws / ".mcp.json")
+    # As after the user accepted the workspace's trust dialog once: the project's settings
+    # (the permission for the mcp__lore tools) apply.
+    (tmp / "home").mkdir(exist_ok=True)
+    (tmp / "home" / ".claude.json").write_text(json.dumps({"projects": {str(ws): {"hasTrustDialogAccepted": True}}}))
+    with FakeModels(reply) as fake:
+        env = {**base_env(tmp, store), "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": "sk-ant-fake",
+               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
+               "DISABLE_ERROR_REPORTING": "1"}
+        first = harness.run([str(claude), "-p", SAVE], cwd=ws, env=env)
+        assert first.returncode == 0, first.stderr[-2000:]
+        wait_for_node(store, ws)
+        second = harness.run([str(claude), "-p", ASK], cwd=ws, env=env)
+        assert second.returncode == 0, second.stderr[-2000:]
+        opened = get_node_result(fake, "anthropic")
+    assert "blue-green switching on the Hetzner pair" in opened
+    u = usage_of(store, ws, "claude-code")
+    assert u["recalled"].get("claude-code", 0) >= 1 and u["used"].get("claude-code") == 1, u
