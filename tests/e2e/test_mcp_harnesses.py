@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -29,12 +30,17 @@ ASK = "How do our deploys switch traffic?"
 RECALL_TAG = re.compile(r'<recall session_id=\\*"([^"\\]+)\\*" query_id=\\*"([^"\\]+)\\*"')
 
 
-def tool_named(body: dict, suffix: str) -> str | None:
-    """The harness's own name for one of our tools (each prefixes MCP tools its own way)."""
+def tool_named(body: dict, suffix: str) -> dict | None:
+    """How to call one of our tools as this harness offers it: each prefixes MCP tools its own
+    way, and Codex groups a server's tools in a `namespace` tool."""
     for tool in body.get("tools") or []:
+        if tool.get("type") == "namespace":
+            for inner in tool.get("tools") or []:
+                if inner.get("name", "").endswith(suffix):
+                    return {"name": inner["name"], "namespace": tool["name"]}
         name = tool.get("name") or (tool.get("function") or {}).get("name") or ""
         if name.endswith(suffix):
-            return name
+            return {"name": name}
     return None
 
 
@@ -49,11 +55,11 @@ def reply(api: str, body: dict):
         name = tool_named(body, "lore_get_node")
         tag = RECALL_TAG.search(text)
         if name and tag and "project://shop/decision/deploys" in text:
-            return {"tool_call": {"name": name, "arguments": {
+            return {"tool_call": {**name, "arguments": {
                 "uri": "project://shop/decision/deploys", "session_id": tag.group(1), "query_id": tag.group(2)}}}
         return "Noted."
     if "Save this decision" in text and (name := tool_named(body, "lore_create_node")):
-        return {"tool_call": {"name": name, "arguments": {
+        return {"tool_call": {**name, "arguments": {
             "uri": "project://shop/decision/deploys", "content": DECISION, "category": "decision"}}}
     return "Noted."
 
@@ -151,3 +157,62 @@ def test_claude_code_saves_a_decision_then_opens_the_recalled_lead(lab):
     assert "blue-green switching on the Hetzner pair" in opened
     u = usage_of(store, ws, "claude-code")
     assert u["recalled"].get("claude-code", 0) >= 1 and u["used"].get("claude-code") == 1, u
+
+
+def test_codex_saves_a_decision_then_opens_the_recalled_lead(lab):
+    ws, store, tmp = lab
+    codex = harness.install("codex")
+    home = tmp / "codex-home"
+    home.mkdir()
+    with FakeModels(reply) as fake:
+        (home / "config.toml").write_text(
+            'model = "fake-model"\nmodel_provider = "fake"\napproval_policy = "never"\nsandbox_mode = "read-only"\n'
+            f'[model_providers.fake]\nname = "fake"\nbase_url = "{fake.url}/v1"\nwire_api = "responses"\n'
+            f'env_key = "FAKE_API_KEY"\n[projects."{ws}"]\ntrust_level = "trusted"\n\n'
+            + (EDITORS / "codex" / "config.toml").read_text())
+        shutil.copy(EDITORS / "codex" / "hooks.json", home / "hooks.json")
+        env = {**base_env(tmp, store), "CODEX_HOME": str(home), "FAKE_API_KEY": "fake"}
+        cmd = [str(codex), "exec", "--skip-git-repo-check", "--disable", "plugins", "-c", "analytics.enabled=false",
+               "--dangerously-bypass-hook-trust"]
+        first = harness.run([*cmd, SAVE], cwd=ws, env=env)
+        assert first.returncode == 0, first.stderr[-2000:]
+        wait_for_node(store, ws)
+        second = harness.run([*cmd, ASK], cwd=ws, env=env)
+        assert second.returncode == 0, second.stderr[-2000:]
+        opened = get_node_result(fake, "responses")
+    assert "blue-green switching on the Hetzner pair" in opened
+    u = usage_of(store, ws, "codex")
+    assert u["recalled"].get("codex", 0) >= 1 and u["used"].get("codex") == 1, u
+
+
+def test_opencode_saves_a_decision_then_opens_the_recalled_lead(lab):
+    ws, store, tmp = lab
+    opencode = harness.install("opencode")
+    plugin_deps = harness.install_plugin_deps()
+    (ws / ".opencode" / "plugin").mkdir(parents=True)
+    (ws / ".opencode" / "shared").mkdir()
+    shutil.copy(EDITORS / "opencode" / "lore.ts", ws / ".opencode" / "plugin" / "lore.ts")
+    shutil.copy(EDITORS / "shared" / "lore-client.ts", ws / ".opencode" / "shared" / "lore-client.ts")
+    env = {**base_env(tmp, store), "LORE_SIDECAR_CMD": f"{sys.executable} -m lore_sidecar --stdio --store-dir {store}",
+           "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+    home_cfg = Path(env["HOME"]) / ".config" / "opencode"
+    home_cfg.mkdir(parents=True)
+    for cfg in (home_cfg, ws / ".opencode"):  # OpenCode would otherwise try to install this offline
+        (cfg / "node_modules").symlink_to(plugin_deps / "node_modules")
+        shutil.copy(plugin_deps / "package.json", cfg / "package.json")
+    shipped = json.loads((EDITORS / "opencode" / "opencode.json").read_text())
+    with FakeModels(reply) as fake:
+        (ws / "opencode.json").write_text(json.dumps({
+            **shipped, "autoupdate": False, "share": "disabled", "model": "fake/fake-model",
+            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
+                                  "options": {"baseURL": f"{fake.url}/v1", "apiKey": "fake"},
+                                  "models": {"fake-model": {"name": "fake-model"}}}}}))
+        first = harness.run([str(opencode), "run", SAVE], cwd=ws, env=env, timeout=300)
+        assert first.returncode == 0, first.stderr[-3000:]
+        wait_for_node(store, ws)
+        second = harness.run([str(opencode), "run", ASK], cwd=ws, env=env, timeout=300)
+        assert second.returncode == 0, second.stderr[-3000:]
+        opened = get_node_result(fake, "chat")
+    assert "blue-green switching on the Hetzner pair" in opened
+    u = usage_of(store, ws, "opencode")
+    assert u["recalled"].get("opencode", 0) >= 1 and u["used"].get("opencode") == 1, u

@@ -18,7 +18,7 @@ from typing import Any
 from tests.support.loopback import LoopbackServer, QuietHandler
 
 # A reply is text, or (streaming: Chat Completions, Anthropic Messages, Responses) a tool call:
-# {"tool_call": {"name": ..., "arguments": {...}}}.
+# {"tool_call": {"name": ..., "arguments": {...}}} (Responses: also "namespace").
 Responder = Callable[[str, dict[str, Any]], Any]
 
 
@@ -170,7 +170,9 @@ class FakeModels(LoopbackServer):
                 n = len(fake.requests)
                 args = json.dumps(call["arguments"])
                 item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": call["name"],
-                        "arguments": args, "status": "completed"}
+                        "arguments": args, "status": "completed",
+                        # A tool inside a `namespace` tool (Codex groups an MCP server's tools so).
+                        **({"namespace": call["namespace"]} if call.get("namespace") else {})}
                 response = {"id": rid, "object": "response", "created_at": int(time.time()), "model": model,
                             "status": "in_progress", "output": []}
                 usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
