@@ -31,6 +31,7 @@ class Mutation:
 
 
 INV = "tests/integration/test_invariants.py"
+MCP = "tests/integration/test_mcp.py"
 MUTATIONS = [
     Mutation("fence", "lore_sidecar/store/db.py", "if current != epoch:", "if False:",
              (f"{INV}::test_a_writer_whose_epoch_was_superseded_cannot_commit_and_is_told_staleEpoch",)),
@@ -74,6 +75,17 @@ MUTATIONS = [
     Mutation("view-closed-under-readers", "lore_sidecar/election.py", "    view.text.close()\n",
              "    view.text.close()\n    view.text.index = None\n",
              (f"{INV}::test_recalls_on_four_threads_never_fail_while_the_instance_is_promoted_and_demoted_twenty_times",)),
+    Mutation("mcp-call-unbounded", "lore_sidecar/mcp_face/host.py",
+             "return await asyncio.wait_for(self.handlers[method](params), self.timeout_s)",
+             "return await self.handlers[method](params)",
+             (f"{MCP}::test_a_hung_store_gives_a_tool_error_within_5_s_and_the_agent_goes_on",)),
+    Mutation("mcp-use-not-attributed", "lore_sidecar/mcp_face/tools.py",
+             '"queryId": query_id,\n                                                       "harness": who(ctx)}',
+             '"queryId": query_id,\n                                                       "harness": None}',
+             (f"{MCP}::test_the_clients_own_name_names_the_runtime",)),
+    Mutation("node-source-outside-root", "lore_sidecar/engine/memory/nodes.py",
+             "            raise outside_workspace(path) from None", "            return path",
+             (f"{MCP}::test_refusals_come_back_as_tool_errors_beside_the_same_call_succeeding",)),
 ]
 
 

@@ -8,6 +8,7 @@ import re
 import sqlite3
 import time
 
+import anyio
 import jsonschema
 import pytest
 
@@ -162,7 +163,8 @@ async def test_a_hung_store_gives_a_tool_error_within_5_s_and_the_agent_goes_on(
     try:
         async with mcp_session(store, workspace) as s:
             started = time.monotonic()
-            hung = await refusal(s, "lore_recall", {"query": "walrus"})
+            with anyio.fail_after(15):  # without the bound the call would wait as long as the lock
+                hung = await refusal(s, "lore_recall", {"query": "walrus"})
             took = time.monotonic() - started
             assert "did not answer within" in hung and took < 5.0, (took, hung)
             lock.execute("ROLLBACK")

@@ -17,7 +17,10 @@ async def mcp_session(store: Path, workspace: Path, *args: str, client_name: str
                       env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "lore_sidecar", "mcp", "--store-dir", str(store), *args],
-        cwd=str(workspace), env={"PATH": os.environ.get("PATH", ""), **(env or {})})
+        cwd=str(workspace),
+        # The SDK passes only a few variables on; PYTHONPATH too, so a scratch tree (tools/
+        # mutations.py) runs its own code.
+        env={k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ} | (env or {}))
     with open(os.devnull, "w") as quiet:
         async with stdio_client(params, errlog=quiet) as (read, write):
             async with ClientSession(read, write, client_info=Implementation(name=client_name, version="1")) as session:
