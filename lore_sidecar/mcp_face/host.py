@@ -54,6 +54,9 @@ class Host:
 
     # -- what rpc/calls.py asks of a host -----------------------------------------------------------
     async def engine(self) -> Any:
+        attempt = self._engine
+        if attempt.done() and attempt.exception() is None:
+            return attempt.result()  # the common case: opened
         # Trigger: the last attempt to open failed (a locked or half-made store, a full disk).
         # Why: this process lives as long as the agent; a passing fault must not disable it.
         # Outcome: each call after a failure tries once more; the error is the call's answer.
@@ -74,7 +77,8 @@ class Host:
     # -- the face's one entrance ----------------------------------------------------------------------
     async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """`lore/<method>` with these wire params; TimeoutError past `mcpTimeoutMs`."""
-        return await asyncio.wait_for(self.handlers[method](params), self.timeout_s)
+        async with asyncio.timeout(self.timeout_s):  # no task per call, unlike wait_for
+            return await self.handlers[method](params)
 
     def close(self) -> None:
         if self._engine.done() and self._engine.exception() is None:

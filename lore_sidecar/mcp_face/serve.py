@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import anyio
+
 from lore_sidecar import logs
 
 log = logging.getLogger(__name__)
@@ -24,8 +26,20 @@ def run_mcp(store_dir: str | None, workspace: str, harness: str | None, *, cli_c
         log.warning("settings: %s", w)
     host = Host(settings, [workspace], open_engine, warnings)
     try:
-        # The SDK points fd 1 at stderr while it serves: only its frames reach stdout.
-        build(host, harness).run("stdio")
+        anyio.run(serve, build(host, harness))
     finally:
         host.close()
     return 0
+
+
+async def serve(server) -> None:
+    """Until the client closes stdin. Only MCP frames reach stdout (see mcp_face/stdio.py)."""
+    from mcp.server.stdio import stdio_server
+
+    from lore_sidecar.mcp_face.stdio import claimed_stdio
+
+    async with claimed_stdio() as (lines, sink), stdio_server(stdin=lines, stdout=sink) as (read, write):
+        # The SDK's MCPServer.run("stdio") does this over its threaded stdio; the session
+        # loop is the same.
+        low = server._lowlevel_server
+        await low.run(read, write, low.create_initialization_options())

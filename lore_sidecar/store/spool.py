@@ -31,8 +31,12 @@ class Spool:
         self.bad = directory / "bad"
         directory.mkdir(parents=True, exist_ok=True)
 
-    def put(self, op: dict[str, Any]) -> str:
-        """Durably store `op` (which carries its `opId`); returns the op id."""
+    def put(self, op: dict[str, Any], *, durable: bool = True) -> str:
+        """Durably store `op` (which carries its `opId`); returns the op id.
+
+        `durable=False` is for best-effort bookkeeping (usage counts): still written whole
+        (the rename is atomic) but not fsynced, so a power cut may lose it - two fsyncs per
+        recall on a follower would cost more than the count is worth."""
         op_id = op["opId"]
         data = json.dumps(op, ensure_ascii=False, separators=(",", ":")).encode()
         tmp = self.directory / f".{op_id}.tmp"
@@ -41,11 +45,13 @@ class Spool:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, self.directory / f"{op_id}{SUFFIX}")
-        fsync_dir(self.directory)
+        if durable:
+            fsync_dir(self.directory)
         return op_id
 
     def pending(self, limit: int = 256) -> list[Path]:

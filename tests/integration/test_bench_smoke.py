@@ -44,3 +44,11 @@ def test_distill_benchmark_smoke(tmp_path):
                        "--pipeline-messages", "40")
     assert result["record_while_distilling"]["n"] == 60 and result["record_peer_distiller_off"]["n"] == 60
     assert result["pipeline"]["distillations"] >= 1 and result["pipeline"]["llm_calls"] >= 1
+
+
+def test_mcp_benchmark_smoke(tmp_path):
+    result = run_bench(tmp_path, "mcp", "--messages", "300", "--queries", "9")
+    assert result["roles"]["writer"] == "writer" and result["roles"]["lsp"] == "follower"
+    for face in ("lsp", "mcp", "mcp_sdk"):
+        assert result[f"{face}_recall"]["n"] == 9 and result[f"{face}_get_node"]["p50_ms"] > 0
+    assert result["mcp_over_lsp_get_node"]["p50"] > 0

@@ -2,30 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from pathlib import Path
+from mcp import ClientSession
 
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp_types import Implementation
+from bench.mcp_session import mcp_session
 
-
-@asynccontextmanager
-async def mcp_session(store: Path, workspace: Path, *args: str, client_name: str = "lore-tests",
-                      env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "lore_sidecar", "mcp", "--store-dir", str(store), *args],
-        cwd=str(workspace),
-        # The SDK passes only a few variables on; PYTHONPATH too, so a scratch tree (tools/
-        # mutations.py) runs its own code.
-        env={k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ} | (env or {}))
-    with open(os.devnull, "w") as quiet:
-        async with stdio_client(params, errlog=quiet) as (read, write):
-            async with ClientSession(read, write, client_info=Implementation(name=client_name, version="1")) as session:
-                await session.initialize()
-                yield session
+__all__ = ["mcp_session", "refusal", "text"]
 
 
 async def text(session: ClientSession, tool: str, args: dict | None = None) -> str:

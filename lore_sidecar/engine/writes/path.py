@@ -85,6 +85,6 @@ class Writes:
             if self.role().writer:
                 apply()
             elif self.spool is not None:
-                self.spool.put({"opId": new_op_id(), **op})
+                self.spool.put({"opId": new_op_id(), **op}, durable=False)
         except LoreError as exc:
             log.info("%s not recorded: %s", op.get("method", op.get("kind")), exc)
