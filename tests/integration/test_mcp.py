@@ -127,6 +127,15 @@ async def test_refusals_come_back_as_tool_errors_beside_the_same_call_succeeding
                                                                  "expected_version": 1})
         shape = await refusal(s, "lore_recall", {"query": "x", "limit": 0})
         assert "limit" in shape
+        assert "[nodeExists]" in await refusal(s, "lore_move_node", {"uri": "project://proj/decision/d4",
+                                                                    "new_uri": "project://proj/decision/d5"})
+        assert "[notFound]" in await refusal(s, "lore_get_node", {"uri": "project://proj/decision/nope"})
+        assert "[notFound]" in await refusal(s, "lore_forget", {"uri": "project://proj/decision/nope"})
+        when = await refusal(s, "lore_assert_fact", {"subject": "api", "predicate": "port", "object": "1",
+                                                     "valid_from": "last tuesday"})
+        assert "validFrom" in when or "valid_from" in when
+        assert "recorded fact://" in await text(s, "lore_assert_fact", {"subject": "api", "predicate": "port",
+                                                                        "object": "1", "valid_from": "2026-01-02"})
         # The server is still there after every refusal.
         assert "rule 5" in await text(s, "lore_get_node", {"uri": "project://proj/decision/d5"})
 
