@@ -18,7 +18,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from lore_sidecar.errors import BadParams, LoreError
-from lore_sidecar.mcp_face import render
+from lore_sidecar.mcp_face import render, resources
 from lore_sidecar.mcp_face.host import Host
 
 log = logging.getLogger(__name__)
@@ -260,6 +260,7 @@ def build(host: Host, harness: str | None = None) -> MCPServer:
         """A subject's facts as they changed, in valid-time order."""
         return render.timeline(await call("lore/timeline", {"subject": subject, "limit": limit, "offset": offset}), subject)
 
+    resources.register(server, call)
     return server
 
 

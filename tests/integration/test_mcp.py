@@ -38,6 +38,19 @@ async def test_every_tool_is_listed_with_a_valid_input_schema(tmp_path, workspac
     assert {"uri", "session_id", "query_id"} <= set(tools["lore_get_node"].input_schema["properties"])
 
 
+async def test_nodes_are_resources_and_remembering_a_decision_is_a_prompt(tmp_path, workspace):
+    async with mcp_session(tmp_path / "store", workspace) as s:
+        await text(s, "lore_create_node", {"uri": "project://proj/decision/db", "content": "SQLite in WAL mode"})
+        templates = {t.uri_template for t in (await s.list_resource_templates()).resource_templates}
+        assert "project://{project}/{category}/{slug}" in templates
+        read = await s.read_resource("project://proj/decision/db")
+        assert "SQLite in WAL mode" in read.contents[0].text
+        with pytest.raises(Exception, match="no such node"):
+            await s.read_resource("project://proj/decision/nope")
+        prompt = await s.get_prompt("remember_decision", {"decision": "use WAL", "why": "readers never block"})
+        assert "lore_retain" in prompt.messages[0].content.text and "readers never block" in prompt.messages[0].content.text
+
+
 async def test_knowledge_and_facts_round_trip_through_the_tools(tmp_path, workspace):
     store = tmp_path / "store"
     uri = "project://proj/decision/queue"
