@@ -12,6 +12,7 @@ from typing import Any
 
 from lore_sidecar import __version__
 from lore_sidecar.logs import setup_logging
+from lore_sidecar.setup import HOSTS
 from lore_sidecar.sources import ALL_SOURCES
 
 log = logging.getLogger("lore_sidecar")
@@ -105,6 +106,18 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("event", help=f"one of {', '.join(HOOK_EVENTS)} (Claude Code's names; Codex's hooks use the same)")
     hd = verb("hook-daemon", "the warm process `hook` talks to (started on demand by `hook`)", ws)
     hd.add_argument("--idle-ms", type=bounded(100, 86_400_000), help="exit after this long without a request (default: setting hookIdleMs)")
+    for name, text in (("install", "set lore-sidecar up with an agent or editor (merges its config; a backup of each file)"),
+                       ("uninstall", "undo install (restores the files install changed)")):
+        ins = verb(name, text)
+        ins.add_argument("host", choices=HOSTS, help="the agent or editor")
+        scope = ins.add_mutually_exclusive_group()
+        scope.add_argument("--project", type=folder, help="set it up for this project only (default: for the user)")
+        scope.add_argument("--user", action="store_true", help="for every project of this user (the default)")
+        ins.add_argument("--dry-run", action="store_true", help="print the changes as a diff; change nothing")
+    doc = verb("doctor", "check the store, the writer, the index and each installed agent; say how to fix problems", ws)
+    doc.add_argument("--json", action="store_true", help="print the checks as JSON")
+    comp = verb("completion", "print a shell completion script (bash, zsh or fish)")
+    comp.add_argument("shell", choices=("bash", "zsh", "fish"))
     m = verb("mcp", "serve the store's tools to an agent over MCP (stdio)", ws)
     m.add_argument("--harness", help="the agent's name for usage accounting (default: $LORE_HARNESS, else the MCP client's name)")
     d = verb("demo", "spawn the sidecar over stdio, index a folder, record a chat, distil it, recall")
@@ -181,6 +194,19 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_daemon(args.store_dir, str(Path(args.workspace).resolve()),
                               args.idle_ms / 1000 if args.idle_ms else None)
+        if args.verb in ("install", "uninstall"):
+            from lore_sidecar.setup.commands import run
+
+            return run(args)
+        if args.verb == "doctor":
+            from lore_sidecar.setup.doctor import run_doctor
+
+            return run_doctor(args)
+        if args.verb == "completion":
+            from lore_sidecar.setup.completion import script
+
+            print(script(build_parser(), args.shell))
+            return 0
         if args.verb == "mcp":
             import os
 

@@ -1,0 +1,54 @@
+"""The `install` and `uninstall` verbs: what they print."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from lore_sidecar.setup import USER_ONLY
+from lore_sidecar.setup import install as inst
+from lore_sidecar.setup.hosts import command_line, where
+
+AFTER = {
+    "claude-code": "Claude Code: hooks put <recall> leads into each prompt; the MCP tools (mcp__lore) let the "
+                   "agent open and keep memory. In a project, trust the folder once when Claude Code asks.",
+    "codex": "Codex: the MCP tools appear under mcp__lore. Codex asks you to review new hooks once (/hooks in "
+             "the TUI) before it runs them.",
+    "pi": "Pi: the extension loads on the next start (or /reload).",
+    "opencode": "OpenCode: the plugin and the MCP tools load on the next start.",
+    "nvim": "Neovim: lore-sidecar starts with the next Neovim; :LoreRecall, :LoreRemember, :LoreStatus.",
+    "vscode": "VS Code: the setting lore.command now starts this lore-sidecar. The extension itself: "
+              "build editors/vscode into a .vsix (see editors/README.md) and `code --install-extension` it.",
+    "helix": "Helix: `lore` is a language server for python, rust and markdown; add it to other languages' "
+             "language-servers as you like.",
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.host in USER_ONLY and args.project:
+        print(f"lore-sidecar: {args.host} is set up per user; drop --project", file=sys.stderr)
+        return 2
+    w = where(args.project)
+    removing = args.verb == "uninstall"
+    if args.dry_run:
+        changes = inst.plan(args.host, w, removing=removing)
+        text = inst.diff(changes)
+        print(text if text else f"{args.host}: nothing to change")
+        return 0
+    changes = (inst.uninstall if removing else inst.install)(args.host, w)
+    scope = f"project {w.project}" if w.project else "user"
+    if not changes:
+        print(f"{args.host} ({scope}): already {'removed' if removing else 'installed'}; nothing changed")
+        return 0
+    for c in changes:
+        if removing:
+            what = "removed" if c.after is None else ("restored" if c.before is not None else "written")
+        else:
+            what = "created" if c.before is None else f"merged (backup: {c.path.name}.lore-backup)"
+        print(f"  {what}: {c.path}")
+    if removing:
+        print(f"{args.host} ({scope}): lore-sidecar removed")
+    else:
+        print(f"{args.host} ({scope}): installed, starting {command_line(list(w.exe))}")
+        print(AFTER[args.host])
+    return 0

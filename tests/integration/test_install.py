@@ -1,0 +1,151 @@
+"""`lore-sidecar install` / `uninstall` against a temporary home and project that already
+hold configs with unrelated entries: those survive, lore's entries appear, a second run is
+a no-op, a dry run changes nothing, and uninstall restores every file byte for byte."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+HOSTS = ("claude-code", "codex", "pi", "opencode", "nvim", "vscode", "helix")
+
+
+def run(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("XDG_") and k not in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR")}
+    return subprocess.run([sys.executable, "-m", "lore_sidecar", *args], env={**env, "HOME": str(home)},
+                          capture_output=True, text=True, timeout=60)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def lab(tmp_path):
+    home, project = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    project.mkdir()
+    existing = {
+        write(project / ".claude" / "settings.json", json.dumps({
+            "model": "opus", "permissions": {"allow": ["Bash(ls:*)"]},
+            "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "my-own-hook"}]}],
+                      "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit"}]}]}},
+            indent=4)),
+        write(project / ".mcp.json", json.dumps({"mcpServers": {"github": {"command": "gh-mcp"}}})),
+        write(home / ".claude" / "settings.json", json.dumps({"theme": "dark"})),
+        write(home / ".claude.json", json.dumps({"numStartups": 7, "mcpServers": {"db": {"command": "db-mcp"}}})),
+        write(home / ".codex" / "config.toml", '# my codex settings\nmodel = "o3"  # the default\n\n'
+                                               '[mcp_servers.docs]\ncommand = "docs-mcp"\n'),
+        write(project / "opencode.json", json.dumps({"$schema": "https://opencode.ai/config.json", "theme": "tokyonight"})),
+        write(project / ".opencode" / "plugin" / "other.ts", "export const Other = async () => ({})\n"),
+        write(home / ".config" / "Code" / "User" / "settings.json", json.dumps({"editor.fontSize": 13})),
+        write(project / ".helix" / "languages.toml", '# mine\n[[language]]\nname = "python"\n'
+                                                     'language-servers = ["ruff"]\n'),
+        write(home / ".local" / "share" / "nvim" / "site" / "pack" / "mine" / "start" / "x" / "plugin" / "x.lua", "-- x\n"),
+    }
+    yield home, project, {p: p.read_bytes() for p in existing}
+
+
+def snapshot(*roots: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for r in roots for p in sorted(r.rglob("*"))
+            if p.is_file() and ".local/state/lore" not in str(p)}
+
+
+def scope(host: str, project: Path) -> list[str]:
+    return ["--user"] if host in ("nvim", "vscode") else ["--project", str(project)]
+
+
+def test_every_host_installs_keeping_what_was_there_and_uninstalls_byte_for_byte(lab):
+    home, project, before = lab
+    originals = snapshot(home, project)
+    for host in HOSTS:
+        first = run(home, "install", host, *scope(host, project))
+        assert first.returncode == 0, (host, first.stderr)
+        assert "installed" in first.stdout
+    # Unrelated entries survive; lore's are there.
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    assert settings["model"] == "opus" and "Bash(ls:*)" in settings["permissions"]["allow"]
+    assert "mcp__lore" in settings["permissions"]["allow"] and settings["enabledMcpjsonServers"] == ["lore"]
+    commands = [h["command"] for g in settings["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+    assert commands[0] == "my-own-hook" and commands[1].endswith("hook --harness claude-code UserPromptSubmit")
+    assert settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "audit"
+    mcp = json.loads((project / ".mcp.json").read_text())["mcpServers"]
+    assert mcp["github"] == {"command": "gh-mcp"} and mcp["lore"]["args"] == ["mcp", "--harness", "claude-code"]
+    codex = (home / ".codex" / "config.toml").read_text()
+    assert codex.startswith("# my codex settings\nmodel = \"o3\"  # the default\n")  # comments kept
+    parsed = tomllib.loads(codex)
+    assert parsed["mcp_servers"]["docs"] == {"command": "docs-mcp"} and parsed["mcp_servers"]["lore"]["args"][0] == "mcp"
+    assert parsed["projects"][str(project)]["trust_level"] == "trusted"
+    assert json.loads((project / ".codex" / "hooks.json").read_text())["hooks"]["PostToolUse"][0]["matcher"] == "*"
+    opencode = json.loads((project / "opencode.json").read_text())
+    assert opencode["theme"] == "tokyonight" and opencode["mcp"]["lore"]["command"][-1] == "opencode"
+    assert (project / ".opencode" / "plugin" / "other.ts").exists() and (project / ".opencode" / "plugin" / "lore.ts").exists()
+    client = (project / ".pi" / "extensions" / "lore" / "lore-client.ts").read_text()
+    assert '"--stdio"]' in client and '["lore-sidecar", "--stdio"]' not in client  # this executable, not PATH's
+    assert '"./lore-client.ts"' in (project / ".pi" / "extensions" / "lore" / "index.ts").read_text()
+    helix = tomllib.loads((project / ".helix" / "languages.toml").read_text())
+    assert {e["name"]: e["language-servers"] for e in helix["language"]}["python"] == ["ruff", "lore"]
+    assert json.loads((home / ".config" / "Code" / "User" / "settings.json").read_text())["editor.fontSize"] == 13
+    assert (home / ".local/share/nvim/site/pack/lore/start/lore-sidecar/plugin/lore_setup.lua").exists()
+    # Each changed file has its backup.
+    assert (project / ".mcp.json.lore-backup").read_bytes() == before[project / ".mcp.json"]
+
+    installed = snapshot(home, project)
+    for host in HOSTS:  # a second run changes nothing
+        again = run(home, "install", host, *scope(host, project))
+        assert again.returncode == 0 and "nothing changed" in again.stdout, (host, again.stdout)
+        dry = run(home, "install", host, "--dry-run", *scope(host, project))
+        assert "nothing to change" in dry.stdout
+    assert snapshot(home, project) == installed
+
+    for host in HOSTS:
+        gone = run(home, "uninstall", host, *scope(host, project))
+        assert gone.returncode == 0, (host, gone.stderr)
+    assert snapshot(home, project) == originals  # byte for byte; install's own files and backups gone
+    assert run(home, "uninstall", "codex", "--project", str(project)).stdout.count("nothing changed") == 1
+
+
+def test_a_dry_run_prints_the_diff_and_changes_nothing(lab):
+    home, project, _ = lab
+    originals = snapshot(home, project)
+    dry = run(home, "install", "claude-code", "--project", str(project), "--dry-run")
+    assert dry.returncode == 0
+    assert "+++ " + str(project / ".mcp.json") in dry.stdout and '+    "lore": {' in dry.stdout
+    assert snapshot(home, project) == originals
+
+
+def test_uninstall_after_the_host_rewrote_its_file_takes_out_only_lores_entries(lab):
+    home, _, _ = lab
+    assert run(home, "install", "claude-code", "--user").returncode == 0
+    state = home / ".claude.json"
+    doc = json.loads(state.read_text())
+    doc["numStartups"] = 8  # Claude Code rewrites this file as it runs
+    state.write_text(json.dumps(doc))
+    assert run(home, "uninstall", "claude-code", "--user").returncode == 0
+    assert json.loads(state.read_text()) == {"numStartups": 8, "mcpServers": {"db": {"command": "db-mcp"}}}
+    assert json.loads((home / ".claude" / "settings.json").read_text()) == {"theme": "dark"}  # untouched since: restored
+
+
+def test_a_config_with_comments_is_refused_and_left_alone(lab):
+    home, project, _ = lab
+    jsonc = write(home / ".config" / "Code" / "User" / "settings.json", '{\n  // mine\n  "editor.fontSize": 13\n}\n')
+    before = jsonc.read_bytes()
+    refused = run(home, "install", "vscode")
+    assert refused.returncode == 2 and "not plain JSON" in refused.stderr and str(jsonc) in refused.stderr
+    assert jsonc.read_bytes() == before
+    assert run(home, "install", "helix", "--project", str(project)).returncode == 0  # control: another host installs
+
+
+def test_user_only_hosts_refuse_a_project(lab):
+    home, project, _ = lab
+    r = run(home, "install", "nvim", "--project", str(project))
+    assert r.returncode == 2 and "per user" in r.stderr
