@@ -28,7 +28,17 @@ CODEX_EVENTS = (("SessionStart", None), ("UserPromptSubmit", None), ("PostToolUs
 CODEX_ENV_VARS = ["LORE_STORE_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "LORE_LOG_LEVEL", "LORE_LOG_FILE",
                   "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]
 HELIX_LANGUAGES = (("python", ["pylsp"]), ("rust", ["rust-analyzer"]), ("markdown", ["marksman"]))
+PACKAGED = Path(__file__).resolve().parents[1] / "editors"  # in a wheel
+CHECKOUT = Path(__file__).resolve().parents[2] / "editors"  # in a source tree
 OURS = re.compile(r"(^|[/\\'\" ])lore-sidecar['\"]?\s+hook\b|-m\s+lore_sidecar\s+hook\b")
+
+
+def editors_dir() -> Path:
+    """The shipped client files (plugins, extensions, Lua): in the wheel, else the checkout."""
+    for d in (PACKAGED, CHECKOUT):
+        if (d / "shared" / "lore-client.ts").exists():
+            return d
+    raise LoreError("installBroken", "the editor files are missing from this installation")
 
 
 @dataclass(frozen=True)
@@ -231,8 +241,6 @@ def client_source(w: Where, editors: Path) -> str:
 
 
 def pi(w: Where) -> list[Edit]:
-    from lore_sidecar.setup.install import editors_dir
-
     editors = editors_dir()
     agent = Path(w.env["PI_CODING_AGENT_DIR"]) if w.env.get("PI_CODING_AGENT_DIR") else w.home / ".pi" / "agent"
     base = (w.project / ".pi" if w.project is not None else agent) / "extensions" / "lore"
@@ -242,8 +250,6 @@ def pi(w: Where) -> list[Edit]:
 
 
 def opencode(w: Where) -> list[Edit]:
-    from lore_sidecar.setup.install import editors_dir
-
     editors = editors_dir()
     base = w.project / ".opencode" if w.project is not None else w.xdg("XDG_CONFIG_HOME", ".config") / "opencode"
     config = w.project / "opencode.json" if w.project is not None else base / "opencode.json"
@@ -258,8 +264,6 @@ def opencode(w: Where) -> list[Edit]:
 
 # -- editors ----------------------------------------------------------------------------------------
 def nvim(w: Where) -> list[Edit]:
-    from lore_sidecar.setup.install import editors_dir
-
     src = editors_dir() / "nvim"
     pack = w.xdg("XDG_DATA_HOME", ".local/share") / "nvim" / "site" / "pack" / "lore" / "start" / "lore-sidecar"
     setup = ("-- Written by `lore-sidecar install nvim` (undone by `lore-sidecar uninstall nvim`).\n"

@@ -21,19 +21,8 @@ from typing import Any
 
 import platformdirs
 
-from lore_sidecar.errors import LoreError
 from lore_sidecar.setup import formats as f
 from lore_sidecar.setup.hosts import Edit, Where, edits
-
-PACKAGED = Path(__file__).resolve().parents[1] / "editors"  # in a wheel
-CHECKOUT = Path(__file__).resolve().parents[2] / "editors"  # in a source tree
-
-
-def editors_dir() -> Path:
-    for d in (PACKAGED, CHECKOUT):
-        if (d / "shared" / "lore-client.ts").exists():
-            return d
-    raise LoreError("installBroken", "the editor files are missing from this installation")
 
 
 @dataclass(frozen=True)
