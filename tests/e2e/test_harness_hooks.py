@@ -96,12 +96,11 @@ def second_session_request(fake: FakeModels, api: str) -> str:
 def test_claude_code_hooks_carry_a_fact_into_the_next_session(lab):
     ws, store, tmp = lab
     claude = harness.install("claude")
-    (ws / ".claude").mkdir()
-    shutil.copy(EDITORS / "claude-code" / "settings.json", ws / ".claude" / "settings.json")
     with FakeModels(reply) as fake:
         env = {**base_env(tmp, store, "claude-code"), "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": "sk-ant-fake",
                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
                "DISABLE_ERROR_REPORTING": "1"}
+        harness.install_lore("claude-code", env, ws)  # .claude/settings.json and .mcp.json, as a user would
         first = harness.run([str(claude), "-p", f"Remember this: {FACT}."], cwd=ws, env=env)
         assert first.returncode == 0, first.stderr[-2000:]
         assert not any("6543" in b and "<recall session_id=" in b for b in fake.bodies("anthropic"))  # nothing to recall yet
@@ -116,13 +115,12 @@ def test_claude_code_hooks_carry_a_fact_into_the_next_session(lab):
 def test_claude_code_post_tool_use_hook_records_tool_output(lab):
     ws, store, tmp = lab
     claude = harness.install("claude")
-    (ws / ".claude").mkdir()
-    shutil.copy(EDITORS / "claude-code" / "settings.json", ws / ".claude" / "settings.json")
     (ws / "NOTES.md").write_text("# notes\nthe walrus cache key rotates weekly\n")
     with FakeModels(reply) as fake:
         env = {**base_env(tmp, store, "claude-code"), "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": "sk-ant-fake",
                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
                "DISABLE_ERROR_REPORTING": "1"}
+        harness.install_lore("claude-code", env, ws)
         harness.run([str(claude), "-p", "Hello."], cwd=ws, env=env)  # warms the hook daemon
         harness.wait_for_daemon(store)
         run = harness.run([str(claude), "-p", f"Read the file {ws / 'NOTES.md'} please."], cwd=ws, env=env)
@@ -145,9 +143,9 @@ def codex_home(tmp: Path, url: str, ws: Path) -> Path:
         'model = "fake-model"\nmodel_provider = "fake"\napproval_policy = "never"\nsandbox_mode = "read-only"\n'
         "[model_providers.fake]\n"
         f'name = "fake"\nbase_url = "{url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_API_KEY"\n'
-        f'[projects."{ws}"]\ntrust_level = "trusted"\n'
     )
-    shutil.copy(EDITORS / "codex" / "hooks.json", home / "hooks.json")
+    # The hooks (and the MCP server, and the project's trust) as a user sets them up.
+    harness.install_lore("codex", {**os.environ, **harness.lore_path_env(), "HOME": str(tmp), "CODEX_HOME": str(home)}, ws)
     return home
 
 

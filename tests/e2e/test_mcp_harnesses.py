@@ -11,7 +11,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -137,9 +136,6 @@ def wait_for_node(store: Path, ws: Path, timeout: float = 60) -> None:
 def test_claude_code_saves_a_decision_then_opens_the_recalled_lead(lab):
     ws, store, tmp = lab
     claude = harness.install("claude")
-    (ws / ".claude").mkdir()
-    shutil.copy(EDITORS / "claude-code" / "settings.json", ws / ".claude" / "settings.json")
-    shutil.copy(EDITORS / "claude-code" / ".mcp.json", ws / ".mcp.json")
     # As after the user accepted the workspace's trust dialog once: the project's settings
     # (the permission for the mcp__lore tools) apply.
     (tmp / "home").mkdir(exist_ok=True)
@@ -148,6 +144,7 @@ def test_claude_code_saves_a_decision_then_opens_the_recalled_lead(lab):
         env = {**base_env(tmp, store), "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": "sk-ant-fake",
                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
                "DISABLE_ERROR_REPORTING": "1"}
+        harness.install_lore("claude-code", env, ws)  # hooks, .mcp.json and the tools' permission
         first = harness.run([str(claude), "-p", SAVE], cwd=ws, env=env)
         assert first.returncode == 0, first.stderr[-2000:]
         wait_for_node(store, ws)
@@ -168,10 +165,9 @@ def test_codex_saves_a_decision_then_opens_the_recalled_lead(lab):
         (home / "config.toml").write_text(
             'model = "fake-model"\nmodel_provider = "fake"\napproval_policy = "never"\nsandbox_mode = "read-only"\n'
             f'[model_providers.fake]\nname = "fake"\nbase_url = "{fake.url}/v1"\nwire_api = "responses"\n'
-            f'env_key = "FAKE_API_KEY"\n[projects."{ws}"]\ntrust_level = "trusted"\n\n'
-            + (EDITORS / "codex" / "config.toml").read_text())
-        shutil.copy(EDITORS / "codex" / "hooks.json", home / "hooks.json")
+            'env_key = "FAKE_API_KEY"\n')
         env = {**base_env(tmp, store), "CODEX_HOME": str(home), "FAKE_API_KEY": "fake"}
+        harness.install_lore("codex", env, ws)  # the MCP server, the project's hooks and its trust
         cmd = [str(codex), "exec", "--skip-git-repo-check", "--disable", "plugins", "-c", "analytics.enabled=false",
                "--dangerously-bypass-hook-trust"]
         first = harness.run([*cmd, SAVE], cwd=ws, env=env)
@@ -189,24 +185,21 @@ def test_opencode_saves_a_decision_then_opens_the_recalled_lead(lab):
     ws, store, tmp = lab
     opencode = harness.install("opencode")
     plugin_deps = harness.install_plugin_deps()
-    (ws / ".opencode" / "plugin").mkdir(parents=True)
-    (ws / ".opencode" / "shared").mkdir()
-    shutil.copy(EDITORS / "opencode" / "lore.ts", ws / ".opencode" / "plugin" / "lore.ts")
-    shutil.copy(EDITORS / "shared" / "lore-client.ts", ws / ".opencode" / "shared" / "lore-client.ts")
-    env = {**base_env(tmp, store), "LORE_SIDECAR_CMD": f"{sys.executable} -m lore_sidecar --stdio --store-dir {store}",
+    (ws / ".opencode").mkdir()
+    env = {**base_env(tmp, store),
            "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
     home_cfg = Path(env["HOME"]) / ".config" / "opencode"
     home_cfg.mkdir(parents=True)
     for cfg in (home_cfg, ws / ".opencode"):  # OpenCode would otherwise try to install this offline
         (cfg / "node_modules").symlink_to(plugin_deps / "node_modules")
         shutil.copy(plugin_deps / "package.json", cfg / "package.json")
-    shipped = json.loads((EDITORS / "opencode" / "opencode.json").read_text())
     with FakeModels(reply) as fake:
         (ws / "opencode.json").write_text(json.dumps({
-            **shipped, "autoupdate": False, "share": "disabled", "model": "fake/fake-model",
+            "autoupdate": False, "share": "disabled", "model": "fake/fake-model",
             "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
                                   "options": {"baseURL": f"{fake.url}/v1", "apiKey": "fake"},
                                   "models": {"fake-model": {"name": "fake-model"}}}}}))
+        harness.install_lore("opencode", env, ws)  # the plugin and the MCP entry, merged into opencode.json
         first = harness.run([str(opencode), "run", SAVE], cwd=ws, env=env, timeout=300)
         assert first.returncode == 0, first.stderr[-3000:]
         wait_for_node(store, ws)

@@ -102,3 +102,12 @@ def wait_for_daemon(store: Path | str, timeout: float = 60) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"the hook daemon of {store} never answered")
         time.sleep(0.1)
+
+
+def install_lore(host: str, env: dict[str, str], project: Path | None = None) -> str:
+    """Set a host up the way a user would, with `lore-sidecar install` (it finds the host's
+    config through HOME, CODEX_HOME, ... in `env`); returns what it printed."""
+    args = [sys.executable, "-m", "lore_sidecar", "install", host, *(["--project", str(project)] if project else ["--user"])]
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
