@@ -84,14 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
     def verb(name: str, help: str, *parents: argparse.ArgumentParser) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, parents=[common, *parents])
 
-    verb("status", "print the store's status as JSON", ws)
+    verb("status", "the store's status (a table on a terminal; JSON when piped or with --json)", ws, out)
     r = verb("recall", "search memory and print the hits", ws, out)
     r.add_argument("query")
     r.add_argument("--limit", type=bounded(1, 200), default=10, help="1..200 (default 10)")
     r.add_argument("--scope", choices=("project", "all"), default="project")
     r.add_argument("--sources", type=sources, help=f"comma-separated, any of: {','.join(ALL_SOURCES)}")
     r.add_argument("--no-index", action="store_true", help="do not refresh the workspace index first")
-    x = verb("reindex", "rebuild the derived indexes from the record", ws)
+    x = verb("reindex", "rebuild the derived indexes from the record", ws, out)
     x.add_argument("--scope", choices=("workspace", "facts", "all"), default="all")
     e = verb("export", "write the project's knowledge to .lore.md (stable order, reviewable diffs)", ws)
     e.add_argument("--out", help="file to write, inside the workspace (default: <project root>/.lore.md)")

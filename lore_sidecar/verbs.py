@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar import logs
-from lore_sidecar.terminal import print_hits
+from lore_sidecar.terminal import interactive, print_hits, print_status, progress, table
 
 
 def open_engine_for(args: argparse.Namespace):
@@ -31,10 +31,16 @@ def run_verb(args: argparse.Namespace) -> int:
     engine = open_engine_for(args)
     try:
         if args.verb == "status":
-            print(json.dumps(engine.status(), indent=2))
+            status = engine.status()
+            print_status(status) if interactive(args.json) else print(json.dumps(status, indent=2))
         elif args.verb == "reindex":
-            result = engine.index.rebuild(args.scope, lambda msg, pct: print(f"  {msg}", file=sys.stderr))
-            print(json.dumps(result, indent=2))
+            with progress("reindexing", interactive(args.json)) as report:
+                result = engine.index.rebuild(args.scope, report)
+            if interactive(args.json):
+                print(f"reindexed: {result['files']} files, {result['chunks']} chunks in {result['tookMs'] / 1000:.1f} s"
+                      f" (generation {result['generation']})")
+            else:
+                print(json.dumps(result, indent=2))
         elif args.verb == "facts":
             run_facts(engine, args)
         elif args.verb == "node":
@@ -43,7 +49,10 @@ def run_verb(args: argparse.Namespace) -> int:
             result = engine.memory.export_knowledge(path=str(Path(args.out).resolve()) if args.out else None)
             print(f"wrote {result['nodes']} nodes to {result['path']}")
         elif args.verb == "import":
-            print(json.dumps(engine.memory.import_knowledge(), indent=2))
+            with progress("importing .lore.md", interactive()) as report:
+                report("reading", None)
+                result = engine.memory.import_knowledge()
+            print(json.dumps(result, indent=2))
         elif args.verb == "distill":
             print(json.dumps(engine.memory.distill(session_id=args.session), indent=2))
         elif args.verb == "recall":
@@ -55,9 +64,10 @@ def run_verb(args: argparse.Namespace) -> int:
 
 def run_recall(engine, args: argparse.Namespace) -> None:
     if not args.no_index and engine.role.writer:
-        print("indexing the workspace…", file=sys.stderr)
-        engine.index.scan()
-        engine.index.wait(120)
+        with progress("indexing the workspace", interactive(args.json)) as report:
+            engine.index.scan(report)
+            report("making it searchable", None)
+            engine.index.wait(120)
     result = engine.recall(args.query, scope=args.scope, sources=args.sources, limit=args.limit)
     if args.json:
         from lore_sidecar.wire.results import recall_to_wire
@@ -94,6 +104,16 @@ def run_facts(engine, args: argparse.Namespace) -> None:
             f"{e['at'] or '…'}  {e['event']:9s} {e['predicate']}" + (f" :: {e['object']}" if "object" in e else "")
             for e in result["events"]
         ) or "no events"
+    if interactive(args.json) and v in ("query", "timeline"):
+        if v == "query":
+            table(f"{len(result['facts'])} of {result['total']} facts", ("subject", "predicate", "object", "valid from",
+                                                                        "valid until", "recorded"),
+                  [(f["subject"], f["predicate"], f["object"], f["validFrom"], f["validUntil"], f["recordedAt"])
+                   for f in result["facts"]])
+        else:
+            table(f"timeline of {args.subject}", ("at", "event", "predicate", "object"),
+                  [(e["at"], e["event"], e["predicate"], e.get("object")) for e in result["events"]])
+        return
     print(json.dumps(result, indent=2) if args.json else line)
 
 
@@ -114,6 +134,11 @@ def run_node(engine, args: argparse.Namespace) -> None:
         line = f"{head}\n\n{node.content}"
     else:
         result = engine.memory.list_nodes(scope=args.scope)
+        if interactive(args.json) and result["nodes"]:
+            table(f"{result['total']} knowledge nodes", ("priority", "uri", "category", "content"),
+                  [(f"p{n['priority']}" + (" (suppressed)" if n["suppressed"] else ""), n["uri"], n["category"] or "note",
+                    n["content"][:100]) for n in result["nodes"]])
+            return
         line = "\n".join(
             f"p{n['priority']} {n['uri']}" + (" (suppressed)" if n["suppressed"] else "") + f"\n   {n['content'][:100]}"
             for n in result["nodes"]) or "no knowledge nodes yet (create one: lore-sidecar node create URI TEXT)"
