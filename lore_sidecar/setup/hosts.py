@@ -28,14 +28,14 @@ CODEX_EVENTS = (("SessionStart", None), ("UserPromptSubmit", None), ("PostToolUs
 CODEX_ENV_VARS = ["LORE_STORE_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "LORE_LOG_LEVEL", "LORE_LOG_FILE",
                   "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]
 HELIX_LANGUAGES = (("python", ["pylsp"]), ("rust", ["rust-analyzer"]), ("markdown", ["marksman"]))
-PACKAGED = Path(__file__).resolve().parents[1] / "editors"  # in a wheel
-CHECKOUT = Path(__file__).resolve().parents[2] / "editors"  # in a source tree
+SHARED = Path(sys.prefix) / "share" / "lore-sidecar" / "editors"  # installed from a wheel (data files)
+CHECKOUT = Path(__file__).resolve().parents[2] / "editors"  # a source tree, or an editable install
 OURS = re.compile(r"(^|[/\\'\" ])lore-sidecar['\"]?\s+hook\b|-m\s+lore_sidecar\s+hook\b")
 
 
 def editors_dir() -> Path:
     """The shipped client files (plugins, extensions, Lua): in the wheel, else the checkout."""
-    for d in (PACKAGED, CHECKOUT):
+    for d in (SHARED, CHECKOUT):
         if (d / "shared" / "lore-client.ts").exists():
             return d
     raise LoreError("installBroken", "the editor files are missing from this installation")

@@ -149,3 +149,25 @@ def test_user_only_hosts_refuse_a_project(lab):
     home, project, _ = lab
     r = run(home, "install", "nvim", "--project", str(project))
     assert r.returncode == 2 and "per user" in r.stderr
+
+
+@pytest.mark.slow
+def test_an_installed_wheel_carries_the_client_files_install_places(tmp_path):
+    """Not only a checkout: the wheel ships the plugin and extension files (as data files)."""
+    root = Path(__file__).resolve().parents[2]
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "-q", "-w", str(wheels)], check=True,
+                   capture_output=True, timeout=300)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    py = venv / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
+                    str(next(wheels.glob("*.whl")))], check=True, capture_output=True, timeout=300)
+    home, project = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    project.mkdir()
+    out = subprocess.run([str(venv / "bin" / "lore-sidecar"), "install", "pi", "--project", str(project)],
+                         env={**os.environ, "HOME": str(home)}, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    client = (project / ".pi" / "extensions" / "lore" / "lore-client.ts").read_text()
+    assert str(venv / "bin" / "lore-sidecar") in client  # the venv's own executable
