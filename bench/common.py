@@ -24,3 +24,17 @@ def write_result(out: str | Path, result: dict[str, Any]) -> None:
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=2))
+
+
+def steps(items, label: str):
+    """Iterate `items`, with a progress bar on stderr when it is a terminal (quiet when piped)."""
+    import sys
+
+    items = list(items)
+    if not sys.stderr.isatty():
+        yield from items
+        return
+    from rich.console import Console
+    from rich.progress import track
+
+    yield from track(items, description=label, console=Console(stderr=True), transient=True)

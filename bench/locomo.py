@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import machine, pct, write_result  # noqa: E402
+from bench.common import machine, pct, steps, write_result  # noqa: E402
 from lore_sidecar import __version__  # noqa: E402
 from lore_sidecar.app import open_engine  # noqa: E402
 from lore_sidecar.engine import uris  # noqa: E402
@@ -117,7 +117,7 @@ def lore_engine(convs: list[dict], store: Path, **options):
     root = projects_dir(settings.store_dir)
     root.mkdir(parents=True, exist_ok=True)
     engine = open_engine(settings, [str(root)])
-    for conv in convs:
+    for conv in steps(convs, "recording conversations"):
         for n, when, turns in conv["sessions"]:
             msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": turn_text(t), "msg_id": t["dia_id"],
                      "created_at": when, "tool_name": None, "tool_call_id": None} for i, t in enumerate(turns)]
@@ -129,7 +129,7 @@ def lore_engine(convs: list[dict], store: Path, **options):
 def ask(engine, convs: list[dict], *, lexical_only: bool = False) -> tuple[list[list[str]], list[float]]:
     """Every question through `Engine.recall`: the top-10 turn ids, and the latencies."""
     ranked, lat = [], []
-    for conv in convs:
+    for conv in steps(convs, "lore-sidecar: conversations"):
         for q in conv["questions"]:
             t = time.perf_counter()
             res = engine.recall(q["q"], project=str(projects_dir(engine.settings.store_dir) / conv["id"]), sources=["messages"], limit=10, lexical_only=lexical_only)

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import machine, pct, write_result  # noqa: E402
+from bench.common import machine, pct, steps, write_result  # noqa: E402
 from bench.corpus import message, queries  # noqa: E402
 from bench.mcp_session import LineClient, mcp_session  # noqa: E402
 from lore_sidecar import __version__  # noqa: E402
@@ -117,7 +117,7 @@ async def measure(store: Path, project: Path, qs: list[str]) -> dict:
                 await sdk.call_tool("lore_recall", {"query": q, "limit": 10})
             for k in times:
                 times[k].clear()
-            for i, q in enumerate(qs):  # each query to every face, the order rotating
+            for i, q in enumerate(steps(qs, "round trips")):  # each query to every face, the order rotating
                 order = [via_lsp, via_lean, None][i % 3:] + [via_lsp, via_lean, None][: i % 3]
                 for face in order:
                     if face is None:

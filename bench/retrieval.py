@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import machine, pct, write_result  # noqa: E402
+from bench.common import machine, pct, steps, write_result  # noqa: E402
 from lore_sidecar.client import StdioClient, sidecar_command  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "retrieval"
@@ -112,7 +112,7 @@ def lore(corpus: Corpus, queries: Queries, modes: dict[str, dict], options: dict
             out = {}
             for mode, extra in modes.items():
                 rows, took = [], []
-                for _, text, relevant in queries:
+                for _, text, relevant in steps(queries, f"lore-sidecar {mode}"):
                     t1 = time.perf_counter()
                     result = client.request("lore/recall", {"query": text, "sources": ["files"], "limit": 50, **extra})
                     took.append((time.perf_counter() - t1) * 1000)

@@ -46,7 +46,9 @@ def run_verb(args: argparse.Namespace) -> int:
         elif args.verb == "node":
             run_node(engine, args)
         elif args.verb == "export":
-            result = engine.memory.export_knowledge(path=str(Path(args.out).resolve()) if args.out else None)
+            with progress("exporting knowledge", interactive()) as report:
+                report("writing .lore.md", None)
+                result = engine.memory.export_knowledge(path=str(Path(args.out).resolve()) if args.out else None)
             print(f"wrote {result['nodes']} nodes to {result['path']}")
         elif args.verb == "import":
             with progress("importing .lore.md", interactive()) as report:
