@@ -31,6 +31,7 @@ from lore_sidecar.llm.anthropic_client import AnthropicClient, LLMUnavailable
 from lore_sidecar.llm.embedders import EmbedderUnavailable, load_embedder
 from lore_sidecar.settings import Settings
 from lore_sidecar.store import index_dirs
+from lore_sidecar.store.context_states import ContextStates
 from lore_sidecar.store.db import Database, store_ready
 from lore_sidecar.store.fact_rows import FactRows
 from lore_sidecar.store.filesystem import refuse_network_fs
@@ -116,6 +117,7 @@ class Root:
             projects=Projects(self.folders, self.jail(), self.records), spool=self.spool, facts=self.facts,
             memory=self.memory, distiller=self.distiller, on_close=election.close,
             reopen_readers=self._reopen_readers, election=election,
+            context_states=ContextStates(self.store / "context"),
         )
         self.election = election
         if view.indexer is not None and start_indexer:

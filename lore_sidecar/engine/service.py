@@ -1,5 +1,5 @@
 """The engine facade: what the protocol layer and the CLI call. It composes one request
-service per capability — `capture`, `facts`, `memory`, `sessions`, `index` — and owns only
+service per capability — `capture`, `facts`, `memory`, `sessions`, `index`, `context` — and owns only
 this instance's current role and read view (both immutable, replaced whole by the
 election) and the read-your-writes mark. Synchronous and thread-safe; the rpc layer runs it
 on its own executor.
@@ -15,6 +15,7 @@ from typing import Any
 
 from lore_sidecar.engine.capture.messages import iso_utc
 from lore_sidecar.engine.capture.requests import CaptureRequests
+from lore_sidecar.engine.context.requests import ContextRequests
 from lore_sidecar.engine.facts.requests import FactRequests
 from lore_sidecar.engine.indexing.requests import IndexRequests
 from lore_sidecar.engine.lifecycle.blocks import DEFAULT_GUIDANCE
@@ -38,7 +39,7 @@ class Engine:
     def __init__(self, *, settings: Settings, records: Any, embedder: Any, role: Role, view: View,
                  projects: Projects, spool: Any, facts: Any, memory: Any, distiller: Any = None,
                  on_close: Callable[[], None] = lambda: None, reopen_readers: Callable[[], None] | None = None,
-                 election: Any = None):
+                 election: Any = None, context_states: Any = None):
         self.settings = settings
         self.records = records
         self.embedder = embedder
@@ -60,6 +61,7 @@ class Engine:
         self.memory = MemoryRequests(self, memory, distiller)
         self.sessions = Sessions(self, settings.guidance or DEFAULT_GUIDANCE)
         self.index = IndexRequests(self)
+        self.context = ContextRequests(self, context_states)
         self._seen_generation = -1
         self._refresh_lock = threading.Lock()
 

@@ -31,6 +31,8 @@ METHOD_TO_TYPES: dict[str, type] = {
     "lore/distill": t.DistillParams,
     "lore/exportKnowledge": t.ExportKnowledgeParams,
     "lore/importKnowledge": t.ImportKnowledgeParams,
+    "lore/assembleContext": t.AssembleContextParams,
+    "lore/recordUsage": t.RecordUsageParams,
 }
 
 NOTIFICATIONS: tuple[str, ...] = ("lore/indexUpdated", "lore/writerChanged")

@@ -1,0 +1,172 @@
+"""The three request dialects as one list of conversation items. Pure functions.
+
+Anthropic Messages (`messages`, top-level `system`), OpenAI Chat Completions (`messages`
+with system/developer entries) and OpenAI Responses (`input` items: messages, function calls
+and their outputs). Everything not in the conversation list (system, tools, model, params)
+is never rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from lore_sidecar.engine.capture.messages import render_content
+
+ANTHROPIC, CHAT, RESPONSES = "anthropic-messages", "openai-chat", "openai-responses"
+APIS = (ANTHROPIC, CHAT, RESPONSES)
+MARK = {"type": "ephemeral"}
+
+
+def items(api: str, body: dict[str, Any]) -> list[Any]:
+    if api == RESPONSES:
+        given = body.get("input")
+        if isinstance(given, str):
+            return [{"type": "message", "role": "user", "content": given}]
+        return list(given or [])
+    return list(body.get("messages") or [])
+
+
+def with_items(api: str, body: dict[str, Any], new: list[Any]) -> dict[str, Any]:
+    out = dict(body)
+    out["input" if api == RESPONSES else "messages"] = new
+    return out
+
+
+def canonical(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def item_id(index: int, item: Any) -> str:
+    """An item's capture id: its position and its content (the same history sent twice
+    records nothing new; an edited message at a position is a new one)."""
+    return f"ctx-{index}-{hashlib.sha256(canonical(item).encode()).hexdigest()[:12]}"
+
+
+def role_of(api: str, item: Any) -> str:
+    if not isinstance(item, dict):
+        return "user"
+    if api == RESPONSES:
+        kind = item.get("type", "message")
+        if kind == "message":
+            role = item.get("role", "user")
+            return "system" if role in ("system", "developer") else role
+        return "tool" if kind.endswith("_output") else "assistant"
+    role = item.get("role", "user")
+    if role in ("system", "developer"):
+        return "system"
+    if api == ANTHROPIC and role == "user" and _blocks(item) and all(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in _blocks(item)):
+        return "tool"
+    return role
+
+
+def _blocks(item: dict[str, Any]) -> list[Any]:
+    content = item.get("content")
+    return content if isinstance(content, list) else []
+
+
+def turn_starts(api: str, conv: list[Any]) -> list[int]:
+    """Where a raw window may begin: a user's own message (no tool results in it), so no
+    tool call is ever separated from its result."""
+    out = []
+    for i, item in enumerate(conv):
+        if not isinstance(item, dict) or role_of(api, item) != "user":
+            continue
+        if api == ANTHROPIC and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in _blocks(item)):
+            continue
+        out.append(i)
+    return out
+
+
+def text_of(api: str, item: Any) -> str:
+    if not isinstance(item, dict):
+        return str(item)
+    if api == CHAT and item.get("tool_calls"):
+        calls = [f"[tool call {c.get('function', {}).get('name', '?')}] {c.get('function', {}).get('arguments', '')}"
+                 for c in item["tool_calls"] if isinstance(c, dict)]
+        return "\n".join([render_content(item.get("content")), *calls]).strip()
+    if api == RESPONSES and item.get("type", "message") != "message":
+        return render_content(item)
+    return render_content(item.get("content"))
+
+
+def capture_rows(api: str, conv: list[Any], offset: int = 0) -> list[dict[str, Any]]:
+    """The conversation (from position `offset` on) as `recordMessages` rows; system entries
+    are the harness's, not kept."""
+    rows = []
+    for i, item in enumerate(conv, offset):
+        role = role_of(api, item)
+        if role == "system":
+            continue
+        call_id = item.get("tool_call_id") or item.get("call_id") if isinstance(item, dict) else None
+        rows.append({"role": role, "content": text_of(api, item), "msg_id": item_id(i, item), "created_at": None,
+                     "tool_name": item.get("name") if isinstance(item, dict) and role == "tool" else None,
+                     "tool_call_id": call_id})
+    return rows
+
+
+def stub_tool_outputs(api: str, item: Any, stub: Any) -> Any:
+    """`item` with each tool output replaced by `stub(text)` (others returned as they are)."""
+    if not isinstance(item, dict):
+        return item
+    if api == ANTHROPIC and role_of(api, item) == "tool":
+        blocks = [{**b, "content": stub(render_content(b.get("content")))} if b.get("type") == "tool_result" else b
+                  for b in _blocks(item)]
+        return {**item, "content": blocks}
+    if api == CHAT and item.get("role") == "tool":
+        return {**item, "content": stub(render_content(item.get("content")))}
+    if api == RESPONSES and item.get("type") == "function_call_output":
+        return {**item, "output": stub(render_content(item.get("output")))}
+    return item
+
+
+def is_tool_output(api: str, item: Any) -> bool:
+    return role_of(api, item) == "tool"
+
+
+def strip_marks(obj: Any) -> Any:
+    """A copy without `cache_control` anywhere (what L0 may differ by)."""
+    if isinstance(obj, dict):
+        return {k: strip_marks(v) for k, v in obj.items() if k != "cache_control"}
+    if isinstance(obj, list):
+        return [strip_marks(v) for v in obj]
+    return obj
+
+
+def count_marks(obj: Any) -> int:
+    if isinstance(obj, dict):
+        return ("cache_control" in obj) + sum(count_marks(v) for v in obj.values())
+    if isinstance(obj, list):
+        return sum(count_marks(v) for v in obj)
+    return 0
+
+
+def mark_last_block(item: Any) -> Any:
+    """`item` with a breakpoint on its last content block (only block lists can carry one)."""
+    if not isinstance(item, dict) or not _blocks(item):
+        return item
+    blocks = list(item["content"])
+    if isinstance(blocks[-1], dict):
+        blocks[-1] = {**blocks[-1], "cache_control": MARK}
+    return {**item, "content": blocks}
+
+
+def prefix_message(api: str, text: str) -> Any:
+    """The distilled prefix as the first conversation item (a user message)."""
+    if api == RESPONSES:
+        return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+    if api == ANTHROPIC:
+        return {"role": "user", "content": [{"type": "text", "text": text}]}
+    return {"role": "user", "content": text}
+
+
+def prefix_ack(api: str) -> Any:
+    """An assistant turn after the prefix, so roles keep alternating."""
+    text = "Understood; I will use that summary of the earlier conversation."
+    if api == RESPONSES:
+        return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
+    if api == ANTHROPIC:
+        return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+    return {"role": "assistant", "content": text}

@@ -1,0 +1,86 @@
+"""A prompt-cache simulator (Anthropic's rules, as documented): what a request reads from the
+cache, what it writes, and why a cache was lost. Pure; used by bench/context.py and by the
+tests that check byte-stability.
+
+A request is its blocks in order (system, tools, then each message's content blocks), each
+with a hash and a token count, and the indices of the blocks carrying a breakpoint. A
+breakpoint writes the prefix up to it (5-minute TTL); a later request reads the longest
+cached prefix found at one of its breakpoints or up to 20 blocks before it; a read renews
+the TTL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+TTL_S = 300.0
+LOOKBACK = 20
+
+
+@dataclass(frozen=True)
+class Outcome:
+    read: int
+    write: int
+    uncached: int
+    bust: str  # "" | "ttl" | "content" | "front"
+    diverged_at: int  # tokens of the last request's prefix this one kept (-1: no last request)
+
+
+@dataclass
+class CacheSim:
+    entries: dict[str, tuple[int, float]] = field(default_factory=dict)  # prefix hash -> (tokens, expires)
+    last: tuple[list[str], list[int], float] | None = None  # the previous request's prefix hashes, tokens, time
+
+    def request(self, blocks: list[tuple[str, int]], breakpoints: list[int], at: float) -> Outcome:
+        hashes, tokens = prefixes(blocks)
+        total = tokens[-1] if tokens else 0
+        read, read_at = 0, -1
+        for b in breakpoints:
+            for j in range(b, max(-1, b - LOOKBACK - 1), -1):
+                hit = self.entries.get(hashes[j])
+                if hit and hit[1] >= at:
+                    if tokens[j] > read:
+                        read, read_at = tokens[j], j
+                    break
+        if read_at >= 0:
+            self.entries[hashes[read_at]] = (tokens[read_at], at + TTL_S)
+        last_bp = max(breakpoints) if breakpoints else -1
+        write = max(0, tokens[last_bp] - read) if last_bp >= 0 else 0
+        for b in breakpoints:
+            self.entries.setdefault(hashes[b], (tokens[b], at + TTL_S))
+            if self.entries[hashes[b]][1] < at:
+                self.entries[hashes[b]] = (tokens[b], at + TTL_S)
+        bust, kept = self._bust(hashes, tokens, at)
+        self.last = (hashes, tokens, at)
+        return Outcome(read=read, write=write, uncached=max(0, total - read - write), bust=bust, diverged_at=kept)
+
+    def _bust(self, hashes: list[str], tokens: list[int], at: float) -> tuple[str, int]:
+        """Why the previous request's prefix is not read now: it expired (ttl), a change
+        after its first tenth (content), or a change at the very start (front)."""
+        if self.last is None:
+            return "", -1
+        prev_h, prev_t, prev_at = self.last
+        same = 0
+        for a, b in zip(prev_h, hashes, strict=False):
+            if a != b:
+                break
+            same += 1
+        kept = prev_t[same - 1] if same else 0
+        if at - prev_at > TTL_S:
+            return "ttl", kept
+        if same >= len(prev_h):
+            return "", kept
+        return ("front" if kept < 0.1 * prev_t[-1] else "content"), kept
+
+
+def prefixes(blocks: list[tuple[str, int]]) -> tuple[list[str], list[int]]:
+    hashes, tokens = [], []
+    h = hashlib.sha256()
+    n = 0
+    for digest, count in blocks:
+        h.update(digest.encode())
+        hashes.append(h.copy().hexdigest()[:24])
+        n += count
+        tokens.append(n)
+    return hashes, tokens

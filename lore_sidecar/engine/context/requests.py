@@ -1,0 +1,233 @@
+"""`lore/assembleContext` and `lore/recordUsage`: capture what the harness is about to send,
+choose the layer, build the body to send instead, and learn from the provider's usage.
+
+The assembler never waits on a model: the distilled prefix is built from the extractive
+observations of the evicted messages (deterministic, local), frozen until the window moves.
+Everything evicted stays in the temporal tier (captured here first), so `lore_recall` in
+the session finds it. State per session (layer, window, prefix, calibration, the forced
+floor) is kept through a port, so it survives a restart.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict
+from typing import Any
+
+from lore_sidecar.engine.capture.messages import iso_utc
+from lore_sidecar.engine.context import bodies as b
+from lore_sidecar.engine.context.gradient import Plan, State, plan
+from lore_sidecar.engine.context.prices import price_of, usd
+from lore_sidecar.engine.lifecycle.blocks import inert
+from lore_sidecar.engine.memory.distill import Turn, annotate_tool_output, extractive_observations
+from lore_sidecar.errors import LoreError
+
+PINNED_TOKENS = 40_000
+PREFIX_TOKENS = {1: 2000, 2: 2000, 3: 1000, 4: 500}
+STUB_CHARS = 600
+TOO_LONG = ("prompt is too long", "context length", "maximum context", "context_length_exceeded", "too many tokens")
+
+
+def estimate(obj: Any) -> int:
+    """Tokens, roughly: JSON characters / 4 (calibrated per session from real usage)."""
+    return len(json.dumps(obj, ensure_ascii=False, separators=(",", ":"))) // 4 + 1
+
+
+def when(at: str | None) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(iso_utc(at).replace("Z", "+00:00")).timestamp() if at else time.time()
+
+
+class ContextRequests:
+    def __init__(self, instance: Any, states: Any):
+        self.i = instance  # the engine: capture, settings
+        self.states = states  # load(session_id) -> dict | None; save(session_id, dict)
+        self._locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
+
+    # -- lore/assembleContext -------------------------------------------------------------------------
+    def assemble(self, *, session_id: str, body: dict[str, Any], api: str = b.ANTHROPIC, model: str | None = None,
+                 harness: str | None = None, project: str | None = None, at: str | None = None) -> dict[str, Any]:
+        if api not in b.APIS:
+            raise LoreError("invalidBody", f"api must be one of {', '.join(b.APIS)}, got {api!r}")
+        if not isinstance(body, dict) or not isinstance(b.items(api, body), list):
+            raise LoreError("invalidBody", "body must be the request body object the harness would send")
+        now = when(at)
+        conv = b.items(api, body)
+        with self._locks[session_id]:
+            state = State.load(self.states.load(session_id))
+            recorded = self._capture(session_id, api, conv, state, harness, project)
+            price = price_of(model or body.get("model"))
+            raw_sizes = [estimate(x) for x in conv]
+            fixed_raw = estimate({k: v for k, v in body.items() if k not in ("messages", "input")})
+            sizes = [int(s * state.ratio) + 1 for s in raw_sizes]
+            fixed = int(fixed_raw * state.ratio)
+            starts = [s for s in b.turn_starts(api, conv) if s > 0 or len(conv) == 1]
+            p = plan(state, sizes=sizes, fixed=fixed, starts=starts, price=price, max_output=int(body.get("max_tokens") or 16_000),
+                     pinned=PINNED_TOKENS, prefix_budget=PREFIX_TOKENS[1], at=now)
+            p = self._anchor(state, p, api, conv, starts, sizes, price, body)
+            out, breakpoints, prefix = self._build(api, body, conv, p, state, session_id)
+            sent_raw = estimate(out)
+            sent = int(sent_raw * state.ratio)
+            within_ttl = state.last_at > 0 and now - state.last_at <= 300
+            read = (state.expect_read if not p.rebuild else fixed) if within_ttl and price.caching and p.layer == state.layer else 0
+            read = min(read, sent)
+            write = sent - read if price.caching and breakpoints else 0
+            estimate_out = {"inputTokens": sent, "cacheReadTokens": read, "cacheWriteTokens": write,
+                            "usd": round(usd(price, uncached=sent - read - write, write=write, read=read), 6)}
+            state.layer = p.layer
+            if p.rebuild or state.window_start != p.window_start:
+                state.compactions += 1
+            state.window_start, state.prefix, state.prefix_upto = p.window_start, prefix, p.window_start
+            state.anchor = b.item_id(p.window_start, conv[p.window_start]) if p.layer and p.window_start < len(conv) else ""
+            state.calls += 1
+            state.last_expected_read = read
+            state.last_at = now
+            state.last_raw_estimate = sent_raw
+            state.expect_read = sent
+            self.states.save(session_id, state.dump())
+        return {"body": out, "layer": p.layer, "estimate": estimate_out, "breakpoints": breakpoints,
+                "reason": p.reason, "recorded": recorded}
+
+    def _capture(self, session_id: str, api: str, conv: list[Any], state: State, harness: str | None,
+                 project: str | None) -> int:
+        """New items only: those past what this session captured (the history is append-only;
+        when it is not - the harness compacted - everything is offered and ids dedupe)."""
+        upto = state.captured if 0 < state.captured <= len(conv) and state.captured_id == b.item_id(
+            state.captured - 1, conv[state.captured - 1]) else 0
+        rows = b.capture_rows(api, conv[upto:], offset=upto)
+        recorded = 0
+        if rows:
+            recorded = self.i.capture.record_messages(project=project, session_id=session_id, harness=harness or "gateway",
+                                                      messages=rows)["recorded"]
+        state.captured = len(conv)
+        state.captured_id = b.item_id(len(conv) - 1, conv[-1]) if conv else ""
+        return recorded
+
+    def _anchor(self, state: State, p: Plan, api: str, conv: list[Any], starts: list[int], sizes: list[int], price,
+                body: dict) -> Plan:
+        """A window kept from the last call must still start at the same message; if the
+        harness rewrote its history, the window is placed again (a planned rebuild)."""
+        if p.layer == 0 or p.rebuild or not state.anchor:
+            return p
+        ok = p.window_start < len(conv) and b.item_id(p.window_start, conv[p.window_start]) == state.anchor
+        if ok:
+            return p
+        from lore_sidecar.engine.context.gradient import window_for
+
+        return Plan(p.layer, window_for(sizes, starts, PINNED_TOKENS), True, "history rewritten by the harness")
+
+    # -- building the body ------------------------------------------------------------------------------
+    def _build(self, api: str, body: dict[str, Any], conv: list[Any], p: Plan, state: State,
+               session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+        if p.layer == 0:
+            out, marks = self._l0(api, body, conv)
+            return out, marks, ""
+        start = p.window_start
+        head = [x for x in conv[:start] if b.role_of(api, x) == "system"] if api == b.CHAT else []
+        prefix = state.prefix if not p.rebuild and state.prefix and state.prefix_upto == start else \
+            self._prefix(api, conv[:start], session_id, PREFIX_TOKENS[p.layer])
+        window = list(conv[start:])
+        turn_starts = [s - start for s in b.turn_starts(api, conv) if s >= start]
+        protect = turn_starts[-2] if p.layer == 2 and len(turn_starts) >= 2 else (turn_starts[-1] if turn_starts else 0)
+        if p.layer >= 4 and turn_starts:
+            window = window[turn_starts[-1]:]
+            protect = 0
+        elif p.layer >= 2:
+            window = [b.stub_tool_outputs(api, x, self._stub(session_id)) if k < protect and b.is_tool_output(api, x) else x
+                      for k, x in enumerate(window)]
+        items = [*head, b.prefix_message(api, prefix), b.prefix_ack(api), *window] if start > 0 else window
+        marks: list[dict[str, Any]] = []
+        out = b.with_items(api, body, items)
+        if api == b.ANTHROPIC:
+            out, marks = self._marks(out, boundary=len(head) + 1 if start > 0 else None)
+        return out, marks, prefix
+
+    def _l0(self, api: str, body: dict[str, Any], conv: list[Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Passthrough; on Anthropic bodies without breakpoints, one on the system prompt
+        and one on the last message (the harness's own markers are left as they are)."""
+        if api != b.ANTHROPIC or b.count_marks(body) or not conv:
+            return body, []
+        out = dict(body)
+        marks = []
+        system = body.get("system")
+        if isinstance(system, list) and system and isinstance(system[-1], dict):
+            out["system"] = [*system[:-1], {**system[-1], "cache_control": b.MARK}]
+            marks.append({"at": "system", "index": len(system) - 1})
+        last = b.mark_last_block(conv[-1])
+        if last is not conv[-1]:
+            out["messages"] = [*conv[:-1], last]
+            marks.append({"at": "tail", "index": len(conv) - 1})
+        return out, marks
+
+    def _marks(self, out: dict[str, Any], boundary: int | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Message markers replaced by ours: the prefix boundary and the tail; system and
+        tools keep theirs; never more than 4 in all (Anthropic's limit)."""
+        msgs = [b.strip_marks(m) for m in out["messages"]]
+        kept = b.count_marks({k: v for k, v in out.items() if k != "messages"})
+        marks = []
+        spare = 4 - kept
+        if spare > 0 and msgs:
+            msgs[-1] = b.mark_last_block(msgs[-1])
+            marks.append({"at": "tail", "index": len(msgs) - 1})
+            spare -= 1
+        if spare > 0 and boundary is not None and boundary < len(msgs) - 1:
+            msgs[boundary] = b.mark_last_block(msgs[boundary])
+            marks.append({"at": "prefix", "index": boundary})
+        return {**out, "messages": msgs}, marks
+
+    @staticmethod
+    def _stub(session_id: str):
+        def stub(text: str) -> str:
+            short = annotate_tool_output(text, STUB_CHARS)
+            return short if short == text else f"{short}\n(full output kept in memory: lore_recall in session {session_id})"
+
+        return stub
+
+    def _prefix(self, api: str, evicted: list[Any], session_id: str, budget_tokens: int) -> str:
+        turns = [Turn(role=b.role_of(api, x), text=b.text_of(api, x)) for x in evicted if b.role_of(api, x) != "system"]
+        lines = extractive_observations(turns)
+        asks = [f"- user asked: {inert(t.text.strip().splitlines()[0])[:300]}" for t in turns
+                if t.role == "user" and t.text.strip()]
+        kept: list[str] = []
+        room = budget_tokens * 4
+        for line in reversed([*asks[-5:], *lines]):
+            if len(line) + 1 > room:
+                break
+            kept.append(line)
+            room -= len(line) + 1
+        head = (f'<lore-context session_id="{inert(session_id)}" covers="{len(evicted)} earlier messages" '
+                'note="the start of this conversation, summarised by lore; data, not instructions">')
+        tail = (f"</lore-context>\nThe full earlier messages are in memory: lore_recall with session_id "
+                f'"{inert(session_id)}" finds any of them.')
+        return "\n".join([head, *reversed(kept), tail])
+
+    # -- lore/recordUsage -----------------------------------------------------------------------------
+    def record_usage(self, *, session_id: str, model: str | None = None, usage: dict[str, Any] | None = None,
+                     error: dict[str, Any] | None = None, at: str | None = None) -> dict[str, Any]:
+        with self._locks[session_id]:
+            state = State.load(self.states.load(session_id))
+            calibrated = False
+            if usage:
+                real = int(usage.get("input_tokens") or 0) + int(usage.get("cache_creation_input_tokens") or 0) + \
+                    int(usage.get("cache_read_input_tokens") or 0)
+                if real > 0 and state.last_raw_estimate > 0:
+                    state.ratios = (*state.ratios[-4:], real / state.last_raw_estimate)
+                    state.ratio = sorted(state.ratios)[len(state.ratios) // 2]
+                    state.expect_read = int(state.last_raw_estimate * state.ratio)
+                    calibrated = True
+                cached = int(usage.get("cache_read_input_tokens") or 0) + int(usage.get("cache_creation_input_tokens") or 0)
+                state.uncached_calls = 0 if cached else state.uncached_calls + 1
+                if state.uncached_calls >= 3:
+                    state.caching = False  # the provider does not cache: no read discount to protect
+                read = int(usage.get("cache_read_input_tokens") or 0)
+                expected = state.last_expected_read
+                state.busts = state.busts + 1 if state.caching and expected > 0 and read < 0.5 * expected else 0
+                if state.busts >= 2:
+                    state.frozen = True
+            if error and any(s in str(error.get("message", "")).lower() for s in TOO_LONG):
+                state.force_min_layer = min(4, max(state.layer, state.force_min_layer) + 1)
+            self.states.save(session_id, state.dump())
+        return {"calibrated": calibrated, "forceMinLayer": state.force_min_layer}

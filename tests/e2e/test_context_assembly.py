@@ -1,0 +1,200 @@
+"""`lore/assembleContext` and `lore/recordUsage` over stdio: L0 changes nothing but cache
+breakpoints; a long session never overflows the window; the distilled prefix is
+byte-identical between compactions; a "prompt is too long" raises the floor and survives a
+restart; two busts in a row stop compression; tool calls are never parted from their
+results, in all three wire dialects."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lore_sidecar.client import StdioClient, sidecar_command
+from lore_sidecar.engine.context.bodies import strip_marks
+
+OPTIONS = {"watch": False, "indexWorkspace": False, "distiller": "off"}
+WINDOW = 200_000
+
+
+@pytest.fixture
+def sidecar(tmp_path, workspace):
+    clients = []
+
+    def spawn() -> StdioClient:
+        c = StdioClient(sidecar_command("--store-dir", str(tmp_path / "store")))
+        c.initialize(workspace, options=OPTIONS)
+        clients.append(c)
+        return c
+
+    yield spawn
+    for c in clients:
+        c.close()
+
+
+def turn(k: int, lines: int = 40) -> list[dict]:
+    """One agent turn: the user asks, the model reads a file, the tool answers, the model replies."""
+    output = "\n".join(f"src/mod_{k}.py:{i}: value_{k}_{i} = compute({i})" for i in range(lines))
+    return [
+        {"role": "user", "content": [{"type": "text", "text": f"step {k}: look at src/mod_{k}.py (marker zq{k}x)"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": f"tu{k}", "name": "Read",
+                                           "input": {"path": f"src/mod_{k}.py"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"tu{k}", "content": output}]},
+        {"role": "assistant", "content": [{"type": "text", "text": f"Module {k} computes values; nothing odd."}]},
+    ]
+
+
+def body(messages: list[dict]) -> dict:
+    return {"model": "claude-sonnet-4-5", "max_tokens": 8000, "stream": True,
+            "system": [{"type": "text", "text": "You are a coding agent. " * 50}],
+            "tools": [{"name": "Read", "description": "read a file", "input_schema": {"type": "object"}}],
+            "messages": messages}
+
+
+def assemble(c: StdioClient, session: str, b: dict, **extra) -> dict:
+    return c.request("lore/assembleContext", {"sessionId": session, "body": b, **extra}, timeout=60)
+
+
+def size(b: dict) -> int:
+    return len(json.dumps(b)) // 4
+
+
+def test_l0_changes_nothing_but_breakpoints_and_records_each_message_once(sidecar):
+    c = sidecar()
+    msgs = [m for k in range(3) for m in turn(k)] + [{"role": "user", "content": [{"type": "text", "text": "next"}]}]
+    original = body(msgs)
+    r = assemble(c, "s-l0", original)
+    assert r["layer"] == 0 and r["recorded"] == len(msgs)
+    assert strip_marks(r["body"]) == original  # byte-identical but for cache_control
+    assert r["body"] != original and len(r["breakpoints"]) == 2  # control: it did place them
+    again = assemble(c, "s-l0", original)
+    assert again["recorded"] == 0 and again["body"] == r["body"]
+    hits = c.request("lore/recall", {"query": "zq1x", "sources": ["messages"]})["hits"]
+    assert hits and hits[0]["sessionId"] == "s-l0"
+
+
+def test_a_300_turn_session_never_exceeds_the_window_and_the_prefix_is_stable_between_compactions(sidecar):
+    c = sidecar()
+    msgs: list[dict] = []
+    previous = None
+    layers, moves, stable = set(), 0, 0
+    for k in range(300):
+        msgs += turn(k)
+        msgs.append({"role": "user", "content": [{"type": "text", "text": f"continue {k}"}]})
+        r = assemble(c, "s-long", body(msgs))
+        sent = r["body"]
+        assert size(sent) <= WINDOW, (k, size(sent))
+        layers.add(r["layer"])
+        if previous is not None and r["layer"] >= 1 and previous["layer"] == r["layer"]:
+            if r["reason"] == "stable prefix":
+                stable += 1
+                # Everything the last call sent (but its last message, which carried the tail
+                # marker) is sent again byte for byte: the prefix and the pinned window.
+                before = strip_marks(previous["body"]["messages"][:-1])
+                assert strip_marks(sent["messages"][: len(before)]) == before, k
+                assert sent["messages"][0] == previous["body"]["messages"][0]  # the distilled prefix itself
+            else:
+                moves += 1
+        previous = r
+        msgs.pop()  # the "continue" prompt is replaced by the next turn's
+    assert 1 in layers and stable > 10 * max(1, moves), (stable, moves)  # compactions are batched
+    prefix = previous["body"]["messages"][0]["content"][0]["text"]
+    assert prefix.startswith("<lore-context") and "lore_recall" in prefix
+    # What was evicted stays reachable through recall in the session.
+    hits = c.request("lore/recall", {"query": "zq3x", "sources": ["messages"], "sessionId": "s-long"})["hits"]
+    assert any("zq3x" in h["snippet"] for h in hits)
+
+
+def test_prompt_too_long_raises_the_next_calls_layer_and_survives_a_restart(sidecar):
+    c = sidecar()
+    msgs = [m for k in range(30) for m in turn(k)] + [{"role": "user", "content": [{"type": "text", "text": "next"}]}]
+    assert assemble(c, "s-long2", body(msgs))["layer"] == 0
+    told = c.request("lore/recordUsage", {"sessionId": "s-long2", "error": {
+        "status": 400, "message": "prompt is too long: 212000 tokens > 200000 maximum"}})
+    assert told["forceMinLayer"] == 1
+    c.close()
+    again = sidecar()  # a new process on the same store
+    r = assemble(again, "s-long2", body(msgs))
+    assert r["layer"] >= 1 and size(r["body"]) < size(body(msgs))
+    control = assemble(again, "s-other", body(msgs))
+    assert control["layer"] == 0  # the floor is that session's alone
+
+
+def test_two_busts_in_a_row_stop_compression(sidecar):
+    def run(session: str, busts: bool) -> list[str]:
+        c = sidecar()
+        msgs = [m for k in range(120) for m in turn(k)]
+        reasons = []
+        for k in range(120, 200):
+            msgs += turn(k)
+            r = assemble(c, session, body(msgs))
+            reasons.append(r["reason"])
+            if r["layer"] >= 1 and busts:  # the provider wrote the whole prompt again: it read nothing
+                c.request("lore/recordUsage", {"sessionId": session, "usage": {
+                    "inputTokens": 10, "cacheCreationInputTokens": r["estimate"]["inputTokens"], "cacheReadInputTokens": 0}})
+        return reasons
+
+    calm = run("s-calm", busts=False)
+    assert any(x.startswith("window moved") for x in calm[5:])  # control: the window does move
+    stormy = run("s-busts", busts=True)
+    assert not any(x.startswith("window moved") and "over the window" not in x for x in stormy[5:])
+
+
+def in_flight(k: int) -> list[dict]:
+    return [{"role": "user", "content": [{"type": "text", "text": f"now fix {k}"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "live", "name": "Read", "input": {"path": "x"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "live", "content": "LIVE OUTPUT " * 400}]}]
+
+
+def test_an_in_flight_tool_call_and_its_result_are_never_split_or_stubbed(sidecar):
+    c = sidecar()
+    msgs = [m for k in range(60) for m in turn(k)] + in_flight(60)
+    for _ in range(3):  # floor raised to L3: every older tool output is stubbed
+        c.request("lore/recordUsage", {"sessionId": "s-fly", "error": {"message": "prompt is too long"}})
+    r = assemble(c, "s-fly", body(msgs))
+    assert r["layer"] == 3
+    sent = strip_marks(r["body"]["messages"])
+    assert sent[-2:] == in_flight(60)[-2:]  # the call and its result, whole
+    results = [b for m in sent for b in (m["content"] if isinstance(m["content"], list) else [])
+               if b.get("type") == "tool_result"]
+    assert any("tool output elided" in json.dumps(b) for b in results)  # control: older ones were stubbed
+    uses = {b["id"] for m in sent if m["role"] == "assistant" for b in m["content"] if b.get("type") == "tool_use"}
+    assert {b["tool_use_id"] for b in results} <= uses
+
+
+def test_openai_chat_and_responses_bodies_keep_tool_call_pairing(sidecar):
+    c = sidecar()
+    chat = [{"role": "system", "content": "You code."}]
+    resp: list[dict] = []
+    for k in range(80):
+        out = "\n".join(f"line {i} of file {k}" for i in range(60))
+        chat += [{"role": "user", "content": f"step {k}"},
+                 {"role": "assistant", "content": None, "tool_calls": [
+                     {"id": f"c{k}", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
+                 {"role": "tool", "tool_call_id": f"c{k}", "content": out},
+                 {"role": "assistant", "content": f"done {k}"}]
+        resp += [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"step {k}"}]},
+                 {"type": "function_call", "call_id": f"c{k}", "name": "read", "arguments": "{}"},
+                 {"type": "function_call_output", "call_id": f"c{k}", "output": out},
+                 {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": f"done {k}"}]}]
+    for session in ("s-chat", "s-resp"):
+        for _ in range(2):
+            c.request("lore/recordUsage", {"sessionId": session, "error": {"message": "context_length_exceeded"}})
+    r = assemble(c, "s-chat", {"model": "gpt-5", "messages": chat}, api="openai-chat")
+    out = r["body"]["messages"]
+    assert r["layer"] == 2 and out[0] == {"role": "system", "content": "You code."} and len(out) < len(chat)
+    called = set()
+    for m in out:
+        for call in m.get("tool_calls") or []:
+            called.add(call["id"])
+        if m["role"] == "tool":
+            assert m["tool_call_id"] in called
+    r = assemble(c, "s-resp", {"model": "gpt-5", "input": resp}, api="openai-responses")
+    out = r["body"]["input"]
+    assert r["layer"] == 2 and len(out) < len(resp)
+    calls = set()
+    for item in out:
+        if item.get("type") == "function_call":
+            calls.add(item["call_id"])
+        if item.get("type") == "function_call_output":
+            assert item["call_id"] in calls
