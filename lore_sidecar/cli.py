@@ -118,6 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
     doc.add_argument("--json", action="store_true", help="print the checks as JSON")
     comp = verb("completion", "print a shell completion script (bash, zsh or fish)")
     comp.add_argument("shell", choices=("bash", "zsh", "fish"))
+    g = verb("gateway", "a loopback HTTP proxy that applies context assembly to an agent's model calls", ws)
+    g.add_argument("--host", default="127.0.0.1", help="loopback address to bind (127.0.0.1 or ::1)")
+    g.add_argument("--port", type=bounded(0, 65535), default=0, help="port (default: any free one)")
+    g.add_argument("--upstream", help="where to forward (default: api.anthropic.com / api.openai.com by path)")
     m = verb("mcp", "serve the store's tools to an agent over MCP (stdio)", ws)
     m.add_argument("--harness", help="the agent's name for usage accounting (default: $LORE_HARNESS, else the MCP client's name)")
     d = verb("demo", "spawn the sidecar over stdio, index a folder, record a chat, distil it, recall")
@@ -207,6 +211,11 @@ def main(argv: list[str] | None = None) -> int:
 
             print(script(build_parser(), args.shell))
             return 0
+        if args.verb == "gateway":
+            from lore_sidecar.gateway.serve import run_gateway
+
+            return run_gateway(args.store_dir, str(Path(args.workspace).resolve()), args.host, args.port,
+                               args.upstream, cli_chose_logging=bool(args.verbose or args.log_file))
         if args.verb == "mcp":
             import os
 

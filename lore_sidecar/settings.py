@@ -86,6 +86,7 @@ class Settings:
     guidance: str | None = None
     hook_idle_ms: int = 600_000
     mcp_timeout_ms: int = 4000
+    gateway_timeout_ms: int = 3000
     show_command_results: str = "auto"
     log_level: str = "WARNING"
     log_file: str | None = None
@@ -181,6 +182,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "guidance": (_text, (None, "guidance")),
     "hookIdleMs": (_int(1000, 86_400_000), (None, "hook_idle_ms")),
     "mcpTimeoutMs": (_int(100, 600_000), (None, "mcp_timeout_ms")),
+    "gatewayTimeoutMs": (_int(50, 600_000), (None, "gateway_timeout_ms")),
     "showCommandResults": (_choice(("auto", "always", "never")), (None, "show_command_results")),
     "logLevel": (_level, (None, "log_level")),
     "logFile": (_path, (None, "log_file")),

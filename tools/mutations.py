@@ -77,7 +77,7 @@ MUTATIONS = [
     Mutation("view-closed-under-readers", "lore_sidecar/election.py", "    view.text.close()\n",
              "    view.text.close()\n    view.text.index = None\n",
              (f"{INV}::test_recalls_on_four_threads_never_fail_while_the_instance_is_promoted_and_demoted_twenty_times",)),
-    Mutation("mcp-call-unbounded", "lore_sidecar/mcp_face/host.py",
+    Mutation("mcp-call-unbounded", "lore_sidecar/engine_host.py",
              "async with asyncio.timeout(self.timeout_s):", "if True:",
              (f"{MCP}::test_a_hung_store_gives_a_tool_error_within_5_s_and_the_agent_goes_on",)),
     Mutation("mcp-use-not-attributed", "lore_sidecar/mcp_face/tools.py",

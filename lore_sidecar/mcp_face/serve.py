@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 
 def run_mcp(store_dir: str | None, workspace: str, harness: str | None, *, cli_chose_logging: bool) -> int:
     from lore_sidecar.app import open_engine
-    from lore_sidecar.mcp_face.host import Host
+    from lore_sidecar.engine_host import Host
     from lore_sidecar.mcp_face.tools import build
     from lore_sidecar.settings import load_settings
 

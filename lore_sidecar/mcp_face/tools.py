@@ -1,7 +1,7 @@
 """The MCP tools, named as agents know them from Lore-style memory servers.
 
 Each tool turns its arguments into the params of one `lore/*` method and runs that
-method's handler (mcp_face/host.py), so write-time checks (priority budget, disclosure
+method's handler (lore_sidecar/engine_host.py), so write-time checks (priority budget, disclosure
 warning, secrets redaction, path jail, versions) are exactly the LSP face's. Refusals come
 back as tool errors worded for the model: what was refused, why, and what to do instead.
 """
@@ -17,9 +17,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from lore_sidecar.engine_host import Host
 from lore_sidecar.errors import BadParams, LoreError
 from lore_sidecar.mcp_face import render, resources
-from lore_sidecar.mcp_face.host import Host
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import statistics
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "lore_sidecar"
-HEAVY = {"pygls", "lsprotocol", "anthropic", "tantivy", "usearch", "sqlite3", "mcp", "mcp_types", "pydantic"}
+HEAVY = {"pygls", "lsprotocol", "anthropic", "tantivy", "usearch", "sqlite3", "mcp", "mcp_types", "pydantic", "aiohttp"}
 ALLOWED = {
     "pygls": {"rpc"},
     "lsprotocol": {"rpc", "wire"},
@@ -17,6 +17,7 @@ ALLOWED = {
     "sqlite3": {"store", "app.py"},
     "anthropic": {"llm"},
     "mcp": {"mcp_face"},
+    "aiohttp": {"gateway"},
     "mcp_types": {"mcp_face"},
     "pydantic": {"mcp_face"},
 }

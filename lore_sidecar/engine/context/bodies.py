@@ -68,8 +68,7 @@ def _blocks(item: dict[str, Any]) -> list[Any]:
 
 
 def turn_starts(api: str, conv: list[Any]) -> list[int]:
-    """Where a raw window may begin: a user's own message (no tool results in it), so no
-    tool call is ever separated from its result."""
+    """A user's own messages (no tool results in them)."""
     out = []
     for i, item in enumerate(conv):
         if not isinstance(item, dict) or role_of(api, item) != "user":
@@ -78,6 +77,22 @@ def turn_starts(api: str, conv: list[Any]) -> list[int]:
             continue
         out.append(i)
     return out
+
+
+def cut_points(api: str, conv: list[Any]) -> list[int]:
+    """Where a raw window may begin without parting a tool call from its result: at a user's
+    own message, or at the first output of a model call (an assistant message or function
+    call right after the input it answered). Everything before the cut is evicted together."""
+    out = set(turn_starts(api, conv))
+    for i in range(1, len(conv)):
+        if role_of(api, conv[i]) == "assistant" and role_of(api, conv[i - 1]) != "assistant":
+            out.add(i)
+    return sorted(out)
+
+
+def opens_with_user(api: str, item: Any) -> bool:
+    """A window starting here follows the prefix with an acknowledgement (roles alternate)."""
+    return role_of(api, item) != "assistant"
 
 
 def text_of(api: str, item: Any) -> str:

@@ -32,7 +32,9 @@ class CacheSim:
     entries: dict[str, tuple[int, float]] = field(default_factory=dict)  # prefix hash -> (tokens, expires)
     last: tuple[list[str], list[int], float] | None = None  # the previous request's prefix hashes, tokens, time
 
-    def request(self, blocks: list[tuple[str, int]], breakpoints: list[int], at: float) -> Outcome:
+    def request(self, blocks: list[tuple[str, int]], breakpoints: list[int], at: float, head: int = 1) -> Outcome:
+        """`head`: how many leading blocks are the system prompt and tools (a change there is
+        a front bust: the whole cache is lost)."""
         hashes, tokens = prefixes(blocks)
         total = tokens[-1] if tokens else 0
         read, read_at = 0, -1
@@ -51,13 +53,13 @@ class CacheSim:
             self.entries.setdefault(hashes[b], (tokens[b], at + TTL_S))
             if self.entries[hashes[b]][1] < at:
                 self.entries[hashes[b]] = (tokens[b], at + TTL_S)
-        bust, kept = self._bust(hashes, tokens, at)
+        bust, kept = self._bust(hashes, tokens, at, head)
         self.last = (hashes, tokens, at)
         return Outcome(read=read, write=write, uncached=max(0, total - read - write), bust=bust, diverged_at=kept)
 
-    def _bust(self, hashes: list[str], tokens: list[int], at: float) -> tuple[str, int]:
-        """Why the previous request's prefix is not read now: it expired (ttl), a change
-        after its first tenth (content), or a change at the very start (front)."""
+    def _bust(self, hashes: list[str], tokens: list[int], at: float, head: int) -> tuple[str, int]:
+        """Why the previous request's prefix is not read now: it expired (ttl), something in
+        the conversation changed (content), or the system prompt or tools did (front)."""
         if self.last is None:
             return "", -1
         prev_h, prev_t, prev_at = self.last
@@ -71,7 +73,7 @@ class CacheSim:
             return "ttl", kept
         if same >= len(prev_h):
             return "", kept
-        return ("front" if kept < 0.1 * prev_t[-1] else "content"), kept
+        return ("front" if same < head else "content"), kept
 
 
 def prefixes(blocks: list[tuple[str, int]]) -> tuple[list[str], list[int]]:

@@ -47,16 +47,18 @@ class State:
     anchor: str = ""  # the capture id of the window's first message
     captured: int = 0  # items of the history captured so far
     captured_id: str = ""  # the capture id of the last of them
+    sizes: tuple[int, ...] = ()  # raw token estimates of those items (the history is append-only)
 
     @classmethod
     def load(cls, data: dict[str, Any] | None) -> State:
         known = {f.name for f in fields(cls)}
-        kept = {k: (tuple(v) if k == "ratios" else v) for k, v in (data or {}).items() if k in known}
+        kept = {k: (tuple(v) if k in ("ratios", "sizes") else v) for k, v in (data or {}).items() if k in known}
         return cls(**kept)
 
     def dump(self) -> dict[str, Any]:
         out = asdict(self)
         out["ratios"] = list(self.ratios)
+        out["sizes"] = list(self.sizes)
         return out
 
 

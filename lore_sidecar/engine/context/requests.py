@@ -27,6 +27,7 @@ from lore_sidecar.errors import LoreError
 PINNED_TOKENS = 40_000
 PREFIX_TOKENS = {1: 2000, 2: 2000, 3: 1000, 4: 500}
 STUB_CHARS = 600
+RATIO_PLAUSIBLE = (0.4, 2.5)
 TOO_LONG = ("prompt is too long", "context length", "maximum context", "context_length_exceeded", "too many tokens")
 
 
@@ -58,18 +59,19 @@ class ContextRequests:
         conv = b.items(api, body)
         with self._locks[session_id]:
             state = State.load(self.states.load(session_id))
-            recorded = self._capture(session_id, api, conv, state, harness, project)
+            known = self._known(state, conv)  # items unchanged since the last call
+            recorded = self._capture(session_id, api, conv, known, harness, project)
             price = price_of(model or body.get("model"))
-            raw_sizes = [estimate(x) for x in conv]
+            raw_sizes = [*state.sizes[:known], *(estimate(x) for x in conv[known:])]
             fixed_raw = estimate({k: v for k, v in body.items() if k not in ("messages", "input")})
             sizes = [int(s * state.ratio) + 1 for s in raw_sizes]
             fixed = int(fixed_raw * state.ratio)
-            starts = [s for s in b.turn_starts(api, conv) if s > 0 or len(conv) == 1]
+            starts = [s for s in b.cut_points(api, conv) if s > 0]
             p = plan(state, sizes=sizes, fixed=fixed, starts=starts, price=price, max_output=int(body.get("max_tokens") or 16_000),
                      pinned=PINNED_TOKENS, prefix_budget=PREFIX_TOKENS[1], at=now)
             p = self._anchor(state, p, api, conv, starts, sizes, price, body)
             out, breakpoints, prefix = self._build(api, body, conv, p, state, session_id)
-            sent_raw = estimate(out)
+            sent_raw = self._sent_size(api, out, conv, raw_sizes, fixed_raw, p)
             sent = int(sent_raw * state.ratio)
             within_ttl = state.last_at > 0 and now - state.last_at <= 300
             read = (state.expect_read if not p.rebuild else fixed) if within_ttl and price.caching and p.layer == state.layer else 0
@@ -87,24 +89,38 @@ class ContextRequests:
             state.last_at = now
             state.last_raw_estimate = sent_raw
             state.expect_read = sent
+            state.sizes = tuple(raw_sizes)
+            state.captured = len(conv)
+            state.captured_id = b.item_id(len(conv) - 1, conv[-1]) if conv else ""
             self.states.save(session_id, state.dump())
         return {"body": out, "layer": p.layer, "estimate": estimate_out, "breakpoints": breakpoints,
                 "reason": p.reason, "recorded": recorded}
 
-    def _capture(self, session_id: str, api: str, conv: list[Any], state: State, harness: str | None,
+    @staticmethod
+    def _known(state: State, conv: list[Any]) -> int:
+        """How many leading items are exactly those of the last call (the history is
+        append-only; when the harness rewrote it - its own compaction - none are)."""
+        n = state.captured
+        if 0 < n <= len(conv) and len(state.sizes) >= n and state.captured_id == b.item_id(n - 1, conv[n - 1]):
+            return n - 1  # the last one may have grown (a merged turn): counted again
+        return 0
+
+    def _capture(self, session_id: str, api: str, conv: list[Any], known: int, harness: str | None,
                  project: str | None) -> int:
-        """New items only: those past what this session captured (the history is append-only;
-        when it is not - the harness compacted - everything is offered and ids dedupe)."""
-        upto = state.captured if 0 < state.captured <= len(conv) and state.captured_id == b.item_id(
-            state.captured - 1, conv[state.captured - 1]) else 0
-        rows = b.capture_rows(api, conv[upto:], offset=upto)
-        recorded = 0
-        if rows:
-            recorded = self.i.capture.record_messages(project=project, session_id=session_id, harness=harness or "gateway",
-                                                      messages=rows)["recorded"]
-        state.captured = len(conv)
-        state.captured_id = b.item_id(len(conv) - 1, conv[-1]) if conv else ""
-        return recorded
+        """The items past the known ones (ids dedupe anything offered twice)."""
+        rows = b.capture_rows(api, conv[known:], offset=known)
+        if not rows:
+            return 0
+        return self.i.capture.record_messages(project=project, session_id=session_id, harness=harness or "gateway",
+                                              messages=rows)["recorded"]
+
+    @staticmethod
+    def _sent_size(api: str, out: dict[str, Any], conv: list[Any], sizes: list[int], fixed: int, p: Plan) -> int:
+        """The sent body's estimate without serialising it again: passthrough is the sum
+        already known; a compressed body is small, so it is measured."""
+        if p.layer == 0:
+            return fixed + sum(sizes)
+        return estimate(out)
 
     def _anchor(self, state: State, p: Plan, api: str, conv: list[Any], starts: list[int], sizes: list[int], price,
                 body: dict) -> Plan:
@@ -130,19 +146,22 @@ class ContextRequests:
         prefix = state.prefix if not p.rebuild and state.prefix and state.prefix_upto == start else \
             self._prefix(api, conv[:start], session_id, PREFIX_TOKENS[p.layer])
         window = list(conv[start:])
-        turn_starts = [s - start for s in b.turn_starts(api, conv) if s >= start]
-        protect = turn_starts[-2] if p.layer == 2 and len(turn_starts) >= 2 else (turn_starts[-1] if turn_starts else 0)
-        if p.layer >= 4 and turn_starts:
-            window = window[turn_starts[-1]:]
+        # "Turns" here are model calls: the last two keep their tool outputs at L2, the
+        # last one (in flight) at L3; L4 keeps only the last one.
+        calls = [s - start for s in b.cut_points(api, conv) if s >= start]
+        protect = calls[-2] if p.layer == 2 and len(calls) >= 2 else (calls[-1] if calls else 0)
+        if p.layer >= 4 and calls:
+            window = window[calls[-1]:]
             protect = 0
         elif p.layer >= 2:
             window = [b.stub_tool_outputs(api, x, self._stub(session_id)) if k < protect and b.is_tool_output(api, x) else x
                       for k, x in enumerate(window)]
-        items = [*head, b.prefix_message(api, prefix), b.prefix_ack(api), *window] if start > 0 else window
+        ack = [b.prefix_ack(api)] if window and b.opens_with_user(api, window[0]) else []
+        items = [*head, b.prefix_message(api, prefix), *ack, *window] if start > 0 else window
         marks: list[dict[str, Any]] = []
         out = b.with_items(api, body, items)
         if api == b.ANTHROPIC:
-            out, marks = self._marks(out, boundary=len(head) + 1 if start > 0 else None)
+            out, marks = self._marks(out, boundary=len(head) + len(ack) if start > 0 else None)
         return out, marks, prefix
 
     def _l0(self, api: str, body: dict[str, Any], conv: list[Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -213,9 +232,13 @@ class ContextRequests:
             if usage:
                 real = int(usage.get("input_tokens") or 0) + int(usage.get("cache_creation_input_tokens") or 0) + \
                     int(usage.get("cache_read_input_tokens") or 0)
-                if real > 0 and state.last_raw_estimate > 0:
-                    state.ratios = (*state.ratios[-4:], real / state.last_raw_estimate)
-                    state.ratio = sorted(state.ratios)[len(state.ratios) // 2]
+                ratio = real / state.last_raw_estimate if state.last_raw_estimate > 0 else 0.0
+                # Trigger: a usage that cannot be this body's (a proxy that rewrites it, a fake
+                # server). Why: one absurd number must not shrink every estimate to nothing.
+                # Outcome: only plausible ratios count, and the estimate moves within 0.6-1.6x.
+                if real > 0 and RATIO_PLAUSIBLE[0] <= ratio <= RATIO_PLAUSIBLE[1]:
+                    state.ratios = (*state.ratios[-4:], ratio)
+                    state.ratio = min(1.6, max(0.6, sorted(state.ratios)[len(state.ratios) // 2]))
                     state.expect_read = int(state.last_raw_estimate * state.ratio)
                     calibrated = True
                 cached = int(usage.get("cache_read_input_tokens") or 0) + int(usage.get("cache_creation_input_tokens") or 0)

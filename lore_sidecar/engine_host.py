@@ -1,9 +1,10 @@
-"""The engine behind the MCP face.
+"""The engine behind a face that is not the language server (the MCP server, the gateway).
 
-The engine opens on a background thread, so the MCP handshake is answered at once and an
-agent starts even when the store is slow to open. Calls run the `lore/*` handlers on this
-host's executor, in the connection's order (rpc/calls.py), each bounded by `mcpTimeoutMs`:
-a hung or unusable store becomes a tool error the agent reads and goes past, never a hang.
+The engine opens on a background thread, so the face answers at once and an agent starts
+even when the store is slow to open. Calls run the `lore/*` handlers on this host's
+executor, in order (rpc/calls.py), each bounded by the face's timeout (`mcpTimeoutMs`,
+`gatewayTimeoutMs`): a hung or unusable store becomes an error the face turns into a tool
+error or a passthrough, never a hang.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from lore_sidecar.rpc.calls import Calls
-from lore_sidecar.rpc.features import capture, facts, memory, recall
+from lore_sidecar.rpc.features import capture, context, facts, memory, recall
 from lore_sidecar.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -24,18 +25,18 @@ log = logging.getLogger(__name__)
 
 class Host:
     def __init__(self, settings: Settings, folders: list[str], open_engine: Callable[..., Any],
-                 warnings: list[str] | None = None):
+                 warnings: list[str] | None = None, *, timeout_ms: int | None = None):
         self.settings = settings
         self.folders = folders
         self.settings_warnings = list(warnings or [])
-        self.timeout_s = settings.mcp_timeout_ms / 1000
+        self.timeout_s = (timeout_ms if timeout_ms is not None else settings.mcp_timeout_ms) / 1000
         self.executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lore-mcp")
         self._open_engine = open_engine
         self._reopen = threading.Lock()
         self._engine: Future = self.executor.submit(self._open)
         calls = Calls(self)
         self.handlers: dict[str, Any] = {}
-        for feature in (recall, capture, facts, memory):
+        for feature in (recall, capture, facts, memory, context):
             self.handlers.update(feature.handlers(calls))
 
     def _open(self) -> Any:

@@ -1,0 +1,256 @@
+"""Context economics on real sessions: each recorded model request replayed through
+`lore/assembleContext` over stdio (at its recorded time), priced with a simulated prompt
+cache, against the same requests passed through at L0.
+
+    python bench/context.py                    # every session under ../shared/data/transcripts
+    python bench/context.py --sessions large-session --probes 20
+
+Per session: cost at L0 and through lore (and the ratio), cache busts (TTL / content /
+front), rewritten tokens as a share of input, the layer histogram, the token estimate's
+error after calibration, and recall probes (distinctive strings from messages the final
+body no longer carries verbatim: each must be in that body or in the top 5 of `lore/recall`
+on that session's store). The simulator is engine/context/cache_sim.py: Anthropic's rules
+(breakpoints, 20-block lookback, 5-minute TTL renewed on read; write 1.25x, read 0.1x);
+for the Responses API (Codex) OpenAI's automatic prefix caching (no write surcharge).
+Prices: Sonnet 4.5, $3 / $15 per MTok, for every Anthropic session; GPT-5 for Codex.
+The "true" token count is a tokenizer-shaped count (words, numbers and punctuation; long
+words split every 6 characters), different from the assembler's characters/4, so the
+calibration through `lore/recordUsage` is exercised.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import machine, pct, steps, write_result  # noqa: E402
+from bench.transcripts import Session, sessions  # noqa: E402
+from lore_sidecar.client import StdioClient, sidecar_command  # noqa: E402
+from lore_sidecar.engine.capture.messages import render_content  # noqa: E402
+from lore_sidecar.engine.context import bodies as b  # noqa: E402
+from lore_sidecar.engine.context.cache_sim import CacheSim  # noqa: E402
+from lore_sidecar.engine.context.prices import price_of, usd  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "transcripts"
+TOKEN = re.compile(r"\w+|[^\w\s]")
+IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{11,}\b")
+FIXED = {"pi": 1600, "claude-code": 26000, "codex": 10000}  # the prefix the logs leave out (first calls' usage)
+
+
+def true_tokens(text: str) -> int:
+    return sum(max(1, math.ceil(len(t) / 6)) for t in TOKEN.findall(text))
+
+
+def system_text(tokens: int) -> str:
+    line = "You are a careful coding agent working in the user's repository; follow the tools' contracts. "
+    return line * max(1, tokens // true_tokens(line))
+
+
+def blocks(api: str, body: dict[str, Any]) -> tuple[list[tuple[str, int]], list[int], int]:
+    """The body as the cache sees it: (hash, true tokens) per block, the breakpoints, and how
+    many leading blocks are the system prompt and tools."""
+    out: list[tuple[str, int]] = []
+    marks: list[int] = []
+
+    def add(obj: Any) -> None:
+        if isinstance(obj, dict) and "cache_control" in obj:
+            marks.append(len(out))
+        plain = b.strip_marks(obj)
+        text = json.dumps(plain, ensure_ascii=False, sort_keys=True)
+        out.append((hashlib.sha1(text.encode()).hexdigest(), true_tokens(text)))
+
+    system = body.get("system") or body.get("instructions")
+    for block in (system if isinstance(system, list) else [system] if system else []):
+        add(block)
+    add({"tools": body.get("tools") or []})
+    head = len(out)
+    for item in b.items(api, body):
+        content = item.get("content") if isinstance(item, dict) else None
+        if api == b.ANTHROPIC and isinstance(content, list) and content:
+            for block in content:
+                add(block)
+        else:
+            add(item)
+    if api != b.ANTHROPIC:  # OpenAI: every request's whole prefix is cached automatically
+        marks = [len(out) - 1]
+    return out, marks, head
+
+
+def body_for(s: Session, conversation: list[dict[str, Any]]) -> dict[str, Any]:
+    if s.api == b.RESPONSES:
+        return {"model": s.model, "instructions": system_text(FIXED[s.harness]), "input": conversation, "stream": True}
+    return {"model": s.model, "max_tokens": 32000, "stream": True,
+            "system": [{"type": "text", "text": system_text(FIXED[s.harness])}], "messages": conversation}
+
+
+def l0(s: Session, body: dict[str, Any]) -> dict[str, Any]:
+    if s.api != b.ANTHROPIC:
+        return body
+    out = dict(body)
+    out["system"] = [{**body["system"][0], "cache_control": b.MARK}]
+    out["messages"] = [*body["messages"][:-1], b.mark_last_block(body["messages"][-1])]
+    return out
+
+
+def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
+    price = price_of("claude-sonnet-4-5" if s.api == b.ANTHROPIC else "gpt-5")
+    base, lore = CacheSim(), CacheSim()
+    cost0 = cost1 = 0.0
+    busts: Counter[str] = Counter()
+    layers: Counter[int] = Counter()
+    errors: list[float] = []
+    took: list[float] = []
+    rewritten = total_in = 0
+    prev_tokens = 0
+    c = StdioClient(sidecar_command("--store-dir", str(store)))
+    c.initialize(store.parent, options={"watch": False, "indexWorkspace": False, "distiller": "extractive"})
+    try:
+        last_sent: dict[str, Any] = {}
+        for n, call in enumerate(steps(s.calls, s.name)):
+            body = body_for(s, call.conversation)
+            bl, marks, head = blocks(s.api, l0(s, body))
+            o = base.request(bl, marks, call.at, head)
+            cost0 += usd(price, uncached=o.uncached, write=o.write, read=o.read, output=call.output_tokens)
+            at = datetime.fromtimestamp(call.at, UTC).isoformat().replace("+00:00", "Z")
+            t = time.perf_counter()
+            r = c.request("lore/assembleContext", {"sessionId": s.name, "body": body, "api": s.api, "model": s.model,
+                                                   "harness": s.harness, "at": at}, timeout=120)
+            took.append((time.perf_counter() - t) * 1000)
+            last_sent = r["body"]
+            bl, marks, head = blocks(s.api, last_sent)
+            o = lore.request(bl, marks, call.at, head)
+            cost1 += usd(price, uncached=o.uncached, write=o.write, read=o.read, output=call.output_tokens)
+            truth = o.read + o.write + o.uncached
+            if n >= 3:
+                errors.append(abs(r["estimate"]["inputTokens"] - truth) / truth)
+            layers[r["layer"]] += 1
+            if o.bust:
+                busts[o.bust] += 1
+            kept = max(0, o.diverged_at)
+            appended = max(0, truth - kept)
+            rewritten += max(0, o.write - appended)
+            total_in += truth
+            prev_tokens = truth
+            c.request("lore/recordUsage", {"sessionId": s.name, "model": s.model, "usage": {
+                "inputTokens": o.uncached, "cacheCreationInputTokens": o.write, "cacheReadInputTokens": o.read,
+                "outputTokens": call.output_tokens}, "at": at})
+        probe = run_probes(c, s, last_sent, probes)
+    finally:
+        c.close()
+    engine_ms = in_process(s, store.parent / "inproc" / "store")
+    return {
+        "session": s.name, "harness": s.harness, "requests": len(s.calls), "largest_request_tokens": prev_tokens,
+        "cost_l0_usd": round(cost0, 2), "cost_lore_usd": round(cost1, 2), "ratio": round(cost1 / cost0, 3),
+        "busts": dict(busts), "content_busts_per_25": round(25 * (busts["content"] + busts["front"]) / len(s.calls), 2),
+        "rewritten_pct_of_input": round(100 * rewritten / max(1, total_in), 2),
+        "layers": {str(k): v for k, v in sorted(layers.items())},
+        "estimate_error_after_3": {"p50": round(statistics.median(errors), 3) if errors else None,
+                                   "p95": round(pct(errors, 95), 3) if errors else None},
+        "assemble_ms_stdio": {"p50": round(statistics.median(took), 1), "p95": round(pct(took, 95), 1)},
+        "assemble_ms_in_process_largest": engine_ms,
+        "probes": probe,
+    }
+
+
+def in_process(s: Session, store: Path) -> dict[str, Any]:
+    """The assembler's own cost, without the JSON-RPC transfer: the same calls through the
+    engine in this process; percentiles over the largest tenth of the bodies."""
+    from lore_sidecar.app import open_engine
+    from lore_sidecar.settings import load_settings
+
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={
+        "storeDir": str(store), "watch": False, "indexWorkspace": False, "distiller": "off"})
+    e = open_engine(settings, [str(store.parent)])
+    timed: list[tuple[int, float]] = []
+    try:
+        for call in s.calls:
+            body = body_for(s, call.conversation)
+            at = datetime.fromtimestamp(call.at, UTC).isoformat().replace("+00:00", "Z")
+            t = time.perf_counter()
+            e.context.assemble(session_id=s.name, body=body, api=s.api, model=s.model, harness=s.harness, at=at)
+            timed.append((len(json.dumps(body)) // 4, (time.perf_counter() - t) * 1000))
+    finally:
+        e.close()
+    timed.sort()
+    top = [ms for _, ms in timed[-max(1, len(timed) // 10):]]
+    return {"largest_body_tokens": timed[-1][0], "p50_ms": round(statistics.median(top), 1),
+            "p95_ms": round(pct(top, 95), 1)}
+
+
+def run_probes(c: StdioClient, s: Session, sent: dict[str, Any], want: int) -> dict[str, Any]:
+    """Distinctive identifiers from messages the final body no longer carries verbatim."""
+    final = json.dumps(sent, ensure_ascii=False)
+    counts: Counter[str] = Counter()
+    seen: set[str] = set()
+    for call in s.calls:  # every block the session ever sent (a harness's own compaction drops some)
+        for item in call.conversation:
+            content = item.get("content") if isinstance(item, dict) else None
+            for part in (content if isinstance(content, list) else [item]):
+                text = render_content(part)  # the words as written (not JSON-escaped)
+                if text not in seen:
+                    seen.add(text)
+                    counts.update(set(IDENT.findall(text)))
+    unique = [w for w, k in counts.items() if k == 1 and not w.isupper()]
+    gone = [w for w in unique if w not in final]  # evicted or stubbed: recall must find these
+    step = max(1, len(gone) // max(1, want))
+    chosen = gone[::step][:want]
+    if len(chosen) < want:  # a session that never left L0 keeps everything: probe what it kept
+        kept = [w for w in unique if w in final]
+        chosen += kept[:: max(1, len(kept) // max(1, want - len(chosen)))][: want - len(chosen)]
+    found = 0
+    for word in chosen:
+        if word in final:
+            found += 1
+            continue
+        hits = c.request("lore/recall", {"query": word, "sources": ["messages"], "limit": 5})["hits"]
+        if any(word in h["snippet"] or word in c.request("lore/getNode", {"uri": h["uri"]})["content"] for h in hits):
+            found += 1
+    return {"asked": len(chosen), "evicted": min(len(gone), len(chosen)), "answered": found,
+            "share": round(found / max(1, len(chosen)), 3)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=str(DATA))
+    ap.add_argument("--sessions", help="comma-separated names (default: all)")
+    ap.add_argument("--probes", type=int, default=25)
+    ap.add_argument("--limit", type=int, help="only the first N requests of each session (smoke runs)")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "context.json"))
+    args = ap.parse_args()
+    chosen = sessions(Path(args.data))
+    if args.sessions:
+        chosen = [s for s in chosen if s.name in args.sessions.split(",")]
+    tmp = Path(tempfile.mkdtemp(prefix="lore-bench-context-"))
+    rows = []
+    try:
+        for s in chosen:
+            if args.limit:
+                s.calls = s.calls[: args.limit]
+            row = replay(s, tmp / s.name / "store", args.probes)
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    result = {"machine": machine(), "sessions": rows}
+    write_result(args.out, result)
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
