@@ -49,6 +49,7 @@ from lore_sidecar.engine.context.prices import price_of, usd  # noqa: E402
 DATA = ROOT.parent / "shared" / "data" / "transcripts"
 TOKEN = re.compile(r"\w+|[^\w\s]")
 IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{11,}\b")
+DISTINCT = re.compile(r"_|\d|[a-z][A-Z]")  # an identifier, not an English word (snake, digits, camelCase)
 FIXED = {"pi": 1600, "claude-code": 26000, "codex": 10000}  # the prefix the logs leave out (first calls' usage)
 
 
@@ -205,7 +206,7 @@ def run_probes(c: StdioClient, s: Session, sent: dict[str, Any], want: int) -> d
                 if text not in seen:
                     seen.add(text)
                     counts.update(set(IDENT.findall(text)))
-    unique = [w for w, k in counts.items() if k == 1 and not w.isupper()]
+    unique = [w for w, k in counts.items() if k == 1 and not w.isupper() and DISTINCT.search(w)]
     gone = [w for w in unique if w not in final]  # evicted or stubbed: recall must find these
     step = max(1, len(gone) // max(1, want))
     chosen = gone[::step][:want]

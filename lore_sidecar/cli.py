@@ -122,6 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--host", default="127.0.0.1", help="loopback address to bind (127.0.0.1 or ::1)")
     g.add_argument("--port", type=bounded(0, 65535), default=0, help="port (default: any free one)")
     g.add_argument("--upstream", help="where to forward (default: api.anthropic.com / api.openai.com by path)")
+    rn = verb("run", "run an agent with its model calls through the gateway (started if none runs)")
+    rn.add_argument("harness", choices=("claude", "codex", "pi", "opencode"))
+    rn.add_argument("--upstream", help="the gateway's upstream (default: the providers' APIs)")
+    rn.add_argument("args", nargs="*", help="arguments for the agent, after -- (lore-sidecar run claude -- -p 'hi')")
     m = verb("mcp", "serve the store's tools to an agent over MCP (stdio)", ws)
     m.add_argument("--harness", help="the agent's name for usage accounting (default: $LORE_HARNESS, else the MCP client's name)")
     d = verb("demo", "spawn the sidecar over stdio, index a folder, record a chat, distil it, recall")
@@ -177,7 +181,14 @@ def cli_level(verbose: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    passed: list[str] = []
+    if "run" in argv and "--" in argv[argv.index("run"):]:  # the agent's own arguments, untouched
+        cut = argv.index("--", argv.index("run"))
+        argv, passed = argv[:cut], argv[cut + 1:]
     args = build_parser().parse_args(argv)
+    if args.verb == "run":
+        args.args = [*args.args, *passed]
     try:
         setup_logging(cli_level(args.verbose), args.log_file)
     except OSError as exc:
@@ -216,6 +227,10 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_gateway(args.store_dir, str(Path(args.workspace).resolve()), args.host, args.port,
                                args.upstream, cli_chose_logging=bool(args.verbose or args.log_file))
+        if args.verb == "run":
+            from lore_sidecar.gateway.run import run_harness
+
+            return run_harness(args.harness, args.args, args.store_dir, args.upstream)
         if args.verb == "mcp":
             import os
 

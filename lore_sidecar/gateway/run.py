@@ -1,0 +1,73 @@
+"""`lore-sidecar run <claude|codex|pi|opencode> [-- ARGS]`: make sure a gateway serves this
+store (start one in the background if none answers), then run the harness pointed at it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+HARNESSES = {"claude": "claude", "codex": "codex", "pi": "pi", "opencode": "opencode"}
+
+
+def alive(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/lore/health", timeout=1) as r:
+            return json.loads(r.read()).get("ok") is True
+    except (OSError, ValueError):
+        return False
+
+
+def ensure_gateway(store: Path, upstream: str | None) -> str:
+    registry = store / "gateway.json"
+    try:
+        known = json.loads(registry.read_text())
+        if alive(known["url"]) and known.get("upstream") == upstream:
+            return str(known["url"])
+    except (OSError, ValueError, KeyError):
+        pass
+    args = [sys.executable, "-m", "lore_sidecar", "gateway", "--store-dir", str(store)]
+    if upstream:
+        args += ["--upstream", upstream]
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            start_new_session=True)  # outlives this command, like the hook daemon
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    deadline = time.monotonic() + 15
+    while not (url and alive(url)):
+        if time.monotonic() > deadline or proc.poll() is not None:
+            raise RuntimeError("the gateway did not start (run `lore-sidecar gateway -v` to see why)")
+        time.sleep(0.1)
+    return url
+
+
+def command_for(harness: str, url: str, args: list[str]) -> tuple[list[str], dict[str, str]]:
+    exe = shutil.which(HARNESSES[harness]) or HARNESSES[harness]
+    env: dict[str, str] = {}
+    if harness == "claude":
+        env["ANTHROPIC_BASE_URL"] = url
+        return [exe, *args], env
+    if harness == "codex":
+        return [exe, "-c", f'openai_base_url="{url}/v1"', *args], env
+    # Pi and OpenCode: the providers' SDKs read these.
+    env.update(ANTHROPIC_BASE_URL=url, OPENAI_BASE_URL=f"{url}/v1")
+    return [exe, *args], env
+
+
+def run_harness(harness: str, args: list[str], store_dir: str | None, upstream: str | None) -> int:
+    from lore_sidecar.settings import load_settings
+
+    settings, _ = load_settings(cli={"storeDir": store_dir} if store_dir else {})
+    url = ensure_gateway(Path(settings.store_dir), upstream)
+    cmd, env = command_for(harness, url, args)
+    print(f"lore-sidecar: {harness} through the gateway at {url}", file=sys.stderr)
+    try:
+        return subprocess.call(cmd, env={**os.environ, **env})
+    except FileNotFoundError:
+        print(f"lore-sidecar: {cmd[0]} is not installed (or not on PATH)", file=sys.stderr)
+        return 127

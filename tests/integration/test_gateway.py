@@ -1,0 +1,131 @@
+"""The gateway on its own: loopback only, streaming passthrough with breakpoints added,
+usage fed back, fail-open on a wedged store, sessions told apart, and `run` starting (then
+reusing) a gateway for a harness."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from lore_sidecar.gateway.sessions import session_of, sse_events, usage_from_events
+from tests.support.fake_models import FakeModels
+
+
+def start(store: Path, ws: Path, upstream: str, **env: str) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "gateway", "--store-dir", str(store), "--workspace",
+                             str(ws), "--upstream", upstream], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, env={**os.environ, "LORE_DISTILLER": "off", **env})
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
+
+
+def post(url: str, body: dict, **headers: str) -> str:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={
+        "content-type": "application/json", "x-api-key": "sk-test", **headers})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return r.read().decode()
+
+
+BODY = {"model": "claude-sonnet-4-5", "max_tokens": 100, "stream": True,
+        "system": [{"type": "text", "text": "You are terse."}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "say hi (marker gwq1)"}]}]}
+
+
+def test_the_gateway_streams_answers_through_adds_breakpoints_and_records_the_conversation(tmp_path, workspace):
+    store = tmp_path / "store"
+    with FakeModels(lambda api, body: "hi there") as fake:
+        proc, url = start(store, workspace, fake.url)
+        try:
+            assert url.startswith("http://127.0.0.1:")
+            direct = post(fake.url + "/v1/messages", BODY)
+            through = post(url + "/v1/messages?beta=true", BODY)
+            assert through.replace("msg_fake_2", "msg_fake_1") == direct  # the stream, byte for byte
+            sent = fake.requests[-1]
+            assert sent[1] == "/v1/messages"
+            assert "cache_control" in json.dumps(sent[2]) and "cache_control" not in json.dumps(BODY)
+            models = urllib.request.urlopen(url + "/v1/models", timeout=10).read()  # any other path: proxied
+            assert json.loads(models)["data"][0]["id"] == "fake-model"
+            health = json.loads(urllib.request.urlopen(url + "/lore/health", timeout=10).read())
+            assert health["assembled"] == 1
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    c = sqlite3.connect(store / "lore.db")
+    assert c.execute("SELECT COUNT(*) FROM messages WHERE text LIKE '%gwq1%'").fetchone()[0] == 1
+
+
+def test_a_wedged_store_sends_the_original_body_upstream_within_the_bound(tmp_path, workspace):
+    store = tmp_path / "store"
+    with FakeModels(lambda api, body: "ok") as fake:
+        proc, url = start(store, workspace, fake.url, LORE_GATEWAY_TIMEOUT_MS="300")
+        try:
+            post(url + "/v1/messages", BODY)  # opens the store
+            lock = sqlite3.connect(store / "lore.db", timeout=10, isolation_level=None)
+            lock.execute("BEGIN EXCLUSIVE")
+            try:
+                other = {**BODY, "messages": [*BODY["messages"], {"role": "assistant", "content": "hi"},
+                                              {"role": "user", "content": [{"type": "text", "text": "again"}]}]}
+                t = time.monotonic()
+                assert "ok" in post(url + "/v1/messages", other)
+                assert time.monotonic() - t < 5
+                assert fake.requests[-1][2] == other  # untouched: not even a breakpoint
+            finally:
+                lock.execute("ROLLBACK")
+                lock.close()
+            health = json.loads(urllib.request.urlopen(url + "/lore/health", timeout=10).read())
+            assert health["passthrough"] >= 1
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+def test_the_gateway_binds_loopback_only(tmp_path, workspace):
+    r = subprocess.run([sys.executable, "-m", "lore_sidecar", "gateway", "--host", "0.0.0.0", "--store-dir",
+                        str(tmp_path / "s")], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "loopback only" in r.stderr
+
+
+def test_sessions_are_told_apart_and_usage_is_read_from_each_dialect():
+    claude = {"metadata": {"user_id": json.dumps({"device_id": "d", "session_id": "abc-123"})}, "messages": []}
+    assert session_of("anthropic-messages", {}, claude) == "abc-123"
+    assert session_of("openai-responses", {}, {"prompt_cache_key": "conv-9", "input": []}) == "conv-9"
+    one = session_of("openai-chat", {}, {"messages": [{"role": "user", "content": "first"}]})
+    two = session_of("openai-chat", {}, {"messages": [{"role": "user", "content": "other"}]})
+    assert one != two and one == session_of("openai-chat", {}, {"messages": [{"role": "user", "content": "first"}, {}]})
+    events, rest = sse_events(b'event: message_start\ndata: {"type":"message_start","message":{"usage":'
+                              b'{"input_tokens":5,"cache_read_input_tokens":100,"cache_creation_input_tokens":7}}}\n\n'
+                              b'data: {"type":"message_delta","usage":{"output_tokens":9}}\n\ndata: {"partial')
+    assert rest == b'data: {"partial'
+    assert usage_from_events("anthropic-messages", events) == {
+        "input_tokens": 5, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 7, "output_tokens": 9}
+    chat = [{"usage": {"prompt_tokens": 50, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 40}}}]
+    assert usage_from_events("openai-chat", chat)["cache_read_input_tokens"] == 40
+    resp = [{"type": "response.completed", "response": {"usage": {"input_tokens": 30, "output_tokens": 2}}}]
+    assert usage_from_events("openai-responses", resp)["input_tokens"] == 30
+
+
+def test_run_starts_a_gateway_once_and_points_the_harness_at_it(tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "claude"
+    fake.write_text("#!/bin/sh\necho \"$ANTHROPIC_BASE_URL $*\"\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "LORE_DISTILLER": "off"}
+    store = tmp_path / "store"
+    runs = [subprocess.run([sys.executable, "-m", "lore_sidecar", "run", "claude", "--store-dir", str(store), "--",
+                            "-p", f"hello {i}", "--store-dir", "x"], capture_output=True, text=True, timeout=60, env=env)
+            for i in range(2)]
+    try:
+        urls = [r.stdout.split()[0] for r in runs]
+        assert all(r.returncode == 0 for r in runs) and urls[0] == urls[1] and urls[0].startswith("http://127.0.0.1:")
+        assert runs[0].stdout.split()[1:] == ["-p", "hello", "0", "--store-dir", "x"]  # the agent's own arguments
+        assert json.loads(urllib.request.urlopen(urls[0] + "/lore/health", timeout=10).read())["ok"] is True
+    finally:
+        pid = json.loads((store / "gateway.json").read_text())["pid"]
+        os.kill(pid, 15)
