@@ -13,7 +13,7 @@ import asyncio
 import json
 import logging
 import os
-import time
+import signal
 from typing import Any
 
 from aiohttp import ClientSession, ClientTimeout, web
@@ -155,6 +155,10 @@ def serve(gateway: Gateway, host: str, port: int, on_ready) -> None:
         raise ValueError(f"the gateway serves loopback only (127.0.0.1, ::1); got {host}")
 
     async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
         runner = web.AppRunner(gateway.app(), access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, host, port)
@@ -162,12 +166,8 @@ def serve(gateway: Gateway, host: str, port: int, on_ready) -> None:
         bound = site._server.sockets[0].getsockname()[1]  # aiohttp does not expose the chosen port otherwise
         on_ready(bound)
         try:
-            await asyncio.Event().wait()
+            await stop.wait()
         finally:
-            await runner.cleanup()
+            await runner.cleanup()  # lets answers in flight finish and usage be recorded
 
-    try:
-        asyncio.run(main())
-    except KeyboardInterrupt:
-        pass
-    time.sleep(0)
+    asyncio.run(main())

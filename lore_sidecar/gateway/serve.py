@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -32,7 +31,6 @@ def run_gateway(store_dir: str | None, workspace: str, host: str, port: int, ups
         log.warning("settings: %s", w)
     engine_host = Host(settings, [workspace], open_engine, warnings, timeout_ms=settings.gateway_timeout_ms)
     registry = Path(settings.store_dir) / "gateway.json"
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
     def ready(bound: int) -> None:
         url = f"http://{'[::1]' if host == '::1' else host}:{bound}"

@@ -11,6 +11,11 @@ from typing import Any
 
 
 class QuietHandler(BaseHTTPRequestHandler):
+    # Headers and body go out in separate writes; with Nagle on, a client that keeps the
+    # connection alive (as a proxy does) waits a delayed ACK (~40 ms) for the second one.
+    # Real model APIs do not behave so; neither does this fake.
+    disable_nagle_algorithm = True
+
     def log_message(self, *args: Any) -> None:  # keep test output clean
         pass
 
