@@ -235,10 +235,14 @@ class ContextRequests:
                 ratio = real / state.last_raw_estimate if state.last_raw_estimate > 0 else 0.0
                 # Trigger: a usage that cannot be this body's (a proxy that rewrites it, a fake
                 # server). Why: one absurd number must not shrink every estimate to nothing.
-                # Outcome: only plausible ratios count, and the estimate moves within 0.6-1.6x.
+                # Outcome: only plausible ratios (0.4-2.5 tokens per 4 characters) count.
                 if real > 0 and RATIO_PLAUSIBLE[0] <= ratio <= RATIO_PLAUSIBLE[1]:
                     state.ratios = (*state.ratios[-4:], ratio)
-                    state.ratio = min(1.6, max(0.6, sorted(state.ratios)[len(state.ratios) // 2]))
+                    median = sorted(state.ratios)[len(state.ratios) // 2]
+                    # Most of the next body is this one (the history only grows): the latest
+                    # ratio fits it best, unless it is an outlier against the last five.
+                    chosen = ratio if abs(ratio - median) <= 0.25 * median else median
+                    state.ratio = chosen
                     state.expect_read = int(state.last_raw_estimate * state.ratio)
                     calibrated = True
                 cached = int(usage.get("cache_read_input_tokens") or 0) + int(usage.get("cache_creation_input_tokens") or 0)
