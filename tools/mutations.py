@@ -32,6 +32,7 @@ class Mutation:
 
 INV = "tests/integration/test_invariants.py"
 MCP = "tests/integration/test_mcp.py"
+CTX = "tests/e2e/test_context_assembly.py"
 MUTATIONS = [
     Mutation("fence", "lore_sidecar/store/db.py", "if current != epoch:", "if False:",
              (f"{INV}::test_a_writer_whose_epoch_was_superseded_cannot_commit_and_is_told_staleEpoch",)),
@@ -87,6 +88,16 @@ MUTATIONS = [
     Mutation("node-source-outside-root", "lore_sidecar/engine/memory/nodes.py",
              "            raise outside_workspace(path) from None", "            return path",
              (f"{MCP}::test_refusals_come_back_as_tool_errors_beside_the_same_call_succeeding",)),
+    Mutation("window-moves-every-turn", "lore_sidecar/engine/context/gradient.py",
+             "raw > pinned * (1 + HYSTERESIS)", "raw > pinned",
+             (f"{CTX}::test_a_300_turn_session_never_exceeds_the_window_and_the_prefix_is_stable_between_compactions",)),
+    Mutation("window-cut-inside-a-tool-call", "lore_sidecar/engine/context/bodies.py",
+             "    out = set(turn_starts(api, conv))\n", "    out = set(range(1, len(conv)))\n",
+             (f"{CTX}::test_an_in_flight_tool_call_and_its_result_are_never_split_or_stubbed",
+              f"{CTX}::test_openai_chat_and_responses_bodies_keep_tool_call_pairing")),
+    Mutation("too-long-ignored", "lore_sidecar/engine/context/requests.py",
+             "state.force_min_layer = min(4, max(state.layer, state.force_min_layer) + 1)", "pass",
+             (f"{CTX}::test_prompt_too_long_raises_the_next_calls_layer_and_survives_a_restart",)),
 ]
 
 

@@ -59,6 +59,19 @@ def size(b: dict) -> int:
     return len(json.dumps(b)) // 4
 
 
+def paired(messages: list[dict]) -> bool:
+    """Every tool result answers a tool call of the assistant message right before it."""
+    for i, m in enumerate(messages):
+        blocks = m["content"] if isinstance(m["content"], list) else []
+        results = {b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"}
+        if results:
+            prev = messages[i - 1]["content"] if i else []
+            if i == 0 or messages[i - 1]["role"] != "assistant" or not results <= {
+                    b.get("id") for b in prev if isinstance(b, dict) and b.get("type") == "tool_use"}:
+                return False
+    return True
+
+
 def test_l0_changes_nothing_but_breakpoints_and_records_each_message_once(sidecar):
     c = sidecar()
     msgs = [m for k in range(3) for m in turn(k)] + [{"role": "user", "content": [{"type": "text", "text": "next"}]}]
@@ -84,6 +97,7 @@ def test_a_300_turn_session_never_exceeds_the_window_and_the_prefix_is_stable_be
         r = assemble(c, "s-long", body(msgs))
         sent = r["body"]
         assert size(sent) <= WINDOW, (k, size(sent))
+        assert paired(sent["messages"]), k
         layers.add(r["layer"])
         if previous is not None and r["layer"] >= 1 and previous["layer"] == r["layer"]:
             if r["reason"] == "stable prefix":
@@ -164,37 +178,47 @@ def test_an_in_flight_tool_call_and_its_result_are_never_split_or_stubbed(sideca
 
 def test_openai_chat_and_responses_bodies_keep_tool_call_pairing(sidecar):
     c = sidecar()
-    chat = [{"role": "system", "content": "You code."}]
-    resp: list[dict] = []
-    for k in range(80):
-        out = "\n".join(f"line {i} of file {k}" for i in range(60))
-        chat += [{"role": "user", "content": f"step {k}"},
-                 {"role": "assistant", "content": None, "tool_calls": [
-                     {"id": f"c{k}", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
-                 {"role": "tool", "tool_call_id": f"c{k}", "content": out},
-                 {"role": "assistant", "content": f"done {k}"}]
-        resp += [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"step {k}"}]},
-                 {"type": "function_call", "call_id": f"c{k}", "name": "read", "arguments": "{}"},
-                 {"type": "function_call_output", "call_id": f"c{k}", "output": out},
-                 {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": f"done {k}"}]}]
-    for session in ("s-chat", "s-resp"):
-        for _ in range(2):
-            c.request("lore/recordUsage", {"sessionId": session, "error": {"message": "context_length_exceeded"}})
-    r = assemble(c, "s-chat", {"model": "gpt-5", "messages": chat}, api="openai-chat")
-    out = r["body"]["messages"]
-    assert r["layer"] == 2 and out[0] == {"role": "system", "content": "You code."} and len(out) < len(chat)
-    called = set()
-    for m in out:
-        for call in m.get("tool_calls") or []:
-            called.add(call["id"])
-        if m["role"] == "tool":
-            assert m["tool_call_id"] in called
-    r = assemble(c, "s-resp", {"model": "gpt-5", "input": resp}, api="openai-responses")
-    out = r["body"]["input"]
-    assert r["layer"] == 2 and len(out) < len(resp)
-    calls = set()
-    for item in out:
-        if item.get("type") == "function_call":
-            calls.add(item["call_id"])
-        if item.get("type") == "function_call_output":
-            assert item["call_id"] in calls
+    for turns in range(40, 90, 7):  # the window lands somewhere else each time
+        chat = [{"role": "system", "content": "You code."}]
+        resp: list[dict] = []
+        for k in range(turns):
+            # Sizes vary from turn to turn, so the window's edge falls on every kind of item.
+            out = "\n".join(f"line {i} of file {k}" for i in range(10 + (k * 37) % 70))
+            chat += [{"role": "user", "content": f"step {k} " + "please " * ((k * 53) % 90)},
+                     {"role": "assistant", "content": None, "tool_calls": [
+                         {"id": f"c{k}", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
+                     {"role": "tool", "tool_call_id": f"c{k}", "content": out},
+                     {"role": "assistant", "content": None, "tool_calls": [
+                         {"id": f"d{k}", "type": "function", "function": {"name": "grep", "arguments": "{}"}}]},
+                     {"role": "tool", "tool_call_id": f"d{k}", "content": out[: 100 + (k * 71) % 900]},
+                     {"role": "assistant", "content": f"done {k}"}]
+            resp += [{"type": "message", "role": "user", "content": [{"type": "input_text",
+                                                                       "text": f"step {k} " + "please " * ((k * 53) % 90)}]},
+                     {"type": "function_call", "call_id": f"c{k}", "name": "read", "arguments": "{}"},
+                     {"type": "function_call_output", "call_id": f"c{k}", "output": out},
+                     {"type": "function_call", "call_id": f"d{k}", "name": "grep", "arguments": "{}"},
+                     {"type": "function_call_output", "call_id": f"d{k}", "output": out[: 100 + (k * 71) % 900]},
+                     {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": f"done {k}"}]}]
+        chat_id, resp_id = f"s-chat-{turns}", f"s-resp-{turns}"
+        for session in (chat_id, resp_id):
+            for _ in range(2):
+                c.request("lore/recordUsage", {"sessionId": session, "error": {"message": "context_length_exceeded"}})
+        r = c.request("lore/assembleContext", {"sessionId": chat_id, "body": {"model": "gpt-5", "messages": chat},
+                                               "api": "openai-chat"}, timeout=60)
+        out = r["body"]["messages"]
+        assert r["layer"] == 2 and out[0] == {"role": "system", "content": "You code."} and len(out) < len(chat)
+        called: set[str] = set()
+        for m in out:
+            if m["role"] == "tool":
+                assert m["tool_call_id"] in called, turns
+            called = {call["id"] for call in m.get("tool_calls") or []} | (called if m["role"] == "tool" else set())
+        r = c.request("lore/assembleContext", {"sessionId": resp_id, "body": {"model": "gpt-5", "input": resp},
+                                               "api": "openai-responses"}, timeout=60)
+        out = r["body"]["input"]
+        assert r["layer"] == 2 and len(out) < len(resp)
+        calls: set[str] = set()
+        for item in out:
+            if item.get("type") == "function_call":
+                calls.add(item["call_id"])
+            if item.get("type") == "function_call_output":
+                assert item["call_id"] in calls, turns
