@@ -9,6 +9,11 @@
 // for it into the system prompt; records every user, assistant and tool message; registers
 // a `lore_recall` tool; captures and shuts the sidecar down at session shutdown. Every step
 // fails open: if memory is slow or down, Pi carries on without it.
+//
+// With LORE_ASSEMBLE=1, each model request also goes through `lore/assembleContext` in
+// process (no gateway needed): the payload Pi built is replaced by the one lore assembles
+// (cache breakpoints, and once the history is long a byte-stable distilled prefix + a raw
+// window), and the provider's usage is fed back with `lore/recordUsage`.
 
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
@@ -49,6 +54,26 @@ export default function lore(pi: ExtensionAPI) {
       project: cwd,
       messages: [{ id: `${sessionId}-${m.timestamp ?? Date.now()}-${seq++}`, role, content: text, toolName: m.toolName }],
     });
+  });
+
+  const assemble = process.env.LORE_ASSEMBLE === "1";
+
+  pi.on("before_provider_request", async (event: any) => {
+    const payload = event?.payload;
+    if (!assemble || !client || !payload || typeof payload !== "object") return undefined;
+    const api = Array.isArray(payload.input) ? "openai-responses"
+      : (payload.system !== undefined || String(payload.model ?? "").startsWith("claude")) ? "anthropic-messages"
+      : "openai-chat";
+    const result = await client.call("lore/assembleContext", { sessionId, body: payload, api, harness: "pi", project: cwd });
+    return result?.body ?? undefined; // fail open: Pi's own payload
+  });
+
+  pi.on("message_end", async (event: any) => {
+    const u = event?.message?.role === "assistant" ? event.message.usage : undefined;
+    if (!assemble || !client || !u) return;
+    await client.call("lore/recordUsage", { sessionId, usage: {
+      inputTokens: u.input ?? 0, cacheReadInputTokens: u.cacheRead ?? 0, cacheCreationInputTokens: u.cacheWrite ?? 0,
+      outputTokens: u.output ?? 0 } });
   });
 
   pi.registerTool({

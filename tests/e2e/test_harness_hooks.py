@@ -179,19 +179,24 @@ def sidecar_cmd_env(store: Path) -> dict[str, str]:
     return {"LORE_SIDECAR_CMD": f"{sys.executable} -m lore_sidecar --stdio --store-dir {store}"}
 
 
+def pi_run(pi: Path, tmp: Path, store: Path, fake: FakeModels) -> tuple[list[str], dict[str, str]]:
+    """Pi with a fake provider and the shipped extension: its command line and environment."""
+    agent_dir = tmp / "pi-agent"
+    agent_dir.mkdir()
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"fake": {
+        "baseUrl": f"{fake.url}/v1", "api": "openai-completions", "apiKey": "fake",
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": "fake-model"}]}}}))
+    env = {**base_env(tmp, store, "pi"), **sidecar_cmd_env(store), "PI_CODING_AGENT_DIR": str(agent_dir),
+           "PI_OFFLINE": "1"}
+    return [str(pi), "-p", "--model", "fake/fake-model", "-e", str(EDITORS / "pi" / "lore.ts")], env
+
+
 def test_pi_extension_carries_a_fact_into_the_next_session(lab):
     ws, store, tmp = lab
     pi = harness.install("pi")
     with FakeModels(reply) as fake:
-        agent_dir = tmp / "pi-agent"
-        agent_dir.mkdir()
-        (agent_dir / "models.json").write_text(json.dumps({"providers": {"fake": {
-            "baseUrl": f"{fake.url}/v1", "api": "openai-completions", "apiKey": "fake",
-            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-            "models": [{"id": "fake-model"}]}}}))
-        env = {**base_env(tmp, store, "pi"), **sidecar_cmd_env(store), "PI_CODING_AGENT_DIR": str(agent_dir),
-               "PI_OFFLINE": "1"}
-        cmd = [str(pi), "-p", "--model", "fake/fake-model", "-e", str(EDITORS / "pi" / "lore.ts")]
+        cmd, env = pi_run(pi, tmp, store, fake)
         first = harness.run([*cmd, f"Remember this: {FACT}."], cwd=ws, env=env)
         assert first.returncode == 0, first.stderr[-2000:]
         assert fake.bodies("chat"), "pi never reached the model"
@@ -263,3 +268,18 @@ def test_codex_post_tool_use_hook_records_tool_output(lab):
     while not any(name == "Bash" and "walrus cache key" in text for name, text in tool_rows(store)):
         assert time.monotonic() < deadline, f"no command output recorded: {tool_rows(store)}"
         time.sleep(0.2)
+
+
+def test_pi_extension_assembles_context_in_process_when_asked(lab):
+    ws, store, tmp = lab
+    pi = harness.install("pi")
+    with FakeModels(reply) as fake:
+        cmd, env = pi_run(pi, tmp, store, fake)
+        plain = harness.run([*cmd, "Hello."], cwd=ws, env=env)
+        assert plain.returncode == 0, plain.stderr[-2000:]
+        assert not list((store / "context").glob("*.json"))  # control: off unless asked
+        asked = harness.run([*cmd, "Hello again."], cwd=ws, env={**env, "LORE_ASSEMBLE": "1"})
+        assert asked.returncode == 0, asked.stderr[-2000:]
+        assert fake.bodies("chat")[-1]
+    states = [json.loads(p.read_text()) for p in (store / "context").glob("*.json")]
+    assert states and states[0]["calls"] >= 1 and states[0]["captured"] >= 1  # each request went through lore
