@@ -236,3 +236,9 @@ def test_codex_through_the_gateway_sends_less_and_keeps_tool_calls_paired(lab):
         valid_responses(body)
     assert any("<lore-context" in json.dumps(b) for b in bodies)
     assert through < baseline, (through, baseline)
+    reader = StdioClient(sidecar_command("--store-dir", str(store)))
+    try:
+        reader.initialize(ws, options={"watch": False, "indexWorkspace": False, "distiller": "off"})
+        assert reader.request("lore/recall", {"query": "fq3z", "sources": ["messages"]})["hits"]  # in the store
+    finally:
+        reader.close()

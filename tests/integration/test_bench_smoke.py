@@ -52,3 +52,35 @@ def test_mcp_benchmark_smoke(tmp_path):
     for face in ("lsp", "mcp", "mcp_sdk"):
         assert result[f"{face}_recall"]["n"] == 9 and result[f"{face}_get_node"]["p50_ms"] > 0
     assert result["mcp_over_lsp_get_node"]["p50"] > 0
+
+
+def pi_session(turns: int) -> str:
+    """A tiny session in Pi's JSONL shape (written here, not copied from the data set)."""
+    lines = [{"type": "session", "id": "s", "timestamp": "2026-01-01T10:00:00Z"}]
+    t = 1767261600000
+    for k in range(turns):
+        t += 20_000
+        lines.append({"type": "message", "timestamp": t, "message": {"role": "user", "content": [
+            {"type": "text", "text": f"step {k}: look at module_{k}_helper in src/mod_{k}.py"}]}})
+        lines.append({"type": "message", "timestamp": t + 1000, "message": {
+            "role": "assistant", "usage": {"input": 100, "output": 20, "cacheRead": 0, "cacheWrite": 0},
+            "content": [{"type": "toolCall", "id": f"c{k}", "name": "read", "arguments": {"path": f"src/mod_{k}.py"}}]}})
+        lines.append({"type": "message", "timestamp": t + 2000, "message": {
+            "role": "toolResult", "toolCallId": f"c{k}", "toolName": "read",
+            "content": [{"type": "text", "text": "\n".join(f"def fn_{k}_{i}(): return {i}" for i in range(300))}]}})
+    return "\n".join(json.dumps(x) for x in lines) + "\n"
+
+
+def test_context_benchmark_smoke(tmp_path):
+    data = tmp_path / "transcripts"
+    (data / "badlogic__pi-mono").mkdir(parents=True)
+    (data / "badlogic__pi-mono" / "tiny.jsonl").write_text(pi_session(60))
+    result = run_bench(tmp_path, "context", "--data", str(data), "--probes", "5")
+    row = result["sessions"][0]
+    assert row["requests"] == 60 and row["cost_l0_usd"] > 0 and row["cost_lore_usd"] > 0
+    assert row["probes"]["asked"] == 5 and row["assemble_ms_in_process_largest"]["p95_ms"] > 0
+
+
+def test_gateway_benchmark_smoke(tmp_path):
+    result = run_bench(tmp_path, "gateway", "--calls", "6")
+    assert result["calls"] == 6 and result["overhead_ms"]["p50"] is not None
