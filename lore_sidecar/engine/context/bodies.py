@@ -90,6 +90,17 @@ def cut_points(api: str, conv: list[Any]) -> list[int]:
     return sorted(out)
 
 
+def leading_system(api: str, conv: list[Any]) -> list[Any]:
+    """The system/developer entries a conversation list starts with (OpenAI's system
+    messages; Claude Code also sends one inside `messages`): never evicted."""
+    out = []
+    for item in conv:
+        if role_of(api, item) != "system":
+            break
+        out.append(item)
+    return out
+
+
 def opens_with_user(api: str, item: Any) -> bool:
     """A window starting here follows the prefix with an acknowledgement (roles alternate)."""
     return role_of(api, item) != "assistant"

@@ -18,7 +18,7 @@ from typing import Any
 
 from lore_sidecar.engine.capture.messages import iso_utc
 from lore_sidecar.engine.context import bodies as b
-from lore_sidecar.engine.context.gradient import Plan, State, plan
+from lore_sidecar.engine.context.gradient import Plan, State, plan, window_for
 from lore_sidecar.engine.context.prices import price_of, usd
 from lore_sidecar.engine.lifecycle.blocks import inert
 from lore_sidecar.engine.memory.distill import Turn, annotate_tool_output, extractive_observations
@@ -131,8 +131,6 @@ class ContextRequests:
         ok = p.window_start < len(conv) and b.item_id(p.window_start, conv[p.window_start]) == state.anchor
         if ok:
             return p
-        from lore_sidecar.engine.context.gradient import window_for
-
         return Plan(p.layer, window_for(sizes, starts, PINNED_TOKENS), True, "history rewritten by the harness")
 
     # -- building the body ------------------------------------------------------------------------------
@@ -142,7 +140,7 @@ class ContextRequests:
             out, marks = self._l0(api, body, conv)
             return out, marks, ""
         start = p.window_start
-        head = [x for x in conv[:start] if b.role_of(api, x) == "system"] if api == b.CHAT else []
+        head = b.leading_system(api, conv[:start])  # the harness's own instructions stay first, whole
         prefix = state.prefix if not p.rebuild and state.prefix and state.prefix_upto == start else \
             self._prefix(api, conv[:start], session_id, PREFIX_TOKENS[p.layer])
         window = list(conv[start:])
@@ -206,7 +204,8 @@ class ContextRequests:
         return stub
 
     def _prefix(self, api: str, evicted: list[Any], session_id: str, budget_tokens: int) -> str:
-        turns = [Turn(role=b.role_of(api, x), text=b.text_of(api, x)) for x in evicted if b.role_of(api, x) != "system"]
+        turns = [Turn(role=b.role_of(api, x), text=b.text_of(api, x)) for x in evicted[len(b.leading_system(api, evicted)):]
+                 if b.role_of(api, x) != "system"]
         lines = extractive_observations(turns)
         asks = [f"- user asked: {inert(t.text.strip().splitlines()[0])[:300]}" for t in turns
                 if t.role == "user" and t.text.strip()]
