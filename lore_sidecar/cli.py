@@ -98,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     verb("import", "read the project's .lore.md into the store now (the writer also does this on start)", ws)
     ds = verb("distill", "distil every undistilled conversation segment now", ws)
     ds.add_argument("--session", help="only this session")
+    a = verb("ask", "ask a question about the codebase (retrieval answers without a key)", ws, out)
+    a.add_argument("question")
     facts_parser(verb("facts", "bitemporal facts: assert, invalidate, query, timeline"), common, ws, out)
     node_parser(verb("node", "knowledge nodes: create, show, list"), common, ws, out)
 

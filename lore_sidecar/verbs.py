@@ -59,6 +59,13 @@ def run_verb(args: argparse.Namespace) -> int:
             print(json.dumps(engine.memory.distill(session_id=args.session), indent=2))
         elif args.verb == "recall":
             run_recall(engine, args)
+        elif args.verb == "ask":
+            if engine.role.writer:
+                with progress("indexing the workspace", interactive(args.json)) as report:
+                    engine.index.scan(report)
+                    engine.index.wait(120)
+            result = engine.ask.ask(question=args.question, harness="cli")
+            print(json.dumps(result, indent=2) if args.json else result["answer"])
     finally:
         engine.close()
     return 0

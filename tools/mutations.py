@@ -98,6 +98,9 @@ MUTATIONS = [
     Mutation("too-long-ignored", "lore_sidecar/engine/context/requests.py",
              "state.force_min_layer = min(4, max(state.layer, state.force_min_layer) + 1)", "pass",
              (f"{CTX}::test_prompt_too_long_raises_the_next_calls_layer_and_survives_a_restart",)),
+    Mutation("ask-walk-follows-links", "lore_sidecar/engine/ask/tools.py",
+             "                if e.is_symlink():\n                    continue", "                if False:\n                    continue",
+             ("tests/integration/test_ask_tools.py::test_the_same_tools_answer_inside_the_project",)),
 ]
 
 

@@ -1,5 +1,5 @@
 """The engine facade: what the protocol layer and the CLI call. It composes one request
-service per capability — `capture`, `facts`, `memory`, `sessions`, `index`, `context` — and owns only
+service per capability — `capture`, `facts`, `memory`, `sessions`, `index`, `context`, `ask` — and owns only
 this instance's current role and read view (both immutable, replaced whole by the
 election) and the read-your-writes mark. Synchronous and thread-safe; the rpc layer runs it
 on its own executor.
@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from lore_sidecar.engine.ask.requests import AskRequests
 from lore_sidecar.engine.capture.messages import iso_utc
 from lore_sidecar.engine.capture.requests import CaptureRequests
 from lore_sidecar.engine.context.requests import ContextRequests
@@ -62,6 +63,7 @@ class Engine:
         self.sessions = Sessions(self, settings.guidance or DEFAULT_GUIDANCE)
         self.index = IndexRequests(self)
         self.context = ContextRequests(self, context_states)
+        self.ask = AskRequests(self)
         self._seen_generation = -1
         self._refresh_lock = threading.Lock()
 

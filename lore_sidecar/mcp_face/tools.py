@@ -260,6 +260,16 @@ def build(host: Host, harness: str | None = None) -> MCPServer:
         """A subject's facts as they changed, in valid-time order."""
         return render.timeline(await call("lore/timeline", {"subject": subject, "limit": limit, "offset": offset}), subject)
 
+    @tool(annotations=READ, structured_output=False)
+    async def lore_ask(question: Annotated[str, Field(description="A question about this codebase, in plain words")],
+                       ctx: Context = None) -> str:
+        """Ask about the codebase: how something works, where something is. Answers with the places in the
+        code (paths, lines) and in memory that bear on it."""
+        r = await call("lore/ask", {"question": question, "harness": who(ctx)})
+        where = "\n".join(f"- {s['path']}" + (f":{s['lines']}" if s.get("lines") else "") + f" (sha256 {str(s.get('sha256'))[:12]})"
+                          for s in r["sources"])
+        return r["answer"] + (f"\n\nSources:\n{where}" if where else "")
+
     resources.register(server, call)
     return server
 

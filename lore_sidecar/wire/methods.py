@@ -33,6 +33,8 @@ METHOD_TO_TYPES: dict[str, type] = {
     "lore/importKnowledge": t.ImportKnowledgeParams,
     "lore/assembleContext": t.AssembleContextParams,
     "lore/recordUsage": t.RecordUsageParams,
+    "lore/ask": t.AskParams,
+    "lore/askStats": t.AskStatsParams,
 }
 
 NOTIFICATIONS: tuple[str, ...] = ("lore/indexUpdated", "lore/writerChanged")
@@ -51,4 +53,5 @@ COMMANDS: dict[str, str] = {
     "lore.forget": "lore/forget",
     "lore.distill": "lore/distill",
     "lore.exportKnowledge": "lore/exportKnowledge",
+    "lore.ask": "lore/ask",
 }

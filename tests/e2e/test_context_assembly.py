@@ -222,3 +222,19 @@ def test_openai_chat_and_responses_bodies_keep_tool_call_pairing(sidecar):
                 calls.add(item["call_id"])
             if item.get("type") == "function_call_output":
                 assert item["call_id"] in calls, turns
+
+
+def test_ask_answers_from_retrieval_with_paths_lines_and_hashes_and_says_so(sidecar, workspace):
+    (workspace / "billing.py").write_text("def round_tax(amount):\n    \"\"\"Tax is rounded half-up to cents.\"\"\"\n"
+                                          "    return round(amount, 2)\n")
+    c = sidecar()
+    c.request("lore/reindex", {"scope": "workspace"}, timeout=60)
+    r = c.request("lore/ask", {"question": "how is tax rounded?"})
+    assert r["mode"] == "retrieval" and r["answer"].startswith("No model answered this")
+    src = next(s for s in r["sources"] if s["path"].endswith("billing.py"))
+    import hashlib
+
+    assert src["lines"] == "1-3" and src["sha256"] == hashlib.sha256((workspace / "billing.py").read_bytes()).hexdigest()
+    assert c.request("lore/askStats", {})["questionsAnswered"] == 1
+    empty = c.request_full("lore/ask", {"question": "  "})
+    assert empty["error"]["data"]["kind"] == "invalidQuestion"

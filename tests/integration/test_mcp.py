@@ -18,7 +18,7 @@ from tests.support.mcp_client import mcp_session, refusal, text
 
 TOOLS = {"lore_recall", "lore_get_node", "lore_search", "lore_list_domains", "lore_create_node", "lore_update_node",
          "lore_move_node", "lore_delete_node", "lore_retain", "lore_forget", "lore_query_facts", "lore_assert_fact",
-         "lore_invalidate_fact", "lore_timeline"}
+         "lore_invalidate_fact", "lore_timeline", "lore_ask"}
 
 
 def ids_of(recall_text: str) -> tuple[str, list[str]]:

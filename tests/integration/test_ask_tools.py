@@ -1,0 +1,105 @@
+"""The read-only tools of codebase questions against hostile calls: each is refused or
+bounded within a second, nothing outside the project is read or written, and the same
+tools answer inside it (the controls)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from lore_sidecar.engine.ask.tools import Tools
+from lore_sidecar.engine.jail import Jail
+from lore_sidecar.errors import BadParams, LoreError
+
+SECRET = "outside-secret-zq81"
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text(SECRET + "\n")
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def parse_invoice(x):\n    return x  # walrus-7\n")
+    (root / "README.md").write_text("# proj\n")
+    os.symlink(outside / "secret.txt", root / "src" / "leak.txt")
+    os.symlink(outside, root / "outdir")
+    os.mkfifo(root / "pipe")
+    with open(root / "huge.bin", "wb") as f:  # 2 GB, sparse
+        f.truncate(2 * 1024 ** 3)
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=root, check=True)
+    subprocess.run([*git, "add", "src/app.py", "README.md"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "Parse invoices (walrus fix)"], cwd=root, check=True)
+    return root
+
+
+def tools(root: Path) -> Tools:
+    return Tools(root=root, jail=Jail.of([root]))
+
+
+def hostile(root: Path, outside: Path) -> list[tuple[str, dict]]:
+    calls: list[tuple[str, dict]] = []
+    for p in ["../outside/secret.txt", str(outside / "secret.txt"), "/etc/passwd", "src/leak.txt",
+              "outdir/secret.txt", "src/../../outside/secret.txt", "pipe", "huge.bin", "/dev/zero", "/proc/self/environ",
+              "src/../" * 8 + "etc/passwd", "~/.ssh/id_rsa", "outdir", "src\x00.txt", "..", "/"]:
+        calls.append(("read", {"path": p}))
+    for p in ["../outside", str(outside), "outdir", "/etc", "src/../..", "/"]:
+        calls.append(("find_paths", {"path": p}))
+    for g in ["../*", "/etc/*", "../../**", "~/*"]:
+        calls.append(("glob", {"pattern": g}))
+    for pat in ["(a+)+$", "(x+x+)+y", "((a|aa)*)*b", "x" * 600, ""]:
+        calls.append(("grep", {"pattern": pat}))
+    calls.append(("grep", {"pattern": "secret", "glob": "../../*"}))
+    for q in ["--output=/tmp/pwned-lore", "-c core.pager=touch /tmp/pwned-lore2", "--exec=touch /tmp/pwned3",
+              "x" * 400]:
+        calls.append(("git_search", {"query": q}))
+    calls.append(("git_search", {"query": "fix", "path": "../outside"}))
+    calls.append(("git_search", {"query": "fix", "path": "--output=/tmp/pwned4"}))
+    calls.append(("git_search", {"query": "fix", "path": str(outside)}))
+    calls.append(("git_search", {"query": "fix", "path": "src/leak.txt", "patch": True}))
+    return calls
+
+
+def test_forty_hostile_tool_calls_are_refused_or_bounded_and_read_nothing_outside(project, tmp_path):
+    t = tools(project)
+    outside = tmp_path / "outside"
+    calls = hostile(project, outside)
+    assert len(calls) >= 40
+    before = {p: p.stat().st_mtime for p in outside.iterdir()}
+    for name, args in calls:
+        started = time.monotonic()
+        try:
+            result = getattr(t, name)(**args)
+        except LoreError as exc:
+            result = {"refused": exc.kind}
+        except BadParams as exc:
+            result = {"refused": exc.message}
+        took = time.monotonic() - started
+        assert took < 1.5, (name, args, took)  # the bound is 1 s; the rest is process start-up
+        assert SECRET not in repr(result) and "root:x:0:0" not in repr(result), (name, args)
+        if name == "read":
+            assert "refused" in result, (args, result)
+    assert {p: p.stat().st_mtime for p in outside.iterdir()} == before
+    for stray in ("/tmp/pwned-lore", "/tmp/pwned-lore2", "/tmp/pwned3", "/tmp/pwned4"):
+        assert not Path(stray).exists(), stray
+    assert not list(project.glob("**/--output*"))
+
+
+def test_the_same_tools_answer_inside_the_project(project):
+    t = tools(project)
+    read = t.read("src/app.py")
+    assert read["lines"][0] == "def parse_invoice(x):" and read["path"] == "src/app.py"
+    assert any("walrus-7" in m for m in t.grep("walrus-[0-9]")["matches"])
+    assert t.glob("*.py")["paths"] == ["src/app.py"]
+    assert "src/" in t.find_paths(".")["entries"] and "outdir/" not in t.find_paths(".")["entries"]
+    assert "Parse invoices" in t.git_search("walrus")["log"]
+    (project / "src" / "app.py").write_text("def parse_invoice(x):\n    return 2 * x\n")
+    assert any("src/app.py" in line for line in t.get_changed_files()["changed"])
+    slow = t.grep("(a+)+$")  # a pathological pattern still answers (GNU grep does not backtrack)
+    assert "matches" in slow
