@@ -74,10 +74,12 @@ def main() -> int:
                 bodies = session(args.calls)
                 timed_post(url, bodies[0])  # opens the store
                 for i, body in enumerate(steps(bodies, "calls")):
-                    pair = (lambda: timed_post(fake.url, body), lambda: timed_post(url, body))
-                    first, second = (pair if i % 2 else pair[::-1])
-                    a, b = first(), second()
-                    d, g = (a, b) if i % 2 else (b, a)
+                    if i % 2:  # which goes first alternates
+                        d = timed_post(fake.url, body)
+                        g = timed_post(url, body)
+                    else:
+                        g = timed_post(url, body)
+                        d = timed_post(fake.url, body)
                     direct.append(d)
                     through.append(g)
             finally:
