@@ -16,7 +16,7 @@ import os
 import signal
 from typing import Any
 
-from aiohttp import ClientSession, ClientTimeout, web
+from aiohttp import ClientError, ClientSession, ClientTimeout, web
 
 from lore_sidecar.gateway.sessions import API_OF_PATH, session_of, sse_events, usage_from_events
 
@@ -78,10 +78,26 @@ class Gateway:
         base = self.upstream or DEFAULT_UPSTREAM.get(api or "", DEFAULT_UPSTREAM["anthropic-messages"])
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP}
         assert self.client is not None
+        try:
+            return await self._forward(request, api, base, headers, sent, session, stream)
+        except (TimeoutError, ClientError, OSError) as exc:
+            if request.get("lore_answering"):
+                raise  # the answer had begun: the connection just ends, as the provider's did
+            # The provider could not be reached: say so in the shape harnesses read (an API
+            # error they retry), never a bare 500 from the proxy.
+            log.warning("upstream %s unreachable: %s", base, type(exc).__name__)
+            return web.json_response({"type": "error", "error": {"type": "api_error", "message":
+                                      f"lore gateway: the upstream {base} could not be reached ({type(exc).__name__})"}},
+                                     status=502)
+
+    async def _forward(self, request: web.Request, api: str | None, base: str, headers: dict[str, str], sent: bytes,
+                       session: str | None, stream: bool) -> web.StreamResponse:
+        assert self.client is not None
         async with self.client.request(request.method, base + request.path_qs, headers=headers, data=sent) as up:
             reply = web.StreamResponse(status=up.status, headers={k: v for k, v in up.headers.items()
                                                                   if k.lower() not in HOP})
             await reply.prepare(request)
+            request["lore_answering"] = True
             tail, events, whole = b"", [], bytearray()
             async for chunk in up.content.iter_any():
                 await reply.write(chunk)

@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -129,3 +130,24 @@ def test_run_starts_a_gateway_once_and_points_the_harness_at_it(tmp_path):
     finally:
         pid = json.loads((store / "gateway.json").read_text())["pid"]
         os.kill(pid, 15)
+
+
+def test_an_unreachable_upstream_is_an_api_error_the_harness_can_read(tmp_path, workspace):
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    s.close()  # nothing listens there now
+    proc, url = start(tmp_path / "store", workspace, dead)
+    try:
+        try:
+            post(url + "/v1/messages", BODY)
+            raise AssertionError("expected an error status")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 502
+            body = json.loads(exc.read())
+            assert body["type"] == "error" and "could not be reached" in body["error"]["message"]
+    finally:
+        proc.terminate()
+        proc.wait(10)
