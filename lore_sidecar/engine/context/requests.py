@@ -18,7 +18,7 @@ from typing import Any
 
 from lore_sidecar.engine.capture.messages import iso_utc
 from lore_sidecar.engine.context import bodies as b
-from lore_sidecar.engine.context.gradient import Plan, State, plan, window_for
+from lore_sidecar.engine.context.gradient import TTL_S, Plan, State, plan, window_for
 from lore_sidecar.engine.context.prices import price_of, usd
 from lore_sidecar.engine.lifecycle.blocks import inert
 from lore_sidecar.engine.memory.distill import Turn, annotate_tool_output, extractive_observations
@@ -69,11 +69,11 @@ class ContextRequests:
             starts = [s for s in b.cut_points(api, conv) if s > 0]
             p = plan(state, sizes=sizes, fixed=fixed, starts=starts, price=price, max_output=int(body.get("max_tokens") or 16_000),
                      pinned=PINNED_TOKENS, prefix_budget=PREFIX_TOKENS[1], at=now)
-            p = self._anchor(state, p, api, conv, starts, sizes, price, body)
+            p = self._anchor(state, p, conv, starts, sizes)
             out, breakpoints, prefix = self._build(api, body, conv, p, state, session_id)
-            sent_raw = self._sent_size(api, out, conv, raw_sizes, fixed_raw, p)
+            sent_raw = fixed_raw + sum(raw_sizes) if p.layer == 0 else estimate(out)  # passthrough: already known
             sent = int(sent_raw * state.ratio)
-            within_ttl = state.last_at > 0 and now - state.last_at <= 300
+            within_ttl = state.last_at > 0 and now - state.last_at <= TTL_S
             read = (state.expect_read if not p.rebuild else fixed) if within_ttl and price.caching and p.layer == state.layer else 0
             read = min(read, sent)
             write = sent - read if price.caching and breakpoints else 0
@@ -115,15 +115,7 @@ class ContextRequests:
                                               messages=rows)["recorded"]
 
     @staticmethod
-    def _sent_size(api: str, out: dict[str, Any], conv: list[Any], sizes: list[int], fixed: int, p: Plan) -> int:
-        """The sent body's estimate without serialising it again: passthrough is the sum
-        already known; a compressed body is small, so it is measured."""
-        if p.layer == 0:
-            return fixed + sum(sizes)
-        return estimate(out)
-
-    def _anchor(self, state: State, p: Plan, api: str, conv: list[Any], starts: list[int], sizes: list[int], price,
-                body: dict) -> Plan:
+    def _anchor(state: State, p: Plan, conv: list[Any], starts: list[int], sizes: list[int]) -> Plan:
         """A window kept from the last call must still start at the same message; if the
         harness rewrote its history, the window is placed again (a planned rebuild)."""
         if p.layer == 0 or p.rebuild or not state.anchor:
