@@ -120,17 +120,17 @@ def sent_tokens(fake: FakeModels, api: str) -> int:
 
 
 @pytest.fixture
-def lab(tmp_path):
+def reading_lab(tmp_path):
     ws = tmp_path / "shop"
     (ws / ".git").mkdir(parents=True)
     files(ws)
     return ws, tmp_path
 
 
-def test_claude_code_through_the_gateway_sends_less_and_keeps_every_body_valid(lab):
+def test_claude_code_through_the_gateway_sends_less_and_keeps_every_body_valid(reading_lab):
     """Forty files of ~7k tokens: sent directly the history passes the 200k window; through
     the gateway it is compressed (and never over the window)."""
-    ws, tmp = lab
+    ws, tmp = reading_lab
     claude = harness.install("claude")
     prompt = f"Read the {TURNS} files under data/ one by one."
     with FakeModels(claude_reply(ws)) as direct:
@@ -162,8 +162,8 @@ def test_claude_code_through_the_gateway_sends_less_and_keeps_every_body_valid(l
     writer.close()
 
 
-def test_the_harness_keeps_working_when_the_engine_dies_mid_session_or_never_opens(lab):
-    ws, tmp = lab
+def test_the_harness_keeps_working_when_the_engine_dies_mid_session_or_never_opens(reading_lab):
+    ws, tmp = reading_lab
     claude = harness.install("claude")
     store = tmp / "store"
     writer = StdioClient(sidecar_command("--store-dir", str(store)))  # the store's writer
@@ -201,18 +201,12 @@ def test_the_harness_keeps_working_when_the_engine_dies_mid_session_or_never_ope
         assert not any("<lore-context" in b for b in fake.bodies("anthropic"))  # nothing assembled: passed through
 
 
-def test_codex_through_the_gateway_sends_less_and_keeps_tool_calls_paired(lab):
-    ws, tmp = lab
+def test_codex_through_the_gateway_sends_less_and_keeps_tool_calls_paired(reading_lab):
+    ws, tmp = reading_lab
     codex = harness.install("codex")
 
     def codex_home(url: str) -> Path:
-        home = tmp / f"codex-{abs(hash(url))}"
-        home.mkdir()
-        (home / "config.toml").write_text(
-            'model = "fake-model"\nmodel_provider = "fake"\napproval_policy = "never"\nsandbox_mode = "read-only"\n'
-            f'[model_providers.fake]\nname = "fake"\nbase_url = "{url}/v1"\nwire_api = "responses"\n'
-            f'env_key = "FAKE_API_KEY"\n[projects."{ws}"]\ntrust_level = "trusted"\n')
-        return home
+        return harness.codex_config(tmp / f"codex-{abs(hash(url))}", url, trusted=ws)
 
     cmd = [str(codex), "exec", "--skip-git-repo-check", "--disable", "plugins", "-c", "analytics.enabled=false",
            f"Read the {TURNS} files under data/ one by one."]

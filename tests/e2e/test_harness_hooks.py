@@ -11,8 +11,6 @@ import sqlite3
 import time
 from pathlib import Path
 
-import pytest
-
 from lore_sidecar.client import StdioClient, sidecar_command
 from tests.support import harness
 from tests.support.fake_models import FakeModels
@@ -55,16 +53,6 @@ def tool_result_request(fake: FakeModels) -> str:
     bodies = [json.loads(b) for b in fake.bodies("chat") if '"role": "tool"' in b]
     assert bodies, "the lore_recall tool was never called"
     return json.dumps([m.get("content") for m in bodies[-1]["messages"] if m.get("role") == "tool"])
-
-
-@pytest.fixture
-def lab(tmp_path):
-    ws = tmp_path / "shop"
-    (ws / ".git").mkdir(parents=True)
-    (ws / "README.md").write_text("# shop\n")
-    store = tmp_path / "store"
-    yield ws, store, tmp_path
-    harness.stop_hook_daemons(store)
 
 
 def base_env(tmp: Path, store: Path, name: str) -> dict[str, str]:
@@ -137,13 +125,7 @@ def test_claude_code_post_tool_use_hook_records_tool_output(lab):
 
 
 def codex_home(tmp: Path, url: str, ws: Path) -> Path:
-    home = tmp / "codex-home"
-    home.mkdir(exist_ok=True)
-    (home / "config.toml").write_text(
-        'model = "fake-model"\nmodel_provider = "fake"\napproval_policy = "never"\nsandbox_mode = "read-only"\n'
-        "[model_providers.fake]\n"
-        f'name = "fake"\nbase_url = "{url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_API_KEY"\n'
-    )
+    home = harness.codex_config(tmp / "codex-home", url)
     # The hooks (and the MCP server, and the project's trust) as a user sets them up.
     harness.install_lore("codex", {**os.environ, **harness.lore_path_env(), "HOME": str(tmp), "CODEX_HOME": str(home)}, ws)
     return home

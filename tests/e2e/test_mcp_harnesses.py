@@ -86,16 +86,6 @@ def get_node_result(fake: FakeModels, api: str) -> str:
     raise AssertionError("lore_get_node was never called")
 
 
-@pytest.fixture
-def lab(tmp_path):
-    ws = tmp_path / "shop"
-    (ws / ".git").mkdir(parents=True)
-    (ws / "README.md").write_text("# shop\n")
-    store = tmp_path / "store"
-    yield ws, store, tmp_path
-    harness.stop_hook_daemons(store)
-
-
 def base_env(tmp: Path, store: Path) -> dict[str, str]:
     home = tmp / "home"
     home.mkdir(exist_ok=True)
@@ -159,13 +149,8 @@ def test_claude_code_saves_a_decision_then_opens_the_recalled_lead(lab):
 def test_codex_saves_a_decision_then_opens_the_recalled_lead(lab):
     ws, store, tmp = lab
     codex = harness.install("codex")
-    home = tmp / "codex-home"
-    home.mkdir()
     with FakeModels(reply) as fake:
-        (home / "config.toml").write_text(
-            'model = "fake-model"\nmodel_provider = "fake"\napproval_policy = "never"\nsandbox_mode = "read-only"\n'
-            f'[model_providers.fake]\nname = "fake"\nbase_url = "{fake.url}/v1"\nwire_api = "responses"\n'
-            'env_key = "FAKE_API_KEY"\n')
+        home = harness.codex_config(tmp / "codex-home", fake.url)
         env = {**base_env(tmp, store), "CODEX_HOME": str(home), "FAKE_API_KEY": "fake"}
         harness.install_lore("codex", env, ws)  # the MCP server, the project's hooks and its trust
         cmd = [str(codex), "exec", "--skip-git-repo-check", "--disable", "plugins", "-c", "analytics.enabled=false",

@@ -111,3 +111,15 @@ def install_lore(host: str, env: dict[str, str], project: Path | None = None) ->
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
+
+
+def codex_config(home: Path, url: str, trusted: Path | None = None) -> Path:
+    """`$CODEX_HOME/config.toml` for the fake model server at `url` (Responses API), with a
+    project trusted when given; returns `home`."""
+    home.mkdir(parents=True, exist_ok=True)
+    trust = f'[projects."{trusted}"]\ntrust_level = "trusted"\n' if trusted else ""
+    (home / "config.toml").write_text(
+        'model = "fake-model"\nmodel_provider = "fake"\napproval_policy = "never"\nsandbox_mode = "read-only"\n'
+        f'[model_providers.fake]\nname = "fake"\nbase_url = "{url}/v1"\nwire_api = "responses"\n'
+        f'env_key = "FAKE_API_KEY"\n{trust}')
+    return home
