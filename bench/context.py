@@ -117,7 +117,7 @@ def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
     errors: list[float] = []
     took: list[float] = []
     rewritten = total_in = 0
-    prev_tokens = 0
+    largest = 0
     c = StdioClient(sidecar_command("--store-dir", str(store)))
     c.initialize(store.parent, options={"watch": False, "indexWorkspace": False, "distiller": "extractive"})
     try:
@@ -146,7 +146,7 @@ def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
             appended = max(0, truth - kept)
             rewritten += max(0, o.write - appended)
             total_in += truth
-            prev_tokens = truth
+            largest = max(largest, truth)
             c.request("lore/recordUsage", {"sessionId": s.name, "model": s.model, "usage": {
                 "inputTokens": o.uncached, "cacheCreationInputTokens": o.write, "cacheReadInputTokens": o.read,
                 "outputTokens": call.output_tokens}, "at": at})
@@ -155,7 +155,7 @@ def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
         c.close()
     engine_ms = in_process(s, store.parent / "inproc" / "store")
     return {
-        "session": s.name, "harness": s.harness, "requests": len(s.calls), "largest_request_tokens": prev_tokens,
+        "session": s.name, "harness": s.harness, "requests": len(s.calls), "largest_sent_tokens": largest,
         "cost_l0_usd": round(cost0, 2), "cost_lore_usd": round(cost1, 2), "ratio": round(cost1 / cost0, 3),
         "busts": dict(busts), "content_busts_per_25": round(25 * (busts["content"] + busts["front"]) / len(s.calls), 2),
         "rewritten_pct_of_input": round(100 * rewritten / max(1, total_in), 2),
