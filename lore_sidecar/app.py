@@ -29,6 +29,7 @@ from lore_sidecar.engine.workspace.index import WorkspaceIndex
 from lore_sidecar.errors import FENCED, LoreError
 from lore_sidecar.llm.anthropic_client import AnthropicClient, LLMUnavailable
 from lore_sidecar.llm.embedders import EmbedderUnavailable, load_embedder
+from lore_sidecar.llm.openai_chat import OpenAIChatClient
 from lore_sidecar.settings import Settings
 from lore_sidecar.store import index_dirs
 from lore_sidecar.store.context_states import ContextStates
@@ -117,7 +118,8 @@ class Root:
             projects=Projects(self.folders, self.jail(), self.records), spool=self.spool, facts=self.facts,
             memory=self.memory, distiller=self.distiller, on_close=election.close,
             reopen_readers=self._reopen_readers, election=election,
-            context_states=ContextStates(self.store / "context"),
+            context_states=ContextStates(self.store / "context"), ask_ledgers=ContextStates(self.store / "ask"),
+            **self._ask_model(),
         )
         self.election = election
         if view.indexer is not None and start_indexer:
@@ -195,6 +197,26 @@ class Root:
         if engine is None or engine.role.writer:
             return
         engine.use_view(self.reader_view(self.records.index_epoch()))
+
+    def _ask_model(self) -> dict[str, Any]:
+        """The model codebase questions use (any instance may ask: not a writer duty), or
+        None and why: then `lore/ask` answers from retrieval and says so."""
+        a, m = self.settings.ask, self.settings.memory
+        try:
+            if a.provider == "openai":
+                if not a.model:
+                    raise LLMUnavailable("noModel", "askModel is needed for the OpenAI-compatible backend")
+                model: Any = OpenAIChatClient(
+                    api_key=os.environ.get("LORE_ASK_API_KEY") or os.environ.get("OPENAI_API_KEY", ""), model=a.model,
+                    base_url=a.base_url or "", timeout_s=a.deadline_ms / 1000, max_tokens=a.max_tokens)
+            else:
+                model = AnthropicClient(
+                    api_key=os.environ.get("ANTHROPIC_API_KEY", ""), model=a.model or m.llm_model,
+                    base_url=a.base_url or m.llm_base_url, timeout_s=a.deadline_ms / 1000, max_retries=0,
+                    max_tokens=a.max_tokens)
+        except LLMUnavailable as exc:
+            return {"ask_model": None, "ask_reason": f"{exc.kind}: {exc.message}"}
+        return {"ask_model": model, "ask_reason": None}
 
     # -- the writer's own duties -------------------------------------------------------------
     def _distiller(self) -> Distiller:

@@ -100,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     ds.add_argument("--session", help="only this session")
     a = verb("ask", "ask a question about the codebase (retrieval answers without a key)", ws, out)
     a.add_argument("question")
+    verb("ask-stats", "codebase questions in this workspace: window fill, ledger, cost, cache hits", ws)
     facts_parser(verb("facts", "bitemporal facts: assert, invalidate, query, timeline"), common, ws, out)
     node_parser(verb("node", "knowledge nodes: create, show, list"), common, ws, out)
 

@@ -76,9 +76,9 @@ class Host:
         return await self.run(work, lambda message, pct: None)
 
     # -- the face's one entrance ----------------------------------------------------------------------
-    async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """`lore/<method>` with these wire params; TimeoutError past `mcpTimeoutMs`."""
-        async with asyncio.timeout(self.timeout_s):  # no task per call, unlike wait_for
+    async def call(self, method: str, params: dict[str, Any], *, timeout_s: float | None = None) -> dict[str, Any]:
+        """`lore/<method>` with these wire params; TimeoutError past `mcpTimeoutMs` (or `timeout_s`)."""
+        async with asyncio.timeout(timeout_s or self.timeout_s):  # no task per call, unlike wait_for
             return await self.handlers[method](params)
 
     def close(self) -> None:

@@ -25,6 +25,8 @@ from typing import Any
 
 import platformdirs
 
+from lore_sidecar import settings_values as conv
+
 EMBEDDERS = ("wordllama", "minilm", "none")
 DISTILLER_MODES = ("auto", "llm", "extractive", "off")
 
@@ -79,6 +81,22 @@ class MemorySettings:
 
 
 @dataclass(frozen=True, slots=True)
+class AskSettings:
+    """Codebase questions (`lore/ask`): the model, its window, and how it is kept."""
+    provider: str = "anthropic"  # or "openai": any OpenAI-compatible /chat/completions
+    model: str | None = None  # default: llmModel (anthropic); required for openai
+    base_url: str | None = None  # default: llmBaseUrl (anthropic); required for openai
+    window_tokens: int = 150_000
+    max_iterations: int = 25
+    max_parallel: int = 3
+    deadline_ms: int = 60_000
+    max_tokens: int = 2048
+    preload: tuple[str, ...] = ()
+    keep_warm_ms: int = 0  # 0: off
+    keep_warm_idle_ms: int = 1_800_000
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     store_dir: Path
     embedder: str = "wordllama"
@@ -96,129 +114,65 @@ class Settings:
     recall: RecallSettings = field(default_factory=RecallSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
     memory: MemorySettings = field(default_factory=MemorySettings)
-
-
-def _bool(v: Any) -> bool:
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, str) and v.lower() in ("1", "true", "yes", "on"):
-        return True
-    if isinstance(v, str) and v.lower() in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("expected a boolean")
-
-
-def _int(lo: int, hi: int) -> Callable[[Any], int]:
-    def conv(v: Any) -> int:
-        if isinstance(v, bool):
-            raise ValueError("expected an integer")
-        n = int(v)
-        if not lo <= n <= hi:
-            raise ValueError(f"expected {lo}..{hi}")
-        return n
-
-    return conv
-
-
-def _float(lo: float, hi: float) -> Callable[[Any], float]:
-    def conv(v: Any) -> float:
-        if isinstance(v, bool):
-            raise ValueError("expected a number")
-        x = float(v)
-        if not lo <= x <= hi:
-            raise ValueError(f"expected {lo}..{hi}")
-        return x
-
-    return conv
-
-
-def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
-    def conv(v: Any) -> str:
-        if v not in options:
-            raise ValueError(f"expected one of {', '.join(options)}")
-        return str(v)
-
-    return conv
-
-
-def _path(v: Any) -> str:
-    if not isinstance(v, str) or not v.strip():
-        raise ValueError("expected a path")
-    return str(Path(v).expanduser())
-
-
-def _paths(v: Any) -> tuple[str, ...]:
-    """A list of folders, or one string of them separated by the OS path separator."""
-    import os
-
-    items = v if isinstance(v, list | tuple) else str(v).split(os.pathsep)
-    out = []
-    for item in items:
-        if not isinstance(item, str):
-            raise ValueError("expected paths")
-        if item.strip():
-            out.append(str(Path(item).expanduser().resolve()))
-    return tuple(out)
-
-
-def _text(v: Any) -> str:
-    if not isinstance(v, str) or not v.strip():
-        raise ValueError("expected a non-empty string")
-    return v.strip()
-
-
-def _level(v: Any) -> str:
-    s = str(v).upper()
-    if s not in ("DEBUG", "INFO", "WARNING", "ERROR"):
-        raise ValueError("expected DEBUG, INFO, WARNING or ERROR")
-    return s
+    ask: AskSettings = field(default_factory=AskSettings)
 
 
 # camelCase option name -> (converter, where it lands: (section or None, attribute))
 OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
-    "storeDir": (_path, (None, "store_dir")),
-    "embedder": (_choice(EMBEDDERS), (None, "embedder")),
-    "distiller": (_choice(DISTILLER_MODES), (None, "distiller")),
-    "guidance": (_text, (None, "guidance")),
-    "hookIdleMs": (_int(1000, 86_400_000), (None, "hook_idle_ms")),
-    "mcpTimeoutMs": (_int(100, 600_000), (None, "mcp_timeout_ms")),
-    "gatewayTimeoutMs": (_int(50, 600_000), (None, "gateway_timeout_ms")),
-    "showCommandResults": (_choice(("auto", "always", "never")), (None, "show_command_results")),
-    "logLevel": (_level, (None, "log_level")),
-    "logFile": (_path, (None, "log_file")),
-    "watch": (_bool, ("index", "watch")),
-    "indexWorkspace": (_bool, ("index", "index_workspace")),
-    "maxFileBytes": (_int(1, 1 << 30), ("index", "max_file_bytes")),
-    "debounceMs": (_int(0, 60_000), ("index", "debounce_ms")),
-    "linkRoots": (_paths, ("index", "link_roots")),
-    "transcriptRoots": (_paths, ("index", "transcript_roots")),
-    "lexicalWeight": (_float(0, 100), ("recall", "lexical_weight")),
-    "vectorWeight": (_float(0, 100), ("recall", "vector_weight")),
-    "rrfK": (_int(1, 10_000), ("recall", "rrf_k")),
-    "recencyWeight": (_float(0, 100), ("recall", "recency_weight")),
-    "recencyHalfLifeDays": (_float(0.001, 1e6), ("recall", "recency_half_life_days")),
-    "recallCandidates": (_int(1, 10_000), ("recall", "candidates")),
-    "vectorFloor": (_float(-1, 1), ("recall", "vector_floor")),
-    "fusion": (_choice(("auto", "backfill", "rrf")), ("recall", "fusion")),
-    "filesVectorWeight": (_float(0, 100), ("recall", "files_vector_weight")),
-    "codeVectorWeight": (_float(0, 100), ("recall", "code_vector_weight")),
-    "neighbours": (_int(0, 50), ("recall", "neighbours")),
-    "writerStaleMs": (_int(500, 600_000), ("store", "writer_stale_ms")),
-    "applyWaitMs": (_int(0, 60_000), ("store", "apply_wait_ms")),
-    "allowNetworkFs": (_bool, ("store", "allow_network_fs")),
-    "distillMinMessages": (_int(1, 10_000), ("memory", "distill_min_messages")),
-    "distillMinTokens": (_int(0, 1_000_000), ("memory", "distill_min_tokens")),
-    "distillIdleMs": (_int(0, 3_600_000), ("memory", "distill_idle_ms")),
-    "distillMaxMessages": (_int(1, 10_000), ("memory", "distill_max_messages")),
-    "toolOutputLimit": (_int(200, 1_000_000), ("memory", "tool_output_limit")),
-    "metaThreshold": (_int(2, 10_000), ("memory", "meta_threshold")),
-    "metaKeep": (_int(0, 10_000), ("memory", "meta_keep")),
-    "curateEvery": (_int(1, 10_000), ("memory", "curate_every")),
-    "llmModel": (_text, ("memory", "llm_model")),
-    "llmBaseUrl": (_text, ("memory", "llm_base_url")),
-    "llmTimeoutMs": (_int(100, 600_000), ("memory", "llm_timeout_ms")),
-    "llmRetries": (_int(0, 10), ("memory", "llm_retries")),
-    "llmMaxTokens": (_int(16, 64_000), ("memory", "llm_max_tokens")),
+    "storeDir": (conv.path, (None, "store_dir")),
+    "embedder": (conv.choice(EMBEDDERS), (None, "embedder")),
+    "distiller": (conv.choice(DISTILLER_MODES), (None, "distiller")),
+    "guidance": (conv.text, (None, "guidance")),
+    "hookIdleMs": (conv.integer(1000, 86_400_000), (None, "hook_idle_ms")),
+    "mcpTimeoutMs": (conv.integer(100, 600_000), (None, "mcp_timeout_ms")),
+    "gatewayTimeoutMs": (conv.integer(50, 600_000), (None, "gateway_timeout_ms")),
+    "showCommandResults": (conv.choice(("auto", "always", "never")), (None, "show_command_results")),
+    "logLevel": (conv.level, (None, "log_level")),
+    "logFile": (conv.path, (None, "log_file")),
+    "watch": (conv.boolean, ("index", "watch")),
+    "indexWorkspace": (conv.boolean, ("index", "index_workspace")),
+    "maxFileBytes": (conv.integer(1, 1 << 30), ("index", "max_file_bytes")),
+    "debounceMs": (conv.integer(0, 60_000), ("index", "debounce_ms")),
+    "linkRoots": (conv.paths, ("index", "link_roots")),
+    "transcriptRoots": (conv.paths, ("index", "transcript_roots")),
+    "lexicalWeight": (conv.number(0, 100), ("recall", "lexical_weight")),
+    "vectorWeight": (conv.number(0, 100), ("recall", "vector_weight")),
+    "rrfK": (conv.integer(1, 10_000), ("recall", "rrf_k")),
+    "recencyWeight": (conv.number(0, 100), ("recall", "recency_weight")),
+    "recencyHalfLifeDays": (conv.number(0.001, 1e6), ("recall", "recency_half_life_days")),
+    "recallCandidates": (conv.integer(1, 10_000), ("recall", "candidates")),
+    "vectorFloor": (conv.number(-1, 1), ("recall", "vector_floor")),
+    "fusion": (conv.choice(("auto", "backfill", "rrf")), ("recall", "fusion")),
+    "filesVectorWeight": (conv.number(0, 100), ("recall", "files_vector_weight")),
+    "codeVectorWeight": (conv.number(0, 100), ("recall", "code_vector_weight")),
+    "neighbours": (conv.integer(0, 50), ("recall", "neighbours")),
+    "writerStaleMs": (conv.integer(500, 600_000), ("store", "writer_stale_ms")),
+    "applyWaitMs": (conv.integer(0, 60_000), ("store", "apply_wait_ms")),
+    "allowNetworkFs": (conv.boolean, ("store", "allow_network_fs")),
+    "distillMinMessages": (conv.integer(1, 10_000), ("memory", "distill_min_messages")),
+    "distillMinTokens": (conv.integer(0, 1_000_000), ("memory", "distill_min_tokens")),
+    "distillIdleMs": (conv.integer(0, 3_600_000), ("memory", "distill_idle_ms")),
+    "distillMaxMessages": (conv.integer(1, 10_000), ("memory", "distill_max_messages")),
+    "toolOutputLimit": (conv.integer(200, 1_000_000), ("memory", "tool_output_limit")),
+    "metaThreshold": (conv.integer(2, 10_000), ("memory", "meta_threshold")),
+    "metaKeep": (conv.integer(0, 10_000), ("memory", "meta_keep")),
+    "curateEvery": (conv.integer(1, 10_000), ("memory", "curate_every")),
+    "llmModel": (conv.text, ("memory", "llm_model")),
+    "llmBaseUrl": (conv.text, ("memory", "llm_base_url")),
+    "llmTimeoutMs": (conv.integer(100, 600_000), ("memory", "llm_timeout_ms")),
+    "llmRetries": (conv.integer(0, 10), ("memory", "llm_retries")),
+    "llmMaxTokens": (conv.integer(16, 64_000), ("memory", "llm_max_tokens")),
+    "askProvider": (conv.choice(("anthropic", "openai")), ("ask", "provider")),
+    "askModel": (conv.text, ("ask", "model")),
+    "askBaseUrl": (conv.text, ("ask", "base_url")),
+    "askWindowTokens": (conv.integer(2_000, 2_000_000), ("ask", "window_tokens")),
+    "askMaxIterations": (conv.integer(1, 25), ("ask", "max_iterations")),
+    "askMaxParallel": (conv.integer(1, 16), ("ask", "max_parallel")),
+    "askDeadlineMs": (conv.integer(500, 600_000), ("ask", "deadline_ms")),
+    "askMaxTokens": (conv.integer(64, 64_000), ("ask", "max_tokens")),
+    "askPreload": (conv.globs, ("ask", "preload")),
+    "askKeepWarmMs": (conv.integer(0, 3_600_000), ("ask", "keep_warm_ms")),
+    "askKeepWarmIdleMs": (conv.integer(1_000, 86_400_000), ("ask", "keep_warm_idle_ms")),
 }
 ENV_PREFIX = "LORE_"
 
@@ -236,6 +190,11 @@ NARROW: dict[str, Callable[[Any, Any], bool]] = {
     "toolOutputLimit": lambda old, new: new <= old,
     "llmRetries": lambda old, new: new <= old,
     "llmMaxTokens": lambda old, new: new <= old,
+    "askWindowTokens": lambda old, new: new <= old,
+    "askMaxIterations": lambda old, new: new <= old,
+    "askMaxParallel": lambda old, new: new <= old,
+    "askMaxTokens": lambda old, new: new <= old,
+    "askKeepWarmMs": lambda old, new: new == 0 or new == old,
     "distiller": lambda old, new: _DISTILLER_RANK[new] < _DISTILLER_RANK[old] or new == old,
 }
 # Everything else is user-level only: endpoints, models, the store, link and transcript
@@ -276,7 +235,7 @@ def _flatten(data: Mapping[str, Any]) -> dict[str, Any]:
     """Accept both flat keys and one level of sections (`{"recall": {"rrfK": 30}}`)."""
     flat: dict[str, Any] = {}
     for key, value in data.items():
-        if isinstance(value, Mapping) and key in ("index", "recall", "store", "memory"):
+        if isinstance(value, Mapping) and key in ("index", "recall", "store", "memory", "ask"):
             flat.update(value)
         else:
             flat[key] = value
@@ -353,13 +312,13 @@ def _convert(origin: str, key: str, raw: Any, warnings: list[str]) -> Any:
 def _default(key: str) -> Any:
     section, attr = OPTIONS[key][1]
     holder = {"index": IndexSettings, "recall": RecallSettings, "store": StoreSettings,
-              "memory": MemorySettings}.get(section or "", Settings)
+              "memory": MemorySettings, "ask": AskSettings}.get(section or "", Settings)
     return {f.name: f.default for f in fields(holder)}[attr]
 
 
 def build(chosen: Mapping[str, Any], *, ignored: tuple[tuple[str, str, str], ...] = ()) -> Settings:
     top: dict[str, Any] = {}
-    sections: dict[str, dict[str, Any]] = {"index": {}, "recall": {}, "store": {}, "memory": {}}
+    sections: dict[str, dict[str, Any]] = {"index": {}, "recall": {}, "store": {}, "memory": {}, "ask": {}}
     for key, value in chosen.items():
         section, attr = OPTIONS[key][1]
         (sections[section] if section else top)[attr] = value
@@ -369,6 +328,7 @@ def build(chosen: Mapping[str, Any], *, ignored: tuple[tuple[str, str, str], ...
         recall=RecallSettings(**sections["recall"]),
         store=StoreSettings(**sections["store"]),
         memory=MemorySettings(**sections["memory"]),
+        ask=AskSettings(**sections["ask"]),
         ignored=ignored,
         **top,
     )

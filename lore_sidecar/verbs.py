@@ -65,10 +65,22 @@ def run_verb(args: argparse.Namespace) -> int:
                     engine.index.scan(report)
                     engine.index.wait(120)
             result = engine.ask.ask(question=args.question, harness="cli")
-            print(json.dumps(result, indent=2) if args.json else result["answer"])
+            print(json.dumps(result, indent=2) if args.json else ask_text(result))
+        elif args.verb == "ask-stats":
+            print(json.dumps(engine.ask.stats(), indent=2))
     finally:
         engine.close()
     return 0
+
+
+def ask_text(r: dict) -> str:
+    lines = [r["answer"]]
+    if r["sources"]:
+        lines += ["", "Sources:"] + [f"  {s['path']}" + (f":{s['lines']}" if s.get("lines") else "") for s in r["sources"]]
+    t = r["trailer"]
+    lines += ["", f"({r['mode']}{', ' + t['model'] if t['model'] else ''}; {t['latencyMs'] / 1000:.1f} s, "
+                  f"{t['toolCalls']} tool calls, {t['filesRead']} files read, ${t['usd']:.4f})"]
+    return "\n".join(lines)
 
 
 def run_recall(engine, args: argparse.Namespace) -> None:

@@ -40,7 +40,8 @@ class Engine:
     def __init__(self, *, settings: Settings, records: Any, embedder: Any, role: Role, view: View,
                  projects: Projects, spool: Any, facts: Any, memory: Any, distiller: Any = None,
                  on_close: Callable[[], None] = lambda: None, reopen_readers: Callable[[], None] | None = None,
-                 election: Any = None, context_states: Any = None):
+                 election: Any = None, context_states: Any = None, ask_model: Any = None, ask_ledgers: Any = None,
+                 ask_reason: str | None = None):
         self.settings = settings
         self.records = records
         self.embedder = embedder
@@ -63,7 +64,8 @@ class Engine:
         self.sessions = Sessions(self, settings.guidance or DEFAULT_GUIDANCE)
         self.index = IndexRequests(self)
         self.context = ContextRequests(self, context_states)
-        self.ask = AskRequests(self)
+        self.ask = AskRequests(self, ask_model, ask_ledgers)
+        self.ask_reason = ask_reason  # why codebase questions are in retrieval mode (lore/status)
         self._seen_generation = -1
         self._refresh_lock = threading.Lock()
 
@@ -181,4 +183,5 @@ class Engine:
         return gen
 
     def close(self) -> None:
+        self.ask.close()
         self.on_close()

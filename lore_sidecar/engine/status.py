@@ -38,6 +38,8 @@ def status_of(engine: Any, root: str) -> dict[str, Any]:
         "counts": {k: counts[k] for k in COUNTED},
         "embedder": {"name": embedder.name if embedder else "none", "dim": embedder.dim if embedder else 0},
         "distiller": engine.distiller.status() if engine.distiller is not None else {"mode": "off", "model": None},
+        "ask": {"mode": "model" if engine.ask.model is not None else "retrieval",
+                "model": getattr(engine.ask.model, "model", None), "reason": engine.ask_reason},
         "usage": records.nodes.usage(),
         "indexLagMs": 0 if applied >= records.outbox_head() else -1,  # -1: behind (age not tracked)
         "indexError": (indexer.error or (indexer.dense.error if indexer.dense else None)) if indexer else None,

@@ -39,6 +39,18 @@ class Completion:
     took_ms: float
 
 
+@dataclass(frozen=True)
+class Turn:
+    """One model turn of a tool-using conversation: its text, the tools it calls
+    (`[(id, name, input)]`), why it stopped, and what it cost."""
+    text: str
+    calls: list[tuple[str, str, dict[str, Any]]]
+    stop: str
+    usage: Usage
+    model: str
+    took_ms: float
+
+
 @dataclass
 class LLMStatus:
     calls: int = 0
@@ -98,7 +110,39 @@ class AnthropicClient:
             raise self._fail("llmError", f"the Anthropic API answered {exc.status_code}: {exc}", retryable=exc.status_code >= 500) from None
         except a.APIConnectionError as exc:
             raise self._fail("llmUnreachable", f"cannot reach the Anthropic API: {exc}", retryable=True) from None
-        u = resp.usage
+        usage = self._count(resp.usage)
+        text = "".join(b.text for b in resp.content if getattr(b, "type", "") == "text")
+        return Completion(text=text, usage=usage, model=resp.model, took_ms=round((time.perf_counter() - t0) * 1000, 1))
+
+    def converse(self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]],
+                 max_tokens: int | None = None, timeout_s: float | None = None) -> Turn:
+        """One turn of a tool-using conversation, the blocks given as built (the caller
+        places `cache_control`). `timeout_s`: this call's own bound, without retries — a
+        caller with a deadline retries by itself or answers with what it has."""
+        t0 = time.perf_counter()
+        client = self._sdk()
+        a = self._anthropic
+        if timeout_s is not None:
+            client = client.with_options(timeout=max(0.05, timeout_s), max_retries=0)
+        try:
+            resp = client.messages.create(model=self.model, max_tokens=max_tokens or self.max_tokens, system=system,
+                                          tools=tools, messages=messages)
+        except a.APITimeoutError:
+            raise self._fail("llmTimeout", f"the model did not answer within {timeout_s:.1f} s", retryable=True) from None
+        except a.AuthenticationError as exc:
+            raise self._fail("authFailed", f"the Anthropic API refused the key: {exc}") from None
+        except a.APIStatusError as exc:
+            raise self._fail("llmError", f"the Anthropic API answered {exc.status_code}: {exc}",
+                             retryable=exc.status_code == 429 or exc.status_code >= 500) from None
+        except a.APIConnectionError as exc:
+            raise self._fail("llmUnreachable", f"cannot reach the Anthropic API: {exc}", retryable=True) from None
+        usage = self._count(resp.usage)
+        text = "".join(b.text for b in resp.content if getattr(b, "type", "") == "text")
+        calls = [(b.id, b.name, dict(b.input or {})) for b in resp.content if getattr(b, "type", "") == "tool_use"]
+        return Turn(text=text, calls=calls, stop=resp.stop_reason or "", usage=usage, model=resp.model,
+                    took_ms=round((time.perf_counter() - t0) * 1000, 1))
+
+    def _count(self, u: Any) -> Usage:
         usage = Usage(
             input_tokens=u.input_tokens or 0,
             output_tokens=u.output_tokens or 0,
@@ -112,8 +156,7 @@ class AnthropicClient:
             for key, value in (("input", usage.input_tokens), ("output", usage.output_tokens),
                                ("cacheRead", usage.cache_read_tokens), ("cacheWrite", usage.cache_write_tokens)):
                 s.totals[key] += value
-        text = "".join(b.text for b in resp.content if getattr(b, "type", "") == "text")
-        return Completion(text=text, usage=usage, model=resp.model, took_ms=round((time.perf_counter() - t0) * 1000, 1))
+        return usage
 
     def _fail(self, kind: str, message: str, *, retryable: bool = False) -> LLMUnavailable:
         with self._lock:

@@ -62,9 +62,9 @@ def build(host: Host, harness: str | None = None) -> MCPServer:
         params = ctx.session.client_params if ctx is not None else None
         return runtime_of(params.client_info.name if params is not None else None, harness)
 
-    async def call(method: str, params: dict[str, Any], *, write: bool = False) -> dict[str, Any]:
+    async def call(method: str, params: dict[str, Any], *, write: bool = False, timeout_s: float | None = None) -> dict[str, Any]:
         try:
-            return await host.call(method, {k: v for k, v in params.items() if v is not None})
+            return await host.call(method, {k: v for k, v in params.items() if v is not None}, timeout_s=timeout_s)
         except TimeoutError:
             note = " The change may still be applied: check before repeating it." if write else ""
             raise ToolError(f"lore-sidecar did not answer within {host.timeout_s:g} s (the store is busy or still "
@@ -265,7 +265,11 @@ def build(host: Host, harness: str | None = None) -> MCPServer:
                        ctx: Context = None) -> str:
         """Ask about the codebase: how something works, where something is. Answers with the places in the
         code (paths, lines) and in memory that bear on it."""
-        r = await call("lore/ask", {"question": question, "harness": who(ctx)})
+        # A question may take the model a while: its own deadline (askDeadlineMs), answered
+        # best-effort before it, instead of the store calls' short bound.
+        deadline_ms = host.settings.ask.deadline_ms
+        r = await call("lore/ask", {"question": question, "harness": who(ctx), "deadlineMs": deadline_ms},
+                       timeout_s=deadline_ms / 1000 + 2)
         where = "\n".join(f"- {s['path']}" + (f":{s['lines']}" if s.get("lines") else "") + f" (sha256 {str(s.get('sha256'))[:12]})"
                           for s in r["sources"])
         return r["answer"] + (f"\n\nSources:\n{where}" if where else "")

@@ -57,6 +57,12 @@ class Calls:
         engine = await self.order.read(self.server.engine)
         return await self.server.run(bound(engine, method), *args, **kwargs)
 
+    async def slow(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """A read that may take seconds (a codebase question's model loop): on a thread of
+        its own, so it never holds one of the executor's workers the other requests need."""
+        engine = await self.order.read(self.server.engine)
+        return await asyncio.to_thread(bound(engine, method), *args, **kwargs)
+
     async def write(self, method: str, *args: Any, **kwargs: Any) -> Any:
         async def work() -> Any:
             engine = await self.server.engine()

@@ -285,6 +285,17 @@ class Records:
         )
         return {r["id"]: r for r in rows}
 
+    def tool_results(self, root: str, after_id: int, names: Sequence[str], limit: int = 200) -> list[tuple[int, str]]:
+        """(id, content) of the project's tool results from tools named `names`, after `after_id`."""
+        rows = self.db.reader().execute(
+            f"SELECT m.id, m.content FROM messages m JOIN projects p ON p.id=m.project_id WHERE p.root=? AND m.id>?"
+            f" AND lower(m.tool_name) IN ({','.join('?' * len(names))}) ORDER BY m.id LIMIT ?",
+            (root, after_id, *names, limit)).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def last_message_id(self) -> int:
+        return self.db.reader().execute("SELECT COALESCE(MAX(id), 0) FROM messages").fetchone()[0]
+
     def message_by_uri_parts(self, session_id: str, msg_id: str) -> sqlite3.Row | None:
         return (
             self.db.reader()

@@ -1,6 +1,8 @@
 """A fake Anthropic Messages API on 127.0.0.1 for tests: the real SDK talks to it over HTTP.
 
-Deterministic: each reply comes from `responder(body) -> text` (or a scripted error status).
+Deterministic: each reply comes from `responder(body)` (or a scripted error status): text, or
+a dict `{"text"?, "tool_use"?: [(name, input), ...], "delay"?: seconds}` for tool calls and a
+slow model.
 Every request body is recorded. Listens on loopback only, on a free port, and stops itself
 after `lifetime_s` even if a test forgets to.
 """
@@ -8,6 +10,7 @@ after `lifetime_s` even if a test forgets to.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -37,7 +40,17 @@ class FakeAnthropic(LoopbackServer):
                     status = fake.script.pop(0)
                     kind = {429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error"}.get(status, "api_error")
                     return self._send(status, {"type": "error", "error": {"type": kind, "message": f"scripted {status}"}})
-                text = fake.responder(body)
+                reply = fake.responder(body)
+                calls: list = []
+                if isinstance(reply, dict):
+                    time.sleep(float(reply.get("delay") or 0))
+                    calls = list(reply.get("tool_use") or [])
+                    reply = reply.get("text") or ""
+                text = str(reply)
+                content = [{"type": "text", "text": text}] if text or not calls else []
+                n = len(fake.bodies)
+                content += [{"type": "tool_use", "id": f"toolu_{n:04d}_{i}", "name": name, "input": args}
+                            for i, (name, args) in enumerate(calls)]
                 n_in = len(json.dumps(body.get("messages", []))) // 4
                 cached = sum(len(b.get("text", "")) // 4 for b in body.get("system", []) if isinstance(b, dict) and b.get("cache_control"))
                 return self._send(200, {
@@ -45,8 +58,8 @@ class FakeAnthropic(LoopbackServer):
                     "type": "message",
                     "role": "assistant",
                     "model": body.get("model", "fake"),
-                    "content": [{"type": "text", "text": text}],
-                    "stop_reason": "end_turn",
+                    "content": content,
+                    "stop_reason": "tool_use" if calls else "end_turn",
                     "stop_sequence": None,
                     "usage": {
                         "input_tokens": n_in,

@@ -12,6 +12,7 @@ user text never becomes a git option (it is passed as `--grep=<text>` or after `
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 import select
 import subprocess
@@ -60,7 +61,18 @@ class Tools:
         offset, limit = max(0, int(offset)), max(1, min(READ_LINES, int(limit)))
         chosen = lines[offset: offset + limit]
         return {"path": self._shown(p), "startLine": offset + 1, "lines": chosen, "total": len(lines),
-                "truncated": offset + len(chosen) < len(lines)}
+                "truncated": offset + len(chosen) < len(lines), "sha256": hashlib.sha256(data).hexdigest()}
+
+    def relative(self, path: str) -> str:
+        """The path as the project names it (inside the jail, or refused)."""
+        return self._shown(self._path(path))
+
+    def sha256(self, path: str) -> str | None:
+        """The file's hash as a source of what was learnt (None: gone, unreadable, not text)."""
+        try:
+            return hashlib.sha256(self.jail.read_bytes(self._path(path), max_bytes=READ_BYTES)).hexdigest()
+        except LoreError:
+            return None
 
     def grep(self, pattern: str, glob: str | None = None, context: int = 0) -> dict[str, Any]:
         if not pattern or len(pattern) > 500:

@@ -12,7 +12,7 @@ from lore_sidecar.wire.converter import structure
 def handlers(c: Calls) -> dict[str, Any]:
     async def ask(params: Any) -> dict[str, Any]:
         p = structure(params, t.AskParams)
-        return await c.read("ask.ask", question=p.question, project=p.project, deadline_ms=p.deadline_ms,
+        return await c.slow("ask.ask", question=p.question, project=p.project, deadline_ms=p.deadline_ms,
                             harness=p.harness)
 
     async def ask_stats(params: Any) -> dict[str, Any]:

@@ -1,0 +1,124 @@
+"""One question's agent loop: the model reads, calls tools, and answers — within a soft
+deadline and at most `max_iterations` model turns.
+
+Trigger / Why / Outcome of the three ways it ends early:
+- the deadline: a model turn gets only the time left as its timeout; when it runs out the
+  loop stops and returns the best answer so far (the last text the model wrote, else what
+  it had read), never nothing;
+- the iteration bound: likewise;
+- a cold start (nothing learnt about this workspace yet) and an answer given without a
+  single tool call: the answer is sent back once with "look first", because a model that has
+  read nothing answers from its priors.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from lore_sidecar.engine.ask import toolspec, window
+from lore_sidecar.engine.ask.tools import Tools
+from lore_sidecar.errors import LoreError
+
+LOOK_FIRST = ("You have not looked at the code yet, and nothing about this workspace is known. Use the tools "
+              "(Grep, Read, find_paths, …) to check before you answer.")
+MIN_TURN_S = 0.05
+
+
+@dataclass
+class Outcome:
+    answer: str = ""
+    finished: str = "answered"  # answered | deadline | iterations | error
+    turns: list[dict[str, Any]] = field(default_factory=list)  # this question's messages, in order
+    read: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (sha256, lines)
+    facts: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    tool_calls: int = 0
+    requests: int = 0
+    usage: dict[str, int] = field(default_factory=lambda: {"in": 0, "out": 0, "read": 0, "write": 0})
+    model: str | None = None
+    error: str | None = None
+    texts: dict[str, str] = field(default_factory=dict)  # path -> text read (for file contexts)
+
+
+def run(model: Any, fork: window.Fork, question: str, tools: Tools, *, deadline: float, max_iterations: int,
+        max_tokens: int, on_request: Any = None) -> Outcome:
+    out = Outcome(turns=[window.question_message(fork.deltas, question)])
+    system = window.system_blocks(fork.frozen)
+    history = list(fork.history)
+    sent_back = False
+    for _ in range(max_iterations):
+        left = deadline - time.monotonic()
+        if left < MIN_TURN_S:
+            out.finished = "deadline"
+            break
+        messages = window.marked(history + out.turns, len(history))
+        try:
+            turn = model.converse(system=system, tools=toolspec.SPECS, messages=messages, max_tokens=max_tokens,
+                                  timeout_s=left)
+        except LoreError as exc:
+            out.finished = "deadline" if exc.kind == "llmTimeout" else "error"
+            out.error = f"{exc.kind}: {exc.message}"
+            break
+        finally:
+            if on_request is not None:
+                on_request()
+        out.requests += 1
+        out.model = turn.model
+        for key, value in (("in", turn.usage.input_tokens), ("out", turn.usage.output_tokens),
+                           ("read", turn.usage.cache_read_tokens), ("write", turn.usage.cache_write_tokens)):
+            out.usage[key] += value
+        if turn.text.strip():
+            out.answer = turn.text.strip()
+        if turn.calls:
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text.strip() else []
+            blocks += [{"type": "tool_use", "id": cid, "name": name, "input": args} for cid, name, args in turn.calls]
+            out.turns.append({"role": "assistant", "content": blocks})
+            out.turns.append({"role": "user", "content": [_result(out, tools, cid, name, args, deadline)
+                                                         for cid, name, args in turn.calls]})
+            continue
+        if fork.cold and out.tool_calls == 0 and not sent_back:
+            sent_back = True
+            out.turns.append({"role": "assistant", "content": [{"type": "text", "text": turn.text or "(no answer)"}]})
+            out.turns.append({"role": "user", "content": [{"type": "text", "text": LOOK_FIRST}]})
+            continue
+        out.turns.append({"role": "assistant", "content": [{"type": "text", "text": turn.text or "(no answer)"}]})
+        out.finished = "answered"
+        return out
+    else:
+        out.finished = "iterations"
+    _close(out)
+    return out
+
+
+def _result(out: Outcome, tools: Tools, cid: str, name: str, args: Any, deadline: float) -> dict[str, Any]:
+    out.tool_calls += 1
+    if time.monotonic() >= deadline:
+        r = toolspec.Result("skipped: out of time", refused=True)
+    else:
+        r = toolspec.call(tools, name, args)
+    for path, seen in r.read.items():
+        out.read[path] = seen
+        out.texts[path] = r.text
+    if r.fact is not None:
+        out.facts.append(r.fact)
+    return {"type": "tool_result", "tool_use_id": cid, "content": r.text, **({"is_error": True} if r.refused else {})}
+
+
+def _close(out: Outcome) -> None:
+    """Stopped before a final answer: the turns end in a complete exchange (a tool call with
+    no result is dropped), and the answer says what it rests on."""
+    turns = out.turns
+    if turns and turns[-1]["role"] == "assistant":
+        if any(b.get("type") == "tool_use" for b in turns[-1]["content"]):
+            turns.pop()
+    if turns and turns[-1]["role"] == "assistant":
+        turns.pop()
+    why = {"deadline": "the time ran out", "iterations": "the step limit was reached"}.get(out.finished, "the model failed")
+    if out.read:
+        seen = ", ".join(f"{p}:{lines}" for p, (_, lines) in out.read.items())
+        note = f"(Best effort: {why} before a final answer. Read so far: {seen}.)"
+    else:
+        note = f"(Best effort: {why} before a final answer.)"
+    out.answer = f"{out.answer}\n\n{note}" if out.answer else note
+    turns.append({"role": "assistant", "content": [{"type": "text", "text": out.answer}]})
