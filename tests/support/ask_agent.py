@@ -50,8 +50,12 @@ def next_step(question: str, results: list[str]) -> Any:
     """The scripted agent's next move: a list of (tool, input) calls, or the answer text."""
     m = KEY.search(question)
     key = m.group(1) if m else question.split()[-1].strip("?")
+    if "commit" in question.lower():
+        if not results:
+            return [("git_search", {"query": key})]
+        return f"The commit: {results[0].strip().splitlines()[0] if results[0].strip() else 'none'}"
     if not results:
-        return [("Grep", {"pattern": re.escape(key), "glob": "*.py"})]
+        return [("Grep", {"pattern": rf"\b{re.escape(key)}\b", "glob": "*.py"})]
     hit = HIT.search(results[0])
     if hit is None:
         return f"`{key}` does not appear in the code."

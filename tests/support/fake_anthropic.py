@@ -23,6 +23,7 @@ class FakeAnthropic(LoopbackServer):
         self.bodies: list[dict[str, Any]] = []
         self.raw: list[bytes] = []
         self.headers: list[dict[str, str]] = []
+        self.times: list[float] = []  # time.monotonic() of each request's arrival
         self.script: list[int] = []  # status codes to answer with before succeeding
         fake = self
 
@@ -30,6 +31,7 @@ class FakeAnthropic(LoopbackServer):
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("content-length", "0"))
                 raw = self.rfile.read(length)
+                fake.times.append(time.monotonic())
                 fake.raw.append(raw)
                 fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                 body = json.loads(raw or b"{}")

@@ -18,7 +18,8 @@ from typing import Any
 from tests.support.loopback import LoopbackServer, QuietHandler
 
 # A reply is text, or (streaming: Chat Completions, Anthropic Messages, Responses) a tool call:
-# {"tool_call": {"name": ..., "arguments": {...}}} (Responses: also "namespace").
+# {"tool_call": {"name": ..., "arguments": {...}}} (Responses: also "namespace"); not streaming,
+# Chat Completions also takes {"tool_calls": [{"name": ..., "arguments": {...}}, ...]}.
 Responder = Callable[[str, dict[str, Any]], Any]
 
 
@@ -71,9 +72,16 @@ class FakeModels(LoopbackServer):
                 rid, model, now = f"chatcmpl-{len(fake.requests)}", body.get("model", "fake-model"), int(time.time())
                 usage = {"prompt_tokens": 10, "completion_tokens": max(1, len(text) // 4), "total_tokens": 10 + len(text) // 4}
                 if not stream:
+                    message: dict[str, Any] = {"role": "assistant", "content": text}
+                    if isinstance(text, dict) and "tool_calls" in text:  # non-streaming tool calls
+                        message = {"role": "assistant", "content": None, "tool_calls": [
+                            {"id": f"call_{len(fake.requests)}_{i}", "type": "function",
+                             "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                            for i, c in enumerate(text["tool_calls"])]}
                     return self.send_json(200, {"id": rid, "object": "chat.completion", "created": now, "model": model,
-                                       "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                                    "finish_reason": "stop"}], "usage": usage})
+                                       "choices": [{"index": 0, "message": message,
+                                                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+                                       "usage": usage})
                 base = {"id": rid, "object": "chat.completion.chunk", "created": now, "model": model}
                 if isinstance(text, dict) and "tool_call" in text:
                     call = text["tool_call"]

@@ -15,6 +15,7 @@ never across a model call.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -36,6 +37,15 @@ FACT_REF = re.compile(r"\bF[0-9a-f]{7}\b")
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _plain(content: str | None) -> str:
+    """A stored message's content: JSON of a string or of blocks; the text either way."""
+    try:
+        value = json.loads(content or "")
+    except ValueError:
+        return content or ""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 class Slot:
@@ -198,7 +208,7 @@ class AskRequests:
         rows = self.i.records.tool_results(w.root, w.seen_message_id, READ_TOOLS)
         for mid, content in rows:
             w.seen_message_id = max(w.seen_message_id, mid)
-            m = PATH_IN_RESULT.search(content or "")
+            m = PATH_IN_RESULT.search(_plain(content))
             if not m:
                 continue
             try:
