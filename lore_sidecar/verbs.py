@@ -60,7 +60,7 @@ def run_verb(args: argparse.Namespace) -> int:
         elif args.verb == "recall":
             run_recall(engine, args)
         elif args.verb == "ask":
-            if engine.role.writer:
+            if engine.role.writer and engine.ask.model is None:  # retrieval answers need the index
                 with progress("indexing the workspace", interactive(args.json)) as report:
                     engine.index.scan(report)
                     engine.index.wait(120)

@@ -69,6 +69,10 @@ def test_tool_results_reach_the_model_and_the_answer_cites_the_file_read(tmp_pat
         try:
             r = ask(c, "Where is `func_7` defined?")
             log = ask(c, "Which commit added the `walrus` release?")
+            fact = c.request("lore/getNode", {"uri": r["ledgerFacts"][0]})
+            node = c.request("lore/createNode", {  # promoting the fact: its text and its sources
+                "uri": "project://shop/architecture/func-7", "content": fact["content"], "category": "architecture",
+                "priority": 3, "sources": [{"path": s["path"]} for s in fact["metadata"]["sources"]]})
         finally:
             c.close()
     assert r["mode"] == "model" and r["finished"] == "answered"
@@ -81,6 +85,9 @@ def test_tool_results_reach_the_model_and_the_answer_cites_the_file_read(tmp_pat
     sent = [json.dumps(b) for b in fake.bodies]
     assert any("marker-7" in s for s in sent)  # the Read result reached the model
     assert "Add the shop's helpers (walrus release)" in log["answer"]  # git_search's result did too
+    assert fact["source"] == "ledger" and fact["content"] == "`func_7` is defined in src/mod7.py at line 29."
+    assert fact["metadata"]["sources"] == [{"path": "src/mod7.py", "sha256": sha}] and fact["metadata"]["stale"] is False
+    assert node["uri"] == "project://shop/architecture/func-7"
 
 
 def test_hostile_tool_calls_from_the_model_are_refused_and_nothing_outside_reaches_it(tmp_path, ws):

@@ -84,3 +84,9 @@ def test_context_benchmark_smoke(tmp_path):
 def test_gateway_benchmark_smoke(tmp_path):
     result = run_bench(tmp_path, "gateway", "--calls", "6")
     assert result["calls"] == 6 and result["overhead_ms"]["p50"] is not None
+
+
+def test_ask_benchmark_smoke(tmp_path):
+    result = run_bench(tmp_path, "ask", "--questions", "3", "--latency-ms", "5")
+    assert result["questions"] == result["answered"] == 3 and result["model_requests"] == 12
+    assert 0 < result["cache_read_share_q2_20"] <= 1 and result["grep_repo_ms"]["p50"] > 0

@@ -39,6 +39,7 @@ class Outcome:
     model: str | None = None
     error: str | None = None
     texts: dict[str, str] = field(default_factory=dict)  # path -> text read (for file contexts)
+    tool_ms: float = 0.0
 
 
 def run(model: Any, fork: window.Fork, question: str, tools: Tools, *, deadline: float, max_iterations: int,
@@ -93,10 +94,12 @@ def run(model: Any, fork: window.Fork, question: str, tools: Tools, *, deadline:
 
 def _result(out: Outcome, tools: Tools, cid: str, name: str, args: Any, deadline: float) -> dict[str, Any]:
     out.tool_calls += 1
-    if time.monotonic() >= deadline:
+    t = time.monotonic()
+    if t >= deadline:
         r = toolspec.Result("skipped: out of time", refused=True)
     else:
         r = toolspec.call(tools, name, args)
+    out.tool_ms += (time.monotonic() - t) * 1000
     for path, seen in r.read.items():
         out.read[path] = seen
         out.texts[path] = r.text

@@ -28,7 +28,8 @@ from lore_sidecar.engine.ask import ledger as lg
 from lore_sidecar.engine.ask.keepwarm import KeepWarm
 from lore_sidecar.engine.ask.tools import Tools
 from lore_sidecar.engine.context.prices import price_of, usd
-from lore_sidecar.errors import LoreError
+from lore_sidecar.errors import LoreError, not_found
+from lore_sidecar.model import NodeContent
 
 READ_TOOLS = ("read", "read_file", "readfile", "view", "open_file", "cat")
 PATH_IN_RESULT = re.compile(r'"(?:filePath|file_path|path)"\s*:\s*"([^"\\]{1,400})"')
@@ -114,7 +115,7 @@ class AskRequests:
             "trailer": {"model": out.model or getattr(self.model, "model", None),
                         "latencyMs": round((time.monotonic() - t0) * 1000, 1), "tokensIn": out.usage["in"],
                         "tokensOut": out.usage["out"], "cacheRead": out.usage["read"], "cacheWrite": out.usage["write"],
-                        "toolCalls": out.tool_calls, "filesRead": len(out.read), "usd": round(self.cost(out.usage), 6),
+                        "toolCalls": out.tool_calls, "toolMs": round(out.tool_ms, 1), "filesRead": len(out.read), "usd": round(self.cost(out.usage), 6),
                         "contextFill": fill},
         }
 
@@ -140,6 +141,22 @@ class AskRequests:
                     "usd": round(w.totals["usd"], 6), "cacheHitRatio": round(w.totals["cacheRead"] / seen, 4) if seen else None,
                     "compactions": w.compactions, "lastCompaction": w.last_compaction,
                     "keepWarmRequests": int(w.totals["keepWarm"])}
+
+    def fact_node(self, uri: str) -> NodeContent:
+        """`lore/getNode` of a `ledger://<project>/<id>` URI: the fact with its provenance, in
+        the shape a knowledge node's sources take, so promoting it is one `lore/createNode`."""
+        name, _, fid = uri[len("ledger://"):].partition("/")
+        roots = {*self._slots, *(p.root for p in self.i.records.projects())}
+        for root in sorted(r for r in roots if Path(r).name == name):
+            slot = self._slots.get(root)
+            facts = slot.w.ledger if slot else tuple(
+                lg.from_json(f) for f in ((self.ledgers.load(root) if self.ledgers else None) or {}).get("ledger") or [])
+            for f in facts:
+                if f.id == fid:
+                    return NodeContent(uri=uri, source="ledger", content=f.text, metadata={
+                        "project": root, "origin": f.origin, "learntAt": f.learnt_at, "stale": f.stale,
+                        "sources": [{"path": p, "sha256": sha} for p, sha in f.sources.items()]})
+        raise not_found(uri)
 
     def close(self) -> None:
         if self.keep_warm is not None:

@@ -34,4 +34,4 @@ def leads(engine: Any, question: str, *, project: str | None, harness: str | Non
 
 def trailer(*, latency_ms: float, model: str | None = None) -> dict[str, Any]:
     return {"model": model, "latencyMs": latency_ms, "tokensIn": 0, "tokensOut": 0, "cacheRead": 0, "cacheWrite": 0,
-            "toolCalls": 0, "filesRead": 0, "usd": 0.0, "contextFill": 0.0}
+            "toolCalls": 0, "toolMs": 0.0, "filesRead": 0, "usd": 0.0, "contextFill": 0.0}

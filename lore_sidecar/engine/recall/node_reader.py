@@ -13,6 +13,8 @@ from lore_sidecar.model import NodeContent
 
 
 def read_node(engine, uri: str) -> NodeContent:
+    if uri.startswith("ledger://"):  # a fact codebase questions learnt (engine/ask/ledger.py)
+        return engine.ask.fact_node(uri)
     if uris.is_memory_uri(uri):
         return engine.memory.get(uri)
     kind, parts = uris.parse(uri)
