@@ -33,6 +33,7 @@ class Mutation:
 INV = "tests/integration/test_invariants.py"
 MCP = "tests/integration/test_mcp.py"
 CTX = "tests/e2e/test_context_assembly.py"
+ASK = "tests/e2e/test_ask.py"
 MUTATIONS = [
     Mutation("fence", "lore_sidecar/store/db.py", "if current != epoch:", "if False:",
              (f"{INV}::test_a_writer_whose_epoch_was_superseded_cannot_commit_and_is_told_staleEpoch",)),
@@ -101,6 +102,25 @@ MUTATIONS = [
     Mutation("ask-walk-follows-links", "lore_sidecar/engine/ask/tools.py",
              "                if e.is_symlink():\n                    continue", "                if False:\n                    continue",
              ("tests/integration/test_ask_tools.py::test_the_same_tools_answer_inside_the_project",)),
+    Mutation("ask-frozen-block-rebuilt-per-question", "lore_sidecar/engine/ask/window.py",
+             "        deltas, self.pending = tuple(self.pending), []", "        self.refreeze()\n        deltas, self.pending = tuple(self.pending), []",
+             (f"{ASK}::test_twenty_questions_extend_the_same_prefix_and_read_it_from_the_cache",
+              f"{ASK}::test_an_edited_source_makes_its_fact_stale_as_a_delta_while_the_frozen_block_stays")),
+    Mutation("ask-commit-last-writer-wins", "lore_sidecar/engine/ask/requests.py",
+             "        w.history.extend(out.turns)", "        w.history[:] = [*fork.history, *out.turns]",
+             (f"{ASK}::test_three_questions_at_once_each_run_on_the_fork_and_all_their_facts_are_kept",)),
+    Mutation("ask-no-soft-deadline", "lore_sidecar/engine/ask/requests.py",
+             "soft = t0 + budget_s - max(0.15, 0.1 * budget_s)", "soft = t0 + 3600",
+             (f"{ASK}::test_a_model_slower_than_the_deadline_still_gets_an_answer_before_it",)),
+    Mutation("ask-ledger-never-revalidated", "lore_sidecar/engine/ask/requests.py",
+             "        w.ledger, went, back = lg.revalidate(w.ledger, tools.sha256)", "        went, back = [], []",
+             (f"{ASK}::test_an_edited_source_makes_its_fact_stale_as_a_delta_while_the_frozen_block_stays",)),
+    Mutation("ask-compaction-without-hysteresis", "lore_sidecar/engine/ask/compaction.py",
+             "    budget = int(LOW * window_tokens)", "    budget = int(HIGH * window_tokens)",
+             (f"{ASK}::test_compaction_fires_above_085_ends_at_060_or_less_and_keeps_every_question",)),
+    Mutation("ask-cold-answer-accepted", "lore_sidecar/engine/ask/loop.py",
+             "        if fork.cold and out.tool_calls == 0 and not sent_back:", "        if False:",
+             (f"{ASK}::test_a_cold_start_answer_without_looking_is_sent_back_once",)),
 ]
 
 
