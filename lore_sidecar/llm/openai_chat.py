@@ -44,11 +44,16 @@ class OpenAIChatClient:
                                                              "parameters": t["input_schema"]}} for t in tools]}
         t0 = time.perf_counter()
         limit = max(0.05, timeout_s if timeout_s is not None else self.timeout_s)
-        request = urllib.request.Request(self.url, data=json.dumps(body).encode(), method="POST", headers={
-            "content-type": "application/json", "authorization": f"Bearer {self._key}"})
         try:
-            with urllib.request.urlopen(request, timeout=limit) as resp:  # noqa: S310 (a user-chosen endpoint)
-                data = json.loads(resp.read())
+            try:
+                data = self._post(body, limit)
+            except urllib.error.HTTPError as exc:
+                # Trigger: OpenAI's newer models refuse `max_tokens` (a 400 naming its successor).
+                # Outcome: the same turn once more with `max_completion_tokens`; other servers never see it.
+                if exc.code != 400 or b"max_completion_tokens" not in exc.read():
+                    raise
+                body["max_completion_tokens"] = body.pop("max_tokens")
+                data = self._post(body, max(0.05, limit - (time.perf_counter() - t0)))
         except urllib.error.HTTPError as exc:
             kind = "authFailed" if exc.code in (401, 403) else "llmError"
             raise self._fail(kind, f"the model endpoint answered {exc.code}", retryable=exc.code == 429 or exc.code >= 500) from None
@@ -83,6 +88,12 @@ class OpenAIChatClient:
                 self.status.totals[key] += value
         return Turn(text=str(message.get("content") or ""), calls=calls, stop=str(choice.get("finish_reason") or ""),
                     usage=usage, model=str(data.get("model") or self.model), took_ms=round((time.perf_counter() - t0) * 1000, 1))
+
+    def _post(self, body: dict[str, Any], limit: float) -> Any:
+        request = urllib.request.Request(self.url, data=json.dumps(body).encode(), method="POST", headers={
+            "content-type": "application/json", "authorization": f"Bearer {self._key}"})
+        with urllib.request.urlopen(request, timeout=limit) as resp:  # noqa: S310 (a user-chosen endpoint)
+            return json.loads(resp.read())
 
     def _fail(self, kind: str, message: str, *, retryable: bool = False) -> LLMUnavailable:
         with self._lock:

@@ -65,3 +65,29 @@ def test_the_fake_records_exact_request_bytes():
     with FakeAnthropic() as fake:
         client(fake.url).complete(stable=STABLE, prompt="bytes")
     assert json.loads(fake.raw[0]) == fake.bodies[0]
+
+
+def test_the_chat_backend_retries_with_max_completion_tokens_when_the_server_asks_for_it():
+    from lore_sidecar.llm.openai_chat import OpenAIChatClient
+    from tests.support.loopback import LoopbackServer, QuietHandler
+
+    seen: list[dict] = []
+
+    class Handler(QuietHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            seen.append(body)
+            if "max_tokens" in body:  # as OpenAI's reasoning models answer
+                return self.send_json(400, {"error": {"message": "Unsupported parameter: 'max_tokens'. Use "
+                                                                 "'max_completion_tokens' instead."}})
+            self.send_json(200, {"model": "m", "choices": [{"message": {"role": "assistant", "content": "fine"},
+                                                            "finish_reason": "stop"}],
+                                 "usage": {"prompt_tokens": 50, "completion_tokens": 1,
+                                           "prompt_tokens_details": {"cached_tokens": 40}}})
+
+    with LoopbackServer(Handler, lifetime_s=60) as server:
+        c = OpenAIChatClient(api_key="k", model="m", base_url=server.url + "/v1", max_tokens=99)
+        turn = c.converse(system=[{"type": "text", "text": "s"}], tools=[], messages=[
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+    assert turn.text == "fine" and turn.usage.cache_read_tokens == 40 and turn.usage.input_tokens == 10
+    assert "max_tokens" in seen[0] and seen[1]["max_completion_tokens"] == 99 and "max_tokens" not in seen[1]

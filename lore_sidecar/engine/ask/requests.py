@@ -16,6 +16,7 @@ never across a model call.
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
@@ -68,6 +69,7 @@ class AskRequests:
         self._slots_lock = threading.Lock()
         self.answered: dict[str, int] = {}
         self.keep_warm: KeepWarm | None = None
+        self._hashes: dict[tuple[str, str], tuple[tuple[int, ...], str]] = {}
 
     # -- the requests -------------------------------------------------------------------------------
     def ask(self, *, question: str, project: str | None = None, deadline_ms: int | None = None,
@@ -164,7 +166,27 @@ class AskRequests:
 
     # -- the window ----------------------------------------------------------------------------------
     def _tools(self, root: str) -> Tools:
-        return Tools(root=Path(root), jail=self.i.projects.jail)
+        # This project only (and the link roots the user allowed), not every opened folder.
+        return Tools(root=Path(root), jail=self.i.projects.jail.with_roots([root]))
+
+    def _hasher(self, tools: Tools):
+        """sha256 of a cited file, re-read only when its size or mtime moved: a ledger of
+        hundreds of facts is re-validated before every question."""
+        def sha(path: str) -> str | None:
+            try:
+                st = os.stat(tools.root / path)
+            except OSError:
+                return None
+            key = (str(tools.root), path)
+            seen = self._hashes.get(key)
+            stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+            if seen and seen[0] == stamp:
+                return seen[1]
+            value = tools.sha256(path)
+            if value is not None:
+                self._hashes[key] = (stamp, value)
+            return value
+        return sha
 
     def _slot(self, root: str) -> Slot:
         with self._slots_lock:
@@ -206,18 +228,19 @@ class AskRequests:
 
     def _news(self, w: window.Window, tools: Tools) -> None:
         """What changed since the last question, as deltas (the frozen block stays as it is)."""
-        w.ledger, went, back = lg.revalidate(w.ledger, tools.sha256)
+        sha = self._hasher(tools)
+        w.ledger, went, back = lg.revalidate(w.ledger, sha)
         for f in went:
             w.pending.append(f"stale: {f.id} cites {', '.join(f.sources)}, which changed since it was learnt; "
                              f"re-check before relying on it")
         for f in back:
             w.pending.append(f"current again: {f.id} (its files hash as when it was learnt)")
         for path, ctx in list(w.files.items()):
-            sha = tools.sha256(path)
-            if sha != ctx.sha256:
-                w.files[path] = window.FileCtx(path, sha or "", ctx.text, ctx.used)
+            now = sha(path)
+            if now != ctx.sha256:
+                w.files[path] = window.FileCtx(path, now or "", ctx.text, ctx.used)
                 w.pending.append(f"changed: {path} was edited since it was read"
-                                 f"{'' if sha else ' (it is gone now)'}; read it again for its current text")
+                                 f"{'' if now else ' (it is gone now)'}; read it again for its current text")
         self._passive(w, tools)
 
     def _passive(self, w: window.Window, tools: Tools) -> None:
