@@ -119,6 +119,7 @@ class Root:
             memory=self.memory, distiller=self.distiller, on_close=election.close,
             reopen_readers=self._reopen_readers, election=election,
             context_states=ContextStates(self.store / "context"), ask_ledgers=ContextStates(self.store / "ask"),
+            dream_runs=ContextStates(self.store / "dream"),
             **self._ask_model(),
         )
         self.election = election

@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     a = verb("ask", "ask a question about the codebase (retrieval answers without a key)", ws, out)
     a.add_argument("question")
     verb("ask-stats", "codebase questions in this workspace: window fill, ledger, cost, cache hits", ws)
+    rv = verb("review", "knowledge that has faded (recalled and not used, or not at all), with why", ws, out)
+    rv.add_argument("--threshold", type=float, default=None, help="list what fell below this retrievability (default 0.3)")
+    dr = verb("dream", "merge duplicates, retire superseded and contradicted knowledge, demote the stale and faded", ws, out)
+    dr.add_argument("--dry-run", action="store_true", help="propose only; change nothing")
+    dr.add_argument("--rollback", nargs="?", const="latest", metavar="RUN", help="undo a run (default: the latest)")
     facts_parser(verb("facts", "bitemporal facts: assert, invalidate, query, timeline"), common, ws, out)
     node_parser(verb("node", "knowledge nodes: create, show, list"), common, ws, out)
 

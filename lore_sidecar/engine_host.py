@@ -17,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from lore_sidecar.rpc.calls import Calls
-from lore_sidecar.rpc.features import ask, capture, context, facts, memory, recall
+from lore_sidecar.rpc.features import ask, capture, context, facts, maintenance, memory, recall
 from lore_sidecar.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ class Host:
         self._engine: Future = self.executor.submit(self._open)
         calls = Calls(self)
         self.handlers: dict[str, Any] = {}
-        for feature in (recall, capture, facts, memory, context, ask):
+        for feature in (recall, capture, facts, memory, context, ask, maintenance):
             self.handlers.update(feature.handlers(calls))
 
     def _open(self) -> Any:

@@ -68,6 +68,19 @@ def run_verb(args: argparse.Namespace) -> int:
             print(json.dumps(result, indent=2) if args.json else ask_text(result))
         elif args.verb == "ask-stats":
             print(json.dumps(engine.ask.stats(), indent=2))
+        elif args.verb == "review":
+            r = engine.maintenance.review(threshold=args.threshold)
+            print(json.dumps(r, indent=2) if args.json else "\n".join(
+                [f"{i['retrievability']:.2f}  {i['uri']}  — {i['reason']}" for i in r["items"]]
+                + [f"{r['total']} below {r['threshold']:g}" + (" (first 50 shown)" if r["truncated"] else "")]))
+        elif args.verb == "dream":
+            if args.rollback:
+                r = engine.maintenance.rollback(run_id=None if args.rollback == "latest" else args.rollback)
+            else:
+                r = engine.maintenance.dream(dry_run=args.dry_run)
+            print(json.dumps(r, indent=2) if args.json or args.rollback else "\n".join(
+                [f"{'applied ' if c['applied'] else 'proposed'}  {c['action']:<13} {c['uri']}  — {c['reason']}"
+                 for c in r["changes"]] + [f"{r['runId']}: {r['applied']} applied, {r['proposed']} proposed ({r['mode']})"]))
     finally:
         engine.close()
     return 0

@@ -21,12 +21,15 @@ from lore_sidecar.engine.facts.requests import FactRequests
 from lore_sidecar.engine.indexing.requests import IndexRequests
 from lore_sidecar.engine.lifecycle.blocks import DEFAULT_GUIDANCE
 from lore_sidecar.engine.lifecycle.sessions import Sessions
+from lore_sidecar.engine.maintenance.decay import factor
+from lore_sidecar.engine.maintenance.requests import MaintenanceRequests
 from lore_sidecar.engine.memory.requests import MemoryRequests
 from lore_sidecar.engine.projects import Projects
 from lore_sidecar.engine.recall.node_reader import read_node
 from lore_sidecar.engine.recall.query import MAX_QUERY_CHARS
 from lore_sidecar.engine.roles import Role, View, WriteMark
 from lore_sidecar.engine.status import dense_lag, status_of
+from lore_sidecar.engine.uris import is_memory_uri
 from lore_sidecar.engine.writes.apply import SpoolApplier
 from lore_sidecar.engine.writes.path import Writes
 from lore_sidecar.errors import not_writer
@@ -41,7 +44,7 @@ class Engine:
                  projects: Projects, spool: Any, facts: Any, memory: Any, distiller: Any = None,
                  on_close: Callable[[], None] = lambda: None, reopen_readers: Callable[[], None] | None = None,
                  election: Any = None, context_states: Any = None, ask_model: Any = None, ask_ledgers: Any = None,
-                 ask_reason: str | None = None):
+                 ask_reason: str | None = None, dream_runs: Any = None):
         self.settings = settings
         self.records = records
         self.embedder = embedder
@@ -65,6 +68,7 @@ class Engine:
         self.index = IndexRequests(self)
         self.context = ContextRequests(self, context_states)
         self.ask = AskRequests(self, ask_model, ask_ledgers)
+        self.maintenance = MaintenanceRequests(self, dream_runs)
         self.ask_reason = ask_reason  # why codebase questions are in retrieval mode (lore/status)
         self._seen_generation = -1
         self._refresh_lock = threading.Lock()
@@ -114,9 +118,22 @@ class Engine:
         )
         if not lexical_only and dense_lag(view):
             result = replace(result, dense_partial=True)
+        result = self._faded_last(result)
         if (session_id or runtime) and result.hits:
-            self.memory.log_recall(result.query_id, session_id, runtime, len(result.hits))
+            shown = [h.uri for h in result.hits if is_memory_uri(h.uri)][:50]
+            self.memory.log_recall(result.query_id, session_id, runtime, len(result.hits), shown)
         return result
+
+    def _faded_last(self, result: RecallResult) -> RecallResult:
+        """Knowledge hits scaled by how retrievable they are (a small factor, never for
+        priority 0-1; engine/maintenance/decay.py); the other hits keep their order."""
+        nodes = [h for h in result.hits if h.source == "knowledge"]
+        if not nodes or any(a.score < b.score for a, b in zip(result.hits, result.hits[1:], strict=False)):
+            return result  # nothing to scale, or an order that is not by score: leave it
+        r = self.maintenance.retrievability([h.uri for h in nodes])
+        hits = [replace(h, score=h.score * factor(r.get(h.uri, 1.0), h.priority)) if h.source == "knowledge" else h
+                for h in result.hits]
+        return replace(result, hits=sorted(hits, key=lambda h: -h.score))
 
     def get_node(self, uri: str, *, query_id: str | None = None, session_id: str | None = None,
                  runtime: str | None = None) -> NodeContent:

@@ -21,7 +21,7 @@ from lore_sidecar.errors import BadParams, LoreError
 from lore_sidecar.model import Hit
 from lore_sidecar.rpc import editor_features
 from lore_sidecar.rpc.calls import Calls
-from lore_sidecar.rpc.features import ask, capture, context, facts, memory, recall
+from lore_sidecar.rpc.features import ask, capture, context, facts, maintenance, memory, recall
 from lore_sidecar.wire.methods import COMMANDS
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ def _internal(name: str, exc: Exception) -> JsonRpcException:
 def register(server) -> None:
     calls = Calls(server)
     table: dict[str, Any] = {}
-    for feature in (recall, capture, facts, memory, context, ask):
+    for feature in (recall, capture, facts, memory, context, ask, maintenance):
         table.update(feature.handlers(calls))
     for method, fn in table.items():
         server.feature(method)(_bind(_expected(fn)))

@@ -287,4 +287,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "0007_recall_shown",
+        """
+        -- Which memories each logged recall showed (decay: recalled-then-used, per item).
+        CREATE TABLE recall_shown(
+            query_id TEXT NOT NULL,
+            uri TEXT NOT NULL,
+            at TEXT NOT NULL,
+            PRIMARY KEY (query_id, uri)
+        );
+        CREATE INDEX recall_shown_by_uri ON recall_shown(uri);
+        """,
+    ),
 ]

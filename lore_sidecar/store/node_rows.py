@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -132,9 +132,24 @@ class NodeRows:
         return {"recalled": recalled, "used": used}
 
     def log_recall(self, c: sqlite3.Connection, query_id: str, session_id: str | None, runtime: str | None,
-                   leads: int, at: str) -> None:
+                   leads: int, at: str, uris: Sequence[str] = ()) -> None:
         c.execute("INSERT OR IGNORE INTO recall_log(query_id, session_id, runtime, leads, at) VALUES (?,?,?,?,?)",
                   (query_id, session_id, runtime, leads, at))
+        c.executemany("INSERT OR IGNORE INTO recall_shown(query_id, uri, at) VALUES (?,?,?)",
+                      [(query_id, u, at) for u in uris])
+
+    def usage_history(self, uris: Sequence[str]) -> dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]]:
+        """Per URI: ([(at, query id) shown], [(at, query id) opened])."""
+        out: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {u: ([], []) for u in uris}
+        r = self.db.reader()
+        for part in range(0, len(uris), 500):
+            keys = list(uris[part: part + 500])
+            marks = ",".join("?" * len(keys))
+            for uri, at, q in r.execute(f"SELECT uri, at, query_id FROM recall_shown WHERE uri IN ({marks})", keys):
+                out[uri][0].append((at, q))
+            for uri, at, q in r.execute(f"SELECT uri, at, query_id FROM recall_usage WHERE uri IN ({marks})", keys):
+                out[uri][1].append((at, q))
+        return out
 
     # -- writes (inside the caller's transaction) ------------------------------------------------
     def insert(self, c: sqlite3.Connection, fields: Mapping[str, Any]) -> int:

@@ -35,6 +35,9 @@ METHOD_TO_TYPES: dict[str, type] = {
     "lore/recordUsage": t.RecordUsageParams,
     "lore/ask": t.AskParams,
     "lore/askStats": t.AskStatsParams,
+    "lore/review": t.ReviewParams,
+    "lore/dream": t.DreamParams,
+    "lore/dreamRollback": t.DreamRollbackParams,
 }
 
 NOTIFICATIONS: tuple[str, ...] = ("lore/indexUpdated", "lore/writerChanged")
@@ -54,4 +57,6 @@ COMMANDS: dict[str, str] = {
     "lore.distill": "lore/distill",
     "lore.exportKnowledge": "lore/exportKnowledge",
     "lore.ask": "lore/ask",
+    "lore.review": "lore/review",
+    "lore.dream": "lore/dream",
 }

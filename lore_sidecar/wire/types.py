@@ -326,6 +326,11 @@ class ImportKnowledgeParams:
 
 
 # Context assembly and codebase questions (wire/model_types.py), re-exported here.
+from lore_sidecar.wire.maintenance_types import (  # noqa: E402, F401
+    DreamParams,
+    DreamRollbackParams,
+    ReviewParams,
+)
 from lore_sidecar.wire.model_types import (  # noqa: E402, F401
     AskParams,
     AskStatsParams,
@@ -336,6 +341,8 @@ from lore_sidecar.wire.model_types import (  # noqa: E402, F401
 )
 
 LIMITS: dict[tuple[type, str], tuple[int, int]] = {
+    (ReviewParams, "limit"): (1, 500),
+    (ReviewParams, "offset"): (0, 1_000_000),
     (RecallParams, "limit"): (1, 200),
     (RecallParams, "offset"): (0, 100_000),
     (QueryFactsParams, "limit"): (1, 200),

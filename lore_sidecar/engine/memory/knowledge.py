@@ -34,11 +34,12 @@ class Knowledge:
     # -- writes -----------------------------------------------------------------------------------
     def create(self, root: str, *, uri: str, content: str, category: str | None = None, priority: int | None = None,
                disclosure: str | None = None, scope: str | None = None, sources: Any = None,
-               expires_at: str | None = None, runtime: str = "client", also: Also = None) -> dict[str, Any]:
+               expires_at: str | None = None, runtime: str = "client", also: Also = None,
+               review: Mapping[str, Any] | None = None) -> dict[str, Any]:
         fields = self.check_create(uri=uri, content=content, category=category, priority=priority,
                                    disclosure=disclosure, scope=scope, sources=sources)
         with self.rows.write() as c:
-            return self.create_in(c, root, fields, expires_at=expires_at, runtime=runtime, also=also)
+            return self.create_in(c, root, fields, expires_at=expires_at, runtime=runtime, also=also, review=review)
 
     def check_create(self, *, uri: str, content: str, category: str | None, priority: int | None,
                      disclosure: str | None, scope: str | None, sources: Any) -> dict[str, Any]:
@@ -53,7 +54,7 @@ class Knowledge:
         }
 
     def create_in(self, c, root: str, fields: dict[str, Any], *, expires_at: str | None, runtime: str,
-                  also: Also = None) -> dict[str, Any]:
+                  also: Also = None, review: Mapping[str, Any] | None = None) -> dict[str, Any]:
         uri = fields["uri"]
         if self.rows.live(uri, c) is not None:
             raise LoreError("nodeExists", f"a node already lives at {uri}; update it or move it", uri=uri)
@@ -64,7 +65,7 @@ class Knowledge:
                "sources": json.dumps(self._hashed(c, project_id, fields["sources"])), "stale": None,
                "version": 1, "created_at": now, "updated_at": now}
         node_id = self.rows.insert(c, row)
-        self.rows.add_history(c, node_id, uri, 1, "create", rules.snapshot(row), runtime, now)
+        self.rows.add_history(c, node_id, uri, 1, "create", _marked(rules.snapshot(row), review), runtime, now)
         self.rows.queue(c, "upsert", node_id, project_id)
         result = {"uri": uri, "version": 1, "warnings": rules.disclosure_warnings(fields["disclosure"])}
         if also:
@@ -72,10 +73,11 @@ class Knowledge:
         return result
 
     def update(self, uri: str, *, changes: Mapping[str, Any], expected_version: int | None = None,
-               runtime: str = "client", also: Also = None) -> dict[str, Any]:
+               runtime: str = "client", also: Also = None, review: Mapping[str, Any] | None = None) -> dict[str, Any]:
         self.check_update(changes)
         with self.rows.write() as c:
-            return self.update_in(c, uri, changes, expected_version=expected_version, runtime=runtime, also=also)
+            return self.update_in(c, uri, changes, expected_version=expected_version, runtime=runtime, also=also,
+                                  review=review)
 
     def check_update(self, changes: Mapping[str, Any]) -> None:
         rules.check_fields(category=changes.get("category"), priority=changes.get("priority"), scope=changes.get("scope"))
@@ -85,7 +87,7 @@ class Knowledge:
             rules.normalise_sources(changes["sources"])
 
     def update_in(self, c, uri: str, changes: Mapping[str, Any], *, expected_version: int | None, runtime: str,
-                  also: Also = None, action: str = "update") -> dict[str, Any]:
+                  also: Also = None, action: str = "update", review: Mapping[str, Any] | None = None) -> dict[str, Any]:
         row = self._live(c, uri)
         if expected_version is not None and expected_version != row["version"]:
             raise LoreError("versionConflict", f"{uri} is at version {row['version']}, not {expected_version}",
@@ -111,7 +113,7 @@ class Knowledge:
         new.update(version=version, updated_at=now)
         self.rows.update(c, row["id"], new)
         merged = {**dict(row), **new}
-        self.rows.add_history(c, row["id"], uri, version, action, rules.snapshot(merged), runtime, now)
+        self.rows.add_history(c, row["id"], uri, version, action, _marked(rules.snapshot(merged), review), runtime, now)
         self.rows.queue(c, "upsert", row["id"], row["project_id"])
         result = {"uri": uri, "version": version, "warnings": rules.disclosure_warnings(merged["disclosure"])}
         if also:
@@ -135,14 +137,15 @@ class Knowledge:
                 also(c, result)
             return result
 
-    def delete(self, uri: str, *, runtime: str = "client", reason: str | None = None, also: Also = None) -> dict[str, Any]:
+    def delete(self, uri: str, *, runtime: str = "client", reason: str | None = None, also: Also = None,
+               review: Mapping[str, Any] | None = None) -> dict[str, Any]:
         with self.rows.write() as c:
             row = self._live(c, uri)
             version = row["version"] + 1
             now = self.clock()
             self.rows.update(c, row["id"], {"deleted_at": now, "version": version, "updated_at": now})
             snap = {**rules.snapshot(dict(row)), **({"reason": reason} if reason else {})}
-            self.rows.add_history(c, row["id"], uri, version, "delete", snap, runtime, now)
+            self.rows.add_history(c, row["id"], uri, version, "delete", _marked(snap, review), runtime, now)
             self.rows.queue(c, "delete", row["id"], row["project_id"])
             result = {"uri": uri, "version": version, "deleted": True}
             if also:
@@ -213,3 +216,9 @@ class Knowledge:
                 sha = self.rows.file_sha(c, project_id, s["path"])
             out.append({"path": s["path"], "sha256": sha})
         return out
+
+
+def _marked(snapshot: dict[str, Any], review: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A history entry of a change made by a maintenance pass carries its review mark
+    (`{runId, reason, before}`), so the history says who changed what, why, and from what."""
+    return {**snapshot, "review": dict(review)} if review else snapshot

@@ -79,9 +79,12 @@ class MemoryRequests:
         """A recalled lead was opened. Best effort: never fails the read that reports it."""
         self._usage("countUse", {"query_id": query_id, "uri": uri, "session_id": session_id}, runtime)
 
-    def log_recall(self, query_id: str, session_id: str | None, harness: str | None, leads: int) -> None:
-        """Leads shown to a runtime (the other half of usage). Best effort, like count_use."""
-        self._usage("logRecall", {"query_id": query_id, "session_id": session_id, "leads": leads}, harness)
+    def log_recall(self, query_id: str, session_id: str | None, harness: str | None, leads: int,
+                   uris: list[str] | None = None) -> None:
+        """Leads shown to a runtime (the other half of usage), and which memories they were
+        (decay). Best effort, like count_use."""
+        self._usage("logRecall", {"query_id": query_id, "session_id": session_id, "leads": leads, "uris": uris or []},
+                    harness)
 
     def _usage(self, method: str, args: dict[str, Any], runtime: str | None) -> None:
         runtime = runtime or "client"

@@ -69,11 +69,11 @@ class Memory:
             return k.create(root, runtime=runtime, also=also, **args)
         if method == "updateNode":
             return k.update(args["uri"], changes=args.get("changes", {}), expected_version=args.get("expected_version"),
-                            runtime=runtime, also=also)
+                            runtime=runtime, also=also, review=args.get("review"))
         if method == "moveNode":
             return k.move(args["uri"], args["new_uri"], runtime=runtime, also=also)
         if method == "deleteNode":
-            return k.delete(args["uri"], runtime=runtime, also=also)
+            return k.delete(args["uri"], runtime=runtime, also=also, reason=args.get("reason"), review=args.get("review"))
         if method == "forget":
             return {**k.delete(args["uri"], runtime=runtime, reason=args.get("reason") or "forgotten", also=also), "forgotten": True}
         if method == "retain":
@@ -81,7 +81,8 @@ class Memory:
         if method in ("logRecall", "countUse"):  # usage bookkeeping, one small transaction
             with self.nodes.write() as c:
                 if method == "logRecall":
-                    self.nodes.log_recall(c, args["query_id"], args.get("session_id"), runtime, int(args["leads"]), k.clock())
+                    self.nodes.log_recall(c, args["query_id"], args.get("session_id"), runtime, int(args["leads"]), k.clock(),
+                                          [str(u) for u in (args.get("uris") or [])][:50])
                     result = {"logged": True}
                 else:
                     result = {"counted": self.nodes.count_use(c, args["query_id"], args["uri"], args.get("session_id"),

@@ -1,0 +1,161 @@
+"""Dream and review over stdio on a seeded store: duplicates, a superseded decision, a node a
+newer fact contradicts, a node citing a deleted file, a faded node, a priority-0 node, and a
+used node as the control — in rule mode, advisory mode and model mode (fake Anthropic)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from lore_sidecar.client import StdioClient, sidecar_command
+from tests.support.fake_anthropic import FakeAnthropic
+
+NODES = [
+    ("project://shop/pattern/retry-a", "pattern", 2,
+     "Every HTTP call to the payment gateway retries three times with exponential backoff", None),
+    ("project://shop/pattern/retry-b", "pattern", 3,
+     "Every HTTP call to the payment gateway retries three times, with exponential backoff.", None),
+    ("project://shop/architecture/payments", "architecture", 2, "The payments service uses Stripe for card charges", None),
+    ("project://shop/decision/queue-redis", "decision", 2, "We queue background jobs in Redis with RQ workers", None),
+    ("project://shop/decision/queue-sqs", "decision", 2,
+     "We queue background jobs in SQS now, replacing the Redis RQ workers", None),
+    ("project://shop/gotcha/old-module", "gotcha", 2, "src/old.py must be imported before the database layer",
+     ["src/old.py"]),
+    ("project://shop/pattern/colour", "pattern", 3, "The dashboard uses a teal colour scheme", None),
+    ("project://shop/architecture/orders-db", "architecture", 0, "The orders service stores its data in MySQL", None),
+    ("project://shop/pattern/deploy", "pattern", 3, "Deploys go through the blue-green pipeline", None),
+]
+EXPECTED = {
+    "project://shop/pattern/retry-b": "merge",
+    "project://shop/decision/queue-redis": "supersede",
+    "project://shop/architecture/payments": "contradiction",
+    "project://shop/gotcha/old-module": "stale-source",
+    "project://shop/pattern/colour": "faded",
+    "project://shop/architecture/orders-db": "contradiction",
+}
+
+
+def seed(tmp: Path, env: dict | None = None) -> tuple[StdioClient, Path]:
+    ws = tmp / "shop"
+    (ws / ".git").mkdir(parents=True)
+    (ws / "src").mkdir()
+    (ws / "src/old.py").write_text("import db\n")
+    c = StdioClient(sidecar_command(), env=env)
+    c.initialize(ws, options={"storeDir": str(tmp / "store"), "watch": False, "indexWorkspace": False,
+                              "distillIdleMs": 3_600_000})
+    for uri, category, priority, content, sources in NODES:
+        c.request("lore/createNode", {"uri": uri, "content": content, "category": category, "priority": priority,
+                                      **({"sources": [{"path": p} for p in sources]} if sources else {})})
+    for subject, obj_old, obj_new, predicate in (("payments service", "Stripe", "Adyen", "uses"),
+                                                  ("orders service", "MySQL", "PostgreSQL", "stores its data in")):
+        c.request("lore/assertFact", {"subject": subject, "predicate": predicate, "object": obj_old,
+                                      "validFrom": "2024-01-01T00:00:00Z"})
+        c.request("lore/assertFact", {"subject": subject, "predicate": predicate, "object": obj_new,
+                                      "validFrom": "2025-01-01T00:00:00Z"})
+    (ws / "src/old.py").unlink()
+    for i in range(30):  # the colour node is shown thirty times and never opened
+        r = c.request("lore/recall", {"query": "dashboard teal colour scheme", "sources": ["knowledge"],
+                                      "sessionId": f"s{i}"})
+        assert r["hits"][0]["uri"] == "project://shop/pattern/colour"
+    for i in range(30):  # the deploy node is shown as often, and opened each time (the control)
+        r = c.request("lore/recall", {"query": "blue-green deploys pipeline", "sources": ["knowledge"],
+                                      "sessionId": f"d{i}"})
+        c.request("lore/getNode", {"uri": r["hits"][0]["uri"], "queryId": r["queryId"], "sessionId": f"d{i}"})
+    return c, ws
+
+
+def nodes(c: StdioClient) -> dict[str, dict]:
+    return {n["uri"]: n for n in c.request("lore/listNodes", {})["nodes"]}
+
+
+def test_review_lists_the_faded_node_and_not_the_used_one(tmp_path):
+    c, _ = seed(tmp_path)
+    try:
+        r = c.request("lore/review", {})
+        bad = c.request_full("lore/review", {"threshold": 2})
+    finally:
+        c.close()
+    faded = {i["uri"]: i for i in r["items"]}
+    assert list(faded) == ["project://shop/pattern/colour"] and r["total"] == 1 and not r["truncated"]
+    assert "recalled 30 times, opened 0" in faded["project://shop/pattern/colour"]["reason"]
+    # the control: recalled just as often, but opened each time — not listed
+    assert "project://shop/pattern/deploy" not in faded
+    assert bad["error"]["code"] == -32602
+
+
+def test_dream_handles_each_case_with_a_review_mark_and_rolls_back_exactly(tmp_path):
+    c, _ = seed(tmp_path)
+    try:
+        before = nodes(c)
+        advisory = c.request("lore/dream", {"dryRun": True})
+        assert nodes(c) == before  # advisory: nothing changed
+        run = c.request("lore/dream", {})
+        after = nodes(c)
+        history = c.request("lore/nodeHistory", {"uri": "project://shop/pattern/retry-b"})
+        undone = c.request("lore/dreamRollback", {})
+        restored = nodes(c)
+        again = c.request("lore/nodeHistory", {"uri": "project://shop/decision/queue-redis"})
+        twice = c.request_full("lore/dreamRollback", {"runId": run["runId"]})
+    finally:
+        c.close()
+    assert {ch["uri"]: ch["action"] for ch in advisory["changes"]} == EXPECTED
+    assert advisory["applied"] == 0 and advisory["advisory"] is True
+    got = {ch["uri"]: ch for ch in run["changes"]}
+    assert {u: ch["action"] for u, ch in got.items()} == EXPECTED and run["mode"] == "rules"
+    assert got["project://shop/architecture/orders-db"]["applied"] is False  # priority 0: only proposed
+    assert got["project://shop/architecture/orders-db"]["protected"] is True
+    assert after["project://shop/architecture/orders-db"] == before["project://shop/architecture/orders-db"]
+    assert "project://shop/pattern/retry-b" not in after and "project://shop/pattern/retry-a" in after
+    assert after["project://shop/decision/queue-redis"]["suppressed"] is True
+    assert after["project://shop/architecture/payments"]["suppressed"] is True
+    assert after["project://shop/gotcha/old-module"]["priority"] == 3
+    assert after["project://shop/pattern/colour"]["priority"] == 4
+    assert after["project://shop/pattern/deploy"] == before["project://shop/pattern/deploy"]  # the control
+    mark = history["entries"][-1]
+    assert mark["action"] == "delete" and mark["runtime"] == "dream"
+    assert mark["node"]["review"]["runId"] == run["runId"] and mark["node"]["review"]["before"]["content"] == \
+        before["project://shop/pattern/retry-b"]["content"]
+    # Rollback: every changed node has its content and fields back exactly; history says so.
+    assert sorted(undone["restored"]) == sorted(u for u in EXPECTED if u != "project://shop/architecture/orders-db")
+    keep = ("content", "category", "priority", "disclosure", "suppressed", "scope")
+    for uri in EXPECTED:
+        assert {k: restored[uri][k] for k in keep} == {k: before[uri][k] for k in keep}, uri
+    assert again["entries"][-1]["node"]["review"] == {"runId": run["runId"], "reason": f"rollback of {run['runId']}",
+                                                      "rollback": True}
+    assert twice["error"]["data"]["kind"] == "alreadyRolledBack"
+
+
+def test_dream_in_model_mode_follows_the_models_verdicts(tmp_path):
+    def responder(body):
+        system = json.dumps(body.get("system"))
+        if "You review proposed maintenance" not in system:
+            return "- nothing"
+        text = body["messages"][0]["content"]
+        text = text if isinstance(text, str) else text[0]["text"]
+        out = []
+        for line in text.splitlines():
+            p = json.loads(line)
+            if p["uri"].endswith("/colour"):
+                out.append({"uri": p["uri"], "decision": "skip", "reason": "the colour is still current"})
+            elif p["action"] == "merge":
+                out.append({"uri": p["uri"], "decision": "apply", "reason": "same rule twice",
+                            "content": "HTTP calls to the payment gateway retry three times with exponential backoff."})
+            else:
+                out.append({"uri": p["uri"], "decision": "apply", "reason": f"model agrees: {p['action']}"})
+        return "\n".join(json.dumps(o) for o in out)
+
+    with FakeAnthropic(responder) as fake:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test-not-a-real-key", "ANTHROPIC_BASE_URL": fake.url}
+        c, _ = seed(tmp_path, env)
+        try:
+            run = c.request("lore/dream", {})
+            after = nodes(c)
+        finally:
+            c.close()
+    got = {ch["uri"]: ch for ch in run["changes"]}
+    assert run["mode"] == "model"
+    assert got["project://shop/pattern/colour"]["applied"] is False and after["project://shop/pattern/colour"]["priority"] == 3
+    assert after["project://shop/pattern/retry-a"]["content"].startswith("HTTP calls to the payment gateway retry")
+    assert got["project://shop/decision/queue-redis"]["reason"] == "model agrees: supersede"
+    assert got["project://shop/architecture/orders-db"]["applied"] is False  # priority 0 even when the model agrees
