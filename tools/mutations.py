@@ -34,6 +34,7 @@ INV = "tests/integration/test_invariants.py"
 MCP = "tests/integration/test_mcp.py"
 CTX = "tests/e2e/test_context_assembly.py"
 ASK = "tests/e2e/test_ask.py"
+MNT = "tests/integration/test_maintenance.py"
 MUTATIONS = [
     Mutation("fence", "lore_sidecar/store/db.py", "if current != epoch:", "if False:",
              (f"{INV}::test_a_writer_whose_epoch_was_superseded_cannot_commit_and_is_told_staleEpoch",)),
@@ -121,6 +122,18 @@ MUTATIONS = [
     Mutation("ask-cold-answer-accepted", "lore_sidecar/engine/ask/loop.py",
              "        if fork.cold and out.tool_calls == 0 and not sent_back:", "        if False:",
              (f"{ASK}::test_a_cold_start_answer_without_looking_is_sent_back_once",)),
+    Mutation("dream-changes-priority-0", "lore_sidecar/engine/maintenance/dream.py",
+             'protected=n["priority"] <= 1))', "protected=False))",
+             (f"{MNT}::test_dream_handles_each_case_with_a_review_mark_and_rolls_back_exactly",)),
+    Mutation("rollback-keeps-the-dreamed-content", "lore_sidecar/engine/maintenance/requests.py",
+             'RESTORED = ("content", "category", "priority", "disclosure", "suppressed")',
+             'RESTORED = ("category", "priority", "disclosure", "suppressed")',
+             (f"{MNT}::test_dream_in_model_mode_follows_the_models_verdicts",
+              f"{MNT}::test_dream_handles_each_case_with_a_review_mark_and_rolls_back_exactly")),
+    Mutation("one-use-relabels-every-recall", "lore_sidecar/engine/maintenance/decay.py",
+             "events = [(t, q in opened, opened.get(q, t)) for t, q in shown]",
+             "events = [(t, bool(opened), opened.get(q, t)) for t, q in shown]",
+             ("tests/unit/test_decay.py",)),
 ]
 
 

@@ -149,8 +149,11 @@ def test_dream_in_model_mode_follows_the_models_verdicts(tmp_path):
         env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test-not-a-real-key", "ANTHROPIC_BASE_URL": fake.url}
         c, _ = seed(tmp_path, env)
         try:
+            before = nodes(c)
             run = c.request("lore/dream", {})
             after = nodes(c)
+            c.request("lore/dreamRollback", {"runId": run["runId"]})
+            restored = nodes(c)
         finally:
             c.close()
     got = {ch["uri"]: ch for ch in run["changes"]}
@@ -159,3 +162,5 @@ def test_dream_in_model_mode_follows_the_models_verdicts(tmp_path):
     assert after["project://shop/pattern/retry-a"]["content"].startswith("HTTP calls to the payment gateway retry")
     assert got["project://shop/decision/queue-redis"]["reason"] == "model agrees: supersede"
     assert got["project://shop/architecture/orders-db"]["applied"] is False  # priority 0 even when the model agrees
+    # the merged text the model wrote is undone byte for byte
+    assert restored["project://shop/pattern/retry-a"]["content"] == before["project://shop/pattern/retry-a"]["content"]
