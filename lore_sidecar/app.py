@@ -255,6 +255,10 @@ class Root:
                 if exc.kind in FENCED:
                     return
                 log.warning("importing .lore.md of %s failed: %s", folder, exc)
+        if engine.nightly is None or not engine.nightly.alive():  # (it ends when this instance steps down)
+            from lore_sidecar.backups import Nightly
+
+            engine.nightly = Nightly(engine, self.settings)
         if engine.memory_worker is None and self.distiller.mode != "off":
             self.distiller.reset()
             engine.memory_worker = MemoryWorker(self.distiller)

@@ -106,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
     dr = verb("dream", "merge duplicates, retire superseded and contradicted knowledge, demote the stale and faded", ws, out)
     dr.add_argument("--dry-run", action="store_true", help="propose only; change nothing")
     dr.add_argument("--rollback", nargs="?", const="latest", metavar="RUN", help="undo a run (default: the latest)")
+    bk = verb("backup", "a consistent backup of the store (while sidecars run); keeps the newest backupKeep", ws, out)
+    bk.add_argument("--out", help="folder for backups (default: setting backupDir, else <store>/backups)")
+    rs = verb("restore", "replace the store with a backup, after checking the backup works (stop the sidecars first)", ws, out)
+    rs.add_argument("backup", help="the backup folder (lore-backup-...)")
     facts_parser(verb("facts", "bitemporal facts: assert, invalidate, query, timeline"), common, ws, out)
     node_parser(verb("node", "knowledge nodes: create, show, list"), common, ws, out)
 
@@ -247,6 +251,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_mcp(args.store_dir, str(Path(args.workspace).resolve()),
                            args.harness or os.environ.get("LORE_HARNESS") or None,
                            cli_chose_logging=bool(args.verbose or args.log_file))
+        if args.verb in ("backup", "restore"):
+            from lore_sidecar.verbs import run_backup
+
+            return run_backup(args)
         if args.verb == "demo":
             from lore_sidecar.demo import run_demo
 

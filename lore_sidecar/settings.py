@@ -61,6 +61,11 @@ class StoreSettings:
     writer_stale_ms: int = 5000
     apply_wait_ms: int = 2000
     allow_network_fs: bool = False
+    backup_dir: str | None = None  # default: <store>/backups
+    backup_keep: int = 7
+    backup_interval_ms: int = 86_400_000  # 0: no scheduled backups
+    backup_recall_events: bool = False
+    dream_interval_ms: int = 86_400_000  # 0: no scheduled dream
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +154,11 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "writerStaleMs": (conv.integer(500, 600_000), ("store", "writer_stale_ms")),
     "applyWaitMs": (conv.integer(0, 60_000), ("store", "apply_wait_ms")),
     "allowNetworkFs": (conv.boolean, ("store", "allow_network_fs")),
+    "backupDir": (conv.path, ("store", "backup_dir")),
+    "backupKeep": (conv.integer(1, 1000), ("store", "backup_keep")),
+    "backupIntervalMs": (conv.integer(0, 30 * 86_400_000), ("store", "backup_interval_ms")),
+    "backupRecallEvents": (conv.boolean, ("store", "backup_recall_events")),
+    "dreamIntervalMs": (conv.integer(0, 30 * 86_400_000), ("store", "dream_interval_ms")),
     "distillMinMessages": (conv.integer(1, 10_000), ("memory", "distill_min_messages")),
     "distillMinTokens": (conv.integer(0, 1_000_000), ("memory", "distill_min_tokens")),
     "distillIdleMs": (conv.integer(0, 3_600_000), ("memory", "distill_idle_ms")),

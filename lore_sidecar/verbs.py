@@ -86,6 +86,29 @@ def run_verb(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_backup(args: argparse.Namespace) -> int:
+    """`backup` and `restore`: no engine of their own (a backup reads the store under running
+    sidecars; a restore opens one on the staged copy to try it out)."""
+    from lore_sidecar import backups
+    from lore_sidecar.settings import load_settings
+
+    settings, _ = load_settings(workspace_root=Path(args.workspace).resolve(),
+                                cli={"storeDir": args.store_dir} if args.store_dir else {})
+    if args.verb == "backup":
+        with progress("backing up the store", interactive(args.json)) as report:
+            report("copying", None)
+            r = backups.backup(settings, Path(args.out).resolve() if args.out else None)
+        print(json.dumps(r, indent=2) if args.json else
+              f"backup {r['path']}: {r['counts']['messages']} messages, {r['counts']['nodes']} nodes, "
+              f"{r['counts']['facts']} facts" + (f"; removed {len(r['removed'])} older" if r["removed"] else ""))
+    else:
+        with progress("restoring", interactive(args.json)) as report:
+            r = backups.restore(settings, Path(args.backup).resolve(), lambda message: report(message, None))
+        print(json.dumps(r, indent=2) if args.json else
+              f"restored {r['store']} from {r['restoredFrom']}" + (f" (the old store is at {r['previous']})" if r["previous"] else ""))
+    return 0
+
+
 def ask_text(r: dict) -> str:
     lines = [r["answer"]]
     if r["sources"]:

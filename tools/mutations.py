@@ -134,6 +134,9 @@ MUTATIONS = [
              "events = [(t, q in opened, opened.get(q, t)) for t, q in shown]",
              "events = [(t, bool(opened), opened.get(q, t)) for t, q in shown]",
              ("tests/unit/test_decay.py",)),
+    Mutation("restore-without-verifying", "lore_sidecar/backups.py",
+             "    manifest = files.verify(source)\n", "    manifest = json.loads((source / 'manifest.json').read_text())\n",
+             ("tests/integration/test_backup.py::test_keep_rotates_and_a_corrupted_backup_is_refused_before_anything_is_replaced",)),
 ]
 
 

@@ -54,6 +54,7 @@ class Engine:
         self.spool = spool
         self.distiller = distiller
         self.memory_worker: Any = None  # the writer's memory thread
+        self.nightly: Any = None  # the writer's scheduled backups and dreams (backups.Nightly)
         self.on_close = on_close
         self.reopen_readers = reopen_readers  # a new writer published a new index directory
         self.election = election  # election.Election: info() for status, step_down()
@@ -201,4 +202,6 @@ class Engine:
 
     def close(self) -> None:
         self.ask.close()
+        if self.nightly is not None:
+            self.nightly.stop()
         self.on_close()

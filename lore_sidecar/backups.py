@@ -1,0 +1,147 @@
+"""Backups and restores of a store, and the writer's nightly maintenance (a backup, a dream).
+
+Composition level (like verbs.py): it joins the store's backup files (store/backup.py), the
+`.lore.md` rendering (engine/memory/lore_md.py) and, for a restore, a whole engine opened on
+the staged copy — a restore is verified by use before it replaces anything: the database's
+integrity and counts, then its indexes rebuilt and a sample of its messages found by recall.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import secrets
+import shutil
+import threading
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lore_sidecar.engine.memory import lore_md
+from lore_sidecar.errors import LoreError
+from lore_sidecar.settings import Settings
+from lore_sidecar.store import backup as files
+from lore_sidecar.store.lock import WriterLock
+
+log = logging.getLogger(__name__)
+
+
+def backup_dir(settings: Settings) -> Path:
+    return Path(settings.store.backup_dir) if settings.store.backup_dir else Path(settings.store_dir) / "backups"
+
+
+def exports(nodes: dict[str, list[dict[str, Any]]]) -> dict[str, str]:
+    return {f"{Path(root).name}-{hashlib.sha1(root.encode()).hexdigest()[:8]}": lore_md.render(ns)
+            for root, ns in nodes.items()}
+
+
+def backup(settings: Settings, out: Path | None = None, keep: int | None = None) -> dict[str, Any]:
+    return files.create(Path(settings.store_dir), out or backup_dir(settings),
+                        keep=keep or settings.store.backup_keep, recall_events=settings.store.backup_recall_events,
+                        exports=exports)
+
+
+def restore(settings: Settings, source: Path, progress=lambda message: None) -> dict[str, Any]:
+    """Replace the store with a backup, once the backup has proven itself on a staged copy.
+    The store must not be in use (no writer holds its lock)."""
+    store = Path(settings.store_dir)
+    progress("checking the backup")
+    manifest = files.verify(source)
+    if (store / "writer.lock").exists():
+        lock = WriterLock(store / "writer.lock")
+        if not lock.try_acquire():
+            raise LoreError("storeBusy", f"{store} is in use (pid {lock.holder_pid()} writes it); stop the sidecars "
+                            "using it, then restore", retryable=True)
+        lock.release()
+    staged = store.parent / f".{store.name}.restore-{secrets.token_hex(3)}"
+    try:
+        progress("copying it to a staging store")
+        files.stage(source, staged)
+        progress("rebuilding the indexes and recalling a sample")
+        sample = _try_out(settings, staged)
+        previous = None
+        if store.exists():
+            previous = store.parent / f"{store.name}.before-restore-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
+            os.replace(store, previous)
+        os.replace(staged, store)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    return {"restoredFrom": str(source), "store": str(store), "previous": str(previous) if previous else None,
+            "counts": manifest["counts"], "sampleRecalled": sample}
+
+
+def _try_out(settings: Settings, staged: Path) -> int:
+    from lore_sidecar.app import open_engine
+
+    trial = replace(settings, store_dir=staged, distiller="off",
+                    index=replace(settings.index, watch=False, index_workspace=False))
+    engine = open_engine(trial, [])
+    try:
+        engine.index.rebuild("all", lambda message, pct: None)
+        found = 0
+        for session_id, text in files.sample_messages(staged):
+            query = " ".join(text.split()[:12])
+            hits = engine.recall(query, scope="all", sources=["messages"], limit=20).hits
+            if not any(h.session_id == session_id for h in hits):
+                raise files.corrupt(f"the restored store does not find its own message ({query[:60]!r})")
+            found += 1
+        return found
+    finally:
+        engine.close()
+
+
+class Nightly:
+    """On the writer: a backup every `backupIntervalMs`, a dream of each opened project every
+    `dreamIntervalMs`; when each last ran is kept in `<store>/maintenance.json`."""
+
+    def __init__(self, engine: Any, settings: Settings):
+        self.engine = engine
+        self.settings = settings
+        self.state_path = Path(settings.store_dir) / "maintenance.json"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lore-nightly", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def _state(self) -> dict[str, float]:
+        try:
+            return json.loads(self.state_path.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def _run(self) -> None:
+        s = self.settings.store
+        intervals = [i for i in (s.backup_interval_ms, s.dream_interval_ms) if i]
+        if not intervals:
+            return
+        tick = min(60.0, min(intervals) / 1000 / 5)
+        while not self._stop.wait(tick):
+            if not self.engine.role.writer:
+                return
+            state, now = self._state(), time.time()
+            state.setdefault("lastDream", now)  # a new store dreams a day from now, not at once
+            try:
+                if s.backup_interval_ms and now - state.get("lastBackup", 0) >= s.backup_interval_ms / 1000:
+                    made = backup(self.settings)
+                    state["lastBackup"] = now
+                    log.info("scheduled backup: %s", made["path"])
+                if s.dream_interval_ms and now - state.get("lastDream", 0) >= s.dream_interval_ms / 1000:
+                    for folder in self.engine.projects.on_disk():
+                        run = self.engine.maintenance.dream(project=folder)
+                        log.info("scheduled dream of %s: %s applied, %s proposed", folder, run["applied"], run["proposed"])
+                    state["lastDream"] = now
+            except LoreError as exc:
+                log.warning("scheduled maintenance failed: %s", exc)
+            tmp = self.state_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(state))
+            os.replace(tmp, self.state_path)

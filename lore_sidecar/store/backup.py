@@ -1,0 +1,203 @@
+"""Backups of a store: consistent while writers run, verified before a restore replaces anything.
+
+A backup is a folder `lore-backup-<UTC time>-<tag>/` holding:
+- `lore.db`: SQLite's online backup API, in one step — a single read transaction, so it is
+  one consistent snapshot however many instances write meanwhile (WAL: they do not wait);
+  recall events (`recall_log`, `recall_usage`, `recall_shown`) are dropped unless asked for,
+  and the index outbox always (indexes are rebuilt on restore, never backed up);
+- `spool/`: follower writes acknowledged but not yet applied, copied *before* the database:
+  an operation is then either copied here or applied before the snapshot was taken (the
+  writer removes it only after applying it), and replaying one that is both is a no-op
+  (operation ids);
+- `journal/`: the fact journal's markdown files, each cut at its last complete line (an
+  append in flight is not half-copied);
+- `exports/<project>.lore.md`: each project's knowledge as reviewable markdown;
+- `manifest.json`: schema version, counts, and the sha256 of every file above.
+It is written as `.partial` and renamed when complete, so a crash never leaves something that
+looks like a backup. Only the newest `keep` are kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lore_sidecar.errors import LoreError
+from lore_sidecar.store.db import SCHEMA_VERSION
+
+PREFIX = "lore-backup-"
+RECALL_EVENTS = ("recall_log", "recall_usage", "recall_shown")
+COUNTED = ("messages", "nodes", "facts", "distillations", "entities", "node_history", "projects")
+
+
+def corrupt(message: str, **data: Any) -> LoreError:
+    return LoreError("backupCorrupt", message, **data)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def counts(db: sqlite3.Connection) -> dict[str, int]:
+    return {t: db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in COUNTED}
+
+
+def create(store: Path, out_root: Path, *, keep: int = 7, recall_events: bool = False,
+           exports: Callable[[dict[str, list[dict[str, Any]]]], dict[str, str]] = lambda nodes: {}) -> dict[str, Any]:
+    """`exports`: each project's live nodes (by project root) -> {file stem: `.lore.md` text}."""
+    """Write one backup of `store` under `out_root`; returns its manifest (plus `path`)."""
+    source = store / "lore.db"
+    if not source.is_file():
+        raise LoreError("notFound", f"no store at {store} (no lore.db)")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")  # names sort by time, to the microsecond
+    name = f"{PREFIX}{stamp}-{secrets.token_hex(3)}"
+    out_root.mkdir(parents=True, exist_ok=True)
+    part = out_root / f".{name}.partial"
+    part.mkdir()
+    try:
+        for op in sorted((store / "spool").glob("*.op.json")):
+            (part / "spool").mkdir(exist_ok=True)
+            try:
+                shutil.copy2(op, part / "spool" / op.name)
+            except FileNotFoundError:
+                pass  # applied (and removed) meanwhile: the snapshot below has it
+        src = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=30)
+        dst = sqlite3.connect(part / "lore.db")
+        try:
+            src.backup(dst)  # pages=-1: the whole database in one step, one snapshot
+        finally:
+            src.close()
+        with dst:
+            for table in ("index_outbox", *(() if recall_events else RECALL_EVENTS)):
+                dst.execute(f"DELETE FROM {table}")
+        dst.execute("VACUUM")
+        found = counts(dst)
+        texts = exports(project_nodes(dst))
+        dst.close()
+        journal = store / "journal"
+        for f in sorted(journal.rglob("*.md")) if journal.is_dir() else []:
+            data = f.read_bytes()
+            cut = data[: data.rfind(b"\n") + 1]
+            target = part / "journal" / f.relative_to(journal)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(cut)
+        for project, text in texts.items():
+            target = part / "exports" / f"{project}.lore.md"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+        files = {p.relative_to(part).as_posix(): sha256_file(p) for p in sorted(part.rglob("*")) if p.is_file()}
+        manifest = {"format": 1, "schemaVersion": SCHEMA_VERSION, "createdAt": stamp, "store": str(store),
+                    "recallEvents": recall_events, "counts": found, "files": files}
+        (part / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+        _fsync_tree(part)
+        final = out_root / name
+        os.replace(part, final)
+    except BaseException:
+        shutil.rmtree(part, ignore_errors=True)
+        raise
+    removed = rotate(out_root, keep)
+    return {**manifest, "path": str(final), "removed": removed}
+
+
+def project_nodes(db: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:
+    """Live project-scope nodes by project root, in the fields `.lore.md` records."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    rows = db.execute("SELECT n.uri, n.content, n.category, n.priority, n.scope, n.disclosure, n.expires_at,"
+                      " n.sources, n.suppressed, p.root FROM nodes n JOIN projects p ON p.id=n.project_id"
+                      " WHERE n.deleted_at IS NULL AND n.scope='project' ORDER BY n.uri")
+    for uri, content, category, priority, scope, disclosure, expires, sources, suppressed, root in rows:
+        out.setdefault(root, []).append({
+            "uri": uri, "content": content, "category": category, "priority": priority, "scope": scope,
+            "disclosure": disclosure, "expiresAt": expires, "sources": json.loads(sources or "[]"),
+            "suppressed": bool(suppressed)})
+    return out
+
+
+def sample_messages(store: Path, n: int = 3) -> list[tuple[str, str]]:
+    """(session id, text) of up to `n` messages with some words, spread over the store."""
+    db = sqlite3.connect(f"file:{store / 'lore.db'}?mode=ro", uri=True)
+    try:
+        total = db.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+        picks = sorted({int(i * total / n) for i in range(n)}) if total else []
+        out = []
+        for k in picks:
+            row = db.execute("SELECT session_id, text FROM messages WHERE length(text) > 20 ORDER BY id LIMIT 1 OFFSET ?",
+                             (k,)).fetchone()
+            if row:
+                out.append((row[0], row[1]))
+        return out
+    finally:
+        db.close()
+
+
+def rotate(out_root: Path, keep: int) -> list[str]:
+    """Delete all but the newest `keep` backups (names sort by time)."""
+    found = sorted(p for p in out_root.glob(f"{PREFIX}*") if p.is_dir())
+    gone = found[: max(0, len(found) - keep)]
+    for p in gone:
+        shutil.rmtree(p, ignore_errors=True)
+    return [p.name for p in gone]
+
+
+def verify(backup: Path) -> dict[str, Any]:
+    """The manifest, after every file's hash, the database's integrity and its counts check
+    out; `backupCorrupt` (saying what) otherwise."""
+    try:
+        manifest = json.loads((backup / "manifest.json").read_text())
+        files = dict(manifest["files"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise corrupt(f"{backup} is not a lore backup (manifest.json: {exc})", path=str(backup)) from None
+    if manifest.get("schemaVersion", 0) > SCHEMA_VERSION:
+        raise LoreError("storeTooNew", f"{backup} was written by a newer lore-sidecar (schema "
+                        f"{manifest['schemaVersion']}; this version reads up to {SCHEMA_VERSION})")
+    for rel, want in files.items():
+        p = backup / rel
+        if not p.is_file():
+            raise corrupt(f"{rel} is missing from {backup}", path=rel)
+        if sha256_file(p) != want:
+            raise corrupt(f"{rel} in {backup} changed since the backup was written (sha256 differs)", path=rel)
+    if "lore.db" not in files:
+        raise corrupt(f"{backup} holds no database", path=str(backup))
+    db = sqlite3.connect(f"file:{backup / 'lore.db'}?mode=ro", uri=True)
+    try:
+        check = db.execute("PRAGMA integrity_check").fetchone()[0]
+        if check != "ok":
+            raise corrupt(f"the database in {backup} fails its integrity check: {check}")
+        if counts(db) != manifest["counts"]:
+            raise corrupt(f"the database in {backup} does not hold what its manifest counts")
+    except sqlite3.DatabaseError as exc:
+        raise corrupt(f"the database in {backup} cannot be read: {exc}") from None
+    finally:
+        db.close()
+    return manifest
+
+
+def stage(backup: Path, target: Path) -> None:
+    """Copy a verified backup's database, journal and spool into `target` (a fresh store)."""
+    target.mkdir(parents=True)
+    shutil.copy2(backup / "lore.db", target / "lore.db")
+    for folder in ("journal", "spool"):
+        if (backup / folder).is_dir():
+            shutil.copytree(backup / folder, target / folder)
+    _fsync_tree(target)
+
+
+def _fsync_tree(root: Path) -> None:
+    for p in [*sorted(root.rglob("*")), root]:
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

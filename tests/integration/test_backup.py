@@ -1,0 +1,131 @@
+"""Backups taken while sidecars write (and the writer dies), restores that verify before they
+replace anything, keep-N rotation, and a corrupted backup refused — real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from lore_sidecar.client import RpcError, StdioClient, sidecar_command
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lore_sidecar", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=180)
+
+
+def spawn(ws: Path, store: Path) -> StdioClient:
+    c = StdioClient(sidecar_command())
+    c.initialize(ws, options={"storeDir": str(store), "watch": False, "indexWorkspace": False, "distiller": "off"})
+    return c
+
+
+def test_a_backup_while_two_sidecars_write_and_the_writer_is_killed_restores_every_acknowledged_message(tmp_path):
+    ws, store, out = tmp_path / "ws", tmp_path / "store", tmp_path / "backups"
+    (ws / ".git").mkdir(parents=True)
+    a = spawn(ws, store)
+    b = spawn(ws, store)
+    assert a.request("lore/status")["role"] == "writer" and b.request("lore/status")["role"] == "follower"
+    acked: list[tuple[float, str]] = []
+    stop = threading.Event()
+
+    def write(client: StdioClient, name: str) -> None:
+        n = 0
+        while not stop.is_set():
+            ids = [f"{name}-{n + i}" for i in range(5)]
+            try:
+                client.request("lore/recordMessages", {"sessionId": f"sess-{name}", "messages": [
+                    {"role": "user", "id": i, "content": f"note {i} about the harbour crane schedule"} for i in ids]},
+                    timeout=30)
+            except (RpcError, TimeoutError):
+                return  # its process was killed: nothing after this was acknowledged
+            acked.extend((time.monotonic(), i) for i in ids)
+            n += 5
+
+    threads = [threading.Thread(target=write, args=(a, "a")), threading.Thread(target=write, args=(b, "b"))]
+    for t in threads:
+        t.start()
+    time.sleep(1.5)
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "backup", "--store-dir", str(store), "--out", str(out),
+                             "--json"], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    os.kill(a.proc.pid, signal.SIGKILL)  # the writer dies while the backup runs; b takes over
+    stdout, stderr = proc.communicate(timeout=180)
+    time.sleep(0.5)
+    stop.set()
+    for t in threads:
+        t.join(timeout=60)
+    b.close()
+    assert proc.returncode == 0, stderr
+    made = json.loads(stdout)
+    before = {i for at, i in acked if at < started}
+    assert any(i.startswith("a-") for i in before) and any(i.startswith("b-") for i in before)
+    fresh = tmp_path / "restored"
+    r = cli("restore", made["path"], "--store-dir", str(fresh), "--json", cwd=ws)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["sampleRecalled"] >= 1
+    db = sqlite3.connect(fresh / "lore.db")
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    have = {row[0] for row in db.execute("SELECT msg_id FROM messages")}
+    db.close()
+    # b's acknowledged writes may still have been in its spool: the restore's writer applies them
+    c = spawn(ws, fresh)
+    try:
+        deadline = time.monotonic() + 30
+        while not before <= have and time.monotonic() < deadline:
+            time.sleep(0.2)
+            have = {row[0] for row in sqlite3.connect(fresh / "lore.db").execute("SELECT msg_id FROM messages")}
+    finally:
+        c.close()
+    assert sorted(before - have) == []
+
+
+def test_keep_rotates_and_a_corrupted_backup_is_refused_before_anything_is_replaced(tmp_path):
+    ws, store, out = tmp_path / "ws", tmp_path / "store", tmp_path / "backups"
+    (ws / ".git").mkdir(parents=True)
+    c = spawn(ws, store)
+    try:
+        c.request("lore/recordMessages", {"sessionId": "s", "messages": [
+            {"role": "user", "content": f"the lighthouse keeper logs entry {i}"} for i in range(20)]})
+        c.request("lore/createNode", {"uri": "project://ws/decision/lamp", "content": "Lamps are LED", "category": "decision"})
+    finally:
+        c.close()
+    made = []
+    for _ in range(4):
+        r = cli("backup", "--store-dir", str(store), "--out", str(out), "--json", cwd=ws)
+        assert r.returncode == 0, r.stderr
+        made.append(json.loads(r.stdout)["path"])
+    kept = sorted(p.name for p in out.iterdir())
+    assert len(kept) == 4  # the default keeps 7
+    r = cli("backup", "--store-dir", str(store), "--out", str(out), "--json", cwd=ws)
+    env_keep = subprocess.run([sys.executable, "-m", "lore_sidecar", "backup", "--store-dir", str(store), "--out", str(out)],
+                              cwd=ws, capture_output=True, text=True, env={**os.environ, "LORE_BACKUP_KEEP": "2"})
+    assert env_keep.returncode == 0, env_keep.stderr
+    assert len(list(out.iterdir())) == 2 and Path(made[0]).name not in {p.name for p in out.iterdir()}
+    newest = sorted(out.iterdir())[-1]
+    assert (newest / "exports").is_dir() and "Lamps are LED" in next((newest / "exports").iterdir()).read_text()
+
+    # the control: this backup restores
+    target = tmp_path / "target"
+    ok = cli("restore", str(newest), "--store-dir", str(target), cwd=ws)
+    assert ok.returncode == 0, ok.stderr
+    marker = (target / "lore.db").read_bytes()
+    # now one flipped byte in the database: refused, and the store it would replace is untouched
+    broken = tmp_path / "broken"
+    subprocess.run(["cp", "-r", str(newest), str(broken)], check=True)
+    data = bytearray((broken / "lore.db").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (broken / "lore.db").write_bytes(bytes(data))
+    bad = cli("restore", str(broken), "--store-dir", str(target), cwd=ws)
+    assert bad.returncode == 2 and "backupCorrupt" in bad.stderr and "changed since the backup was written" in bad.stderr
+    assert (target / "lore.db").read_bytes() == marker
+    (broken / "manifest.json").write_text("{not json")
+    worse = cli("restore", str(broken), "--store-dir", str(target), cwd=ws)
+    assert worse.returncode == 2 and "is not a lore backup" in worse.stderr
