@@ -18,6 +18,7 @@ import threading
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,6 @@ from lore_sidecar.engine.memory import lore_md
 from lore_sidecar.errors import LoreError
 from lore_sidecar.settings import Settings
 from lore_sidecar.store import backup as files
-from lore_sidecar.store.lock import WriterLock
 
 log = logging.getLogger(__name__)
 
@@ -45,24 +45,23 @@ def backup(settings: Settings, out: Path | None = None, keep: int | None = None)
                         exports=exports)
 
 
-def restore(settings: Settings, source: Path, progress=lambda message: None) -> dict[str, Any]:
+def restore(settings: Settings, source: Path, open_engine: Callable[..., Any],
+            progress: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
     """Replace the store with a backup, once the backup has proven itself on a staged copy.
     The store must not be in use (no writer holds its lock)."""
     store = Path(settings.store_dir)
     progress("checking the backup")
     manifest = files.verify(source)
-    if (store / "writer.lock").exists():
-        lock = WriterLock(store / "writer.lock")
-        if not lock.try_acquire():
-            raise LoreError("storeBusy", f"{store} is in use (pid {lock.holder_pid()} writes it); stop the sidecars "
-                            "using it, then restore", retryable=True)
-        lock.release()
+    writer = files.in_use(store)
+    if writer is not None:
+        raise LoreError("storeBusy", f"{store} is in use (pid {writer} writes it); stop the sidecars using it, "
+                        "then restore", retryable=True)
     staged = store.parent / f".{store.name}.restore-{secrets.token_hex(3)}"
     try:
         progress("copying it to a staging store")
         files.stage(source, staged)
         progress("rebuilding the indexes and recalling a sample")
-        sample = _try_out(settings, staged)
+        sample = _try_out(settings, staged, open_engine)
         previous = None
         if store.exists():
             previous = store.parent / f"{store.name}.before-restore-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
@@ -75,9 +74,7 @@ def restore(settings: Settings, source: Path, progress=lambda message: None) -> 
             "counts": manifest["counts"], "sampleRecalled": sample}
 
 
-def _try_out(settings: Settings, staged: Path) -> int:
-    from lore_sidecar.app import open_engine
-
+def _try_out(settings: Settings, staged: Path, open_engine: Callable[..., Any]) -> int:
     trial = replace(settings, store_dir=staged, distiller="off",
                     index=replace(settings.index, watch=False, index_workspace=False))
     engine = open_engine(trial, [])

@@ -103,7 +103,9 @@ def run_backup(args: argparse.Namespace) -> int:
               f"{r['counts']['facts']} facts" + (f"; removed {len(r['removed'])} older" if r["removed"] else ""))
     else:
         with progress("restoring", interactive(args.json)) as report:
-            r = backups.restore(settings, Path(args.backup).resolve(), lambda message: report(message, None))
+            from lore_sidecar.app import open_engine
+
+            r = backups.restore(settings, Path(args.backup).resolve(), open_engine, lambda message: report(message, None))
         print(json.dumps(r, indent=2) if args.json else
               f"restored {r['store']} from {r['restoredFrom']}" + (f" (the old store is at {r['previous']})" if r["previous"] else ""))
     return 0

@@ -32,6 +32,7 @@ from typing import Any
 
 from lore_sidecar.errors import LoreError
 from lore_sidecar.store.db import SCHEMA_VERSION
+from lore_sidecar.store.lock import WriterLock
 
 PREFIX = "lore-backup-"
 RECALL_EVENTS = ("recall_log", "recall_usage", "recall_shown")
@@ -182,6 +183,17 @@ def verify(backup: Path) -> dict[str, Any]:
     finally:
         db.close()
     return manifest
+
+
+def in_use(store: Path) -> int | None:
+    """The pid of the instance writing `store`, or None when nobody holds its writer lock."""
+    if not (store / "writer.lock").exists():
+        return None
+    lock = WriterLock(store / "writer.lock")
+    if lock.try_acquire():
+        lock.release()
+        return None
+    return lock.holder_pid() or -1
 
 
 def stage(backup: Path, target: Path) -> None:
