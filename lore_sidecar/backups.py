@@ -16,9 +16,9 @@ import secrets
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
