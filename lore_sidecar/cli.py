@@ -110,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     bk.add_argument("--out", help="folder for backups (default: setting backupDir, else <store>/backups)")
     rs = verb("restore", "replace the store with a backup, after checking the backup works (stop the sidecars first)", ws, out)
     rs.add_argument("backup", help="the backup folder (lore-backup-...)")
+    ui = verb("ui", "a local dashboard: search, open, edit and suppress memories; dream runs, review, usage", ws)
+    ui.add_argument("--port", type=bounded(0, 65535), default=0, help="port on 127.0.0.1 (default: any free one)")
+    ui.add_argument("--no-browser", action="store_true", help="print the URL only; do not open a browser")
     facts_parser(verb("facts", "bitemporal facts: assert, invalidate, query, timeline"), common, ws, out)
     node_parser(verb("node", "knowledge nodes: create, show, list"), common, ws, out)
 
@@ -251,6 +254,11 @@ def main(argv: list[str] | None = None) -> int:
             return run_mcp(args.store_dir, str(Path(args.workspace).resolve()),
                            args.harness or os.environ.get("LORE_HARNESS") or None,
                            cli_chose_logging=bool(args.verbose or args.log_file))
+        if args.verb == "ui":
+            from lore_sidecar.ui.serve import run_ui
+
+            return run_ui(args.store_dir, str(Path(args.workspace).resolve()), args.port, not args.no_browser,
+                          cli_chose_logging=bool(args.verbose or args.log_file))
         if args.verb in ("backup", "restore"):
             from lore_sidecar.verbs import run_backup
 

@@ -138,6 +138,22 @@ class NodeRows:
         c.executemany("INSERT OR IGNORE INTO recall_shown(query_id, uri, at) VALUES (?,?,?)",
                       [(query_id, u, at) for u in uris])
 
+    def usage_series(self, days: int) -> dict[str, Any]:
+        """{"days": [YYYY-MM-DD...], "runtimes": {runtime: {"recalled": [n per day], "used": [...]}}}."""
+        r = self.db.reader()
+        since = f"-{int(days)} days"
+        rows = {"recalled": r.execute("SELECT substr(at,1,10), COALESCE(runtime,'unknown'), SUM(leads) FROM recall_log"
+                                      " WHERE at >= strftime('%Y-%m-%d', 'now', ?) GROUP BY 1, 2", (since,)).fetchall(),
+                "used": r.execute("SELECT substr(at,1,10), COALESCE(runtime,'unknown'), COUNT(*) FROM recall_usage"
+                                  " WHERE at >= strftime('%Y-%m-%d', 'now', ?) GROUP BY 1, 2", (since,)).fetchall()}
+        day_list = sorted({d for kind in rows.values() for d, _, _ in kind})
+        out: dict[str, dict[str, list[int]]] = {}
+        for kind, found in rows.items():
+            for day, runtime, n in found:
+                series = out.setdefault(runtime, {"recalled": [0] * len(day_list), "used": [0] * len(day_list)})
+                series[kind][day_list.index(day)] = int(n or 0)
+        return {"days": day_list, "runtimes": out}
+
     def usage_history(self, uris: Sequence[str]) -> dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]]:
         """Per URI: ([(at, query id) shown], [(at, query id) opened])."""
         out: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {u: ([], []) for u in uris}

@@ -17,7 +17,7 @@ ALLOWED = {
     "sqlite3": {"store", "app.py"},
     "anthropic": {"llm"},
     "mcp": {"mcp_face"},
-    "aiohttp": {"gateway"},
+    "aiohttp": {"gateway", "ui"},
     "mcp_types": {"mcp_face"},
     "pydantic": {"mcp_face"},
 }

@@ -3,6 +3,7 @@ consolidates and fixes memory (engine/maintenance/dream.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import threading
@@ -123,9 +124,12 @@ class MaintenanceRequests:
             out.append(entry)
         run = {"runId": run_id, "project": root, "at": iso_now(), "mode": "model" if llm else "rules",
                "advisory": dry_run, "changes": out, "applied": applied, "rolledBackAt": None}
-        if self.runs is not None and not dry_run:
+        if self.runs is not None:
             self.runs.save(run_id, run)
-            self.runs.save("latest", {"runId": run_id})
+            index = (self.runs.load("index") or {}).get("runs") or []
+            self.runs.save("index", {"runs": [run_id, *index][:100]})
+            if not dry_run:
+                self.runs.save("latest", {"runId": run_id})
         return {"runId": run_id, "mode": run["mode"], "advisory": dry_run, "changes": out,
                 "applied": sum(e["applied"] for e in out), "proposed": sum(e["proposed"] for e in out)}
 
@@ -138,6 +142,8 @@ class MaintenanceRequests:
         run = self.runs.load(run_id) if run_id else None
         if not run:
             raise LoreError("notFound", f"no dream run {run_id!r}" if run_id else "no dream run to roll back")
+        if run.get("advisory"):
+            raise LoreError("notFound", f"{run_id} was advisory: it changed nothing to roll back")
         if run.get("rolledBackAt"):
             raise LoreError("alreadyRolledBack", f"{run_id} was rolled back at {run['rolledBackAt']}")
         root = run["project"]
@@ -182,3 +188,30 @@ class MaintenanceRequests:
             if isinstance(v, dict) and v.get("uri") in nodes and v.get("decision") in ("apply", "skip"):
                 out[v["uri"]] = v
         return {c.uri: out.get(c.uri, {"decision": "apply"}) for c in changes}
+
+    # -- what the dashboard shows ------------------------------------------------------------------------
+    def dream_runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest runs (advisory ones too), newest first."""
+        if self.runs is None:
+            return []
+        ids = ((self.runs.load("index") or {}).get("runs") or [])[:limit]
+        return [r for i in ids if (r := self.runs.load(i))]
+
+    def usage_series(self, days: int = 30) -> dict[str, Any]:
+        """Per runtime and day: leads recalled and leads used (opened)."""
+        return self.i.records.nodes.usage_series(days)
+
+    def evidence(self, uri: str) -> list[dict[str, Any]]:
+        """A node's sources: the hash recorded, and whether the file still has it."""
+        node = self.i.memory.store.knowledge.get(uri)
+        root = node.get("project") or self.i.projects.root(None)
+        out = []
+        for s in node["sources"]:
+            try:
+                data = self.i.projects.jail.read_bytes(Path(root) / s["path"], max_bytes=64 << 20)
+                now = hashlib.sha256(data).hexdigest()
+            except LoreError:
+                now = None
+            out.append({"path": s["path"], "sha256": s.get("sha256"), "currentSha256": now, "exists": now is not None,
+                        "current": now is not None and now == s.get("sha256")})
+        return out
