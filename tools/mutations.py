@@ -137,6 +137,9 @@ MUTATIONS = [
     Mutation("restore-without-verifying", "lore_sidecar/backups.py",
              "    manifest = files.verify(source)\n", "    manifest = json.loads((source / 'manifest.json').read_text())\n",
              ("tests/integration/test_backup.py::test_keep_rotates_and_a_corrupted_backup_is_refused_before_anything_is_replaced",)),
+    Mutation("recall-ignores-retrievability", "lore_sidecar/engine/maintenance/decay.py",
+             "    return 1.0 - WEIGHT + WEIGHT * retrievability", "    return 1.0",
+             (f"{MNT}::test_recall_ranks_a_node_that_is_never_opened_below_one_that_is_and_never_touches_priority_0_1",)),
 ]
 
 

@@ -123,6 +123,7 @@ class Engine:
         if (session_id or runtime) and result.hits:
             shown = [h.uri for h in result.hits if is_memory_uri(h.uri)][:50]
             self.memory.log_recall(result.query_id, session_id, runtime, len(result.hits), shown)
+            self.maintenance.touched(shown)
         return result
 
     def _faded_last(self, result: RecallResult) -> RecallResult:
@@ -142,6 +143,7 @@ class Engine:
         node = read_node(self, uri)
         if query_id:
             self.memory.count_use(query_id, uri, session_id, runtime)
+            self.maintenance.touched([uri])
         return node
 
     def status(self, project: str | None = None) -> dict[str, Any]:

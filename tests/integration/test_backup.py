@@ -129,3 +129,39 @@ def test_keep_rotates_and_a_corrupted_backup_is_refused_before_anything_is_repla
     (broken / "manifest.json").write_text("{not json")
     worse = cli("restore", str(broken), "--store-dir", str(target), cwd=ws)
     assert worse.returncode == 2 and "is not a lore backup" in worse.stderr
+
+
+def test_rotation_keeps_the_newest_seven(tmp_path):
+    from lore_sidecar.store import backup as files
+
+    names = [f"{files.PREFIX}20261201T0000{i:02d}.000000Z-aaaaaa" for i in range(10)]
+    for n in names:
+        (tmp_path / n).mkdir()
+    (tmp_path / "notes").mkdir()  # not a backup: never touched
+    removed = files.rotate(tmp_path, 7)
+    assert removed == names[:3] and sorted(p.name for p in tmp_path.iterdir()) == sorted([*names[3:], "notes"])
+
+
+def test_the_writer_backs_up_and_dreams_on_its_schedule(tmp_path):
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    (ws / ".git").mkdir(parents=True)
+    c = StdioClient(sidecar_command())
+    c.initialize(ws, options={"storeDir": str(store), "watch": False, "indexWorkspace": False, "distiller": "off",
+                              "backupIntervalMs": 1000, "backupKeep": 2, "dreamIntervalMs": 1500})
+    try:
+        for n in ("a", "b"):  # duplicates: the scheduled dream merges them
+            c.request("lore/createNode", {"uri": f"project://ws/pattern/{n}", "category": "pattern", "priority": 3,
+                                          "content": "Retries use exponential backoff with jitter"})
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            made = sorted((store / "backups").glob("lore-backup-*")) if (store / "backups").exists() else []
+            listed = {n["uri"] for n in c.request("lore/listNodes", {})["nodes"]}
+            if len(made) >= 2 and len(listed) == 1:
+                break
+            time.sleep(0.3)
+    finally:
+        c.close()
+    assert len(made) == 2  # more were made; two are kept
+    assert listed == {"project://ws/pattern/a"}
+    state = json.loads((store / "maintenance.json").read_text())
+    assert state["lastBackup"] > 0 and state["lastDream"] > 0

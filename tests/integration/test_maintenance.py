@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 
-from lore_sidecar.client import StdioClient
+from lore_sidecar.client import StdioClient, sidecar_command
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.seeded import seed
 
@@ -120,3 +120,29 @@ def test_dream_in_model_mode_follows_the_models_verdicts(tmp_path):
     assert got["project://shop/architecture/orders-db"]["applied"] is False  # priority 0 even when the model agrees
     # the merged text the model wrote is undone byte for byte
     assert restored["project://shop/pattern/retry-a"]["content"] == before["project://shop/pattern/retry-a"]["content"]
+
+
+def test_recall_ranks_a_node_that_is_never_opened_below_one_that_is_and_never_touches_priority_0_1(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    c = StdioClient(sidecar_command())
+    c.initialize(ws, options={"storeDir": str(tmp_path / "store"), "watch": False, "indexWorkspace": False})
+    try:
+        for name, priority in (("ignored", 3), ("opened", 3), ("rule-a", 1), ("rule-b", 1)):
+            c.request("lore/createNode", {"uri": f"project://ws/pattern/{name}", "priority": priority, "category": "pattern",
+                                          "content": f"The cobalt widget cache expires hourly ({name})"})
+        query = {"query": "cobalt widget cache expires hourly", "sources": ["knowledge"]}
+        first = [h["uri"] for h in c.request("lore/recall", query)["hits"]]
+        for i in range(20):
+            r = c.request("lore/recall", {**query, "sessionId": f"s{i}"})
+            for h in r["hits"]:
+                if h["uri"].endswith(("/opened", "/rule-b")):
+                    c.request("lore/getNode", {"uri": h["uri"], "queryId": r["queryId"], "sessionId": f"s{i}"})
+        after = [h["uri"] for h in c.request("lore/recall", query)["hits"]]
+    finally:
+        c.close()
+    rank = {u: i for i, u in enumerate(after)}
+    assert rank["project://ws/pattern/opened"] < rank["project://ws/pattern/ignored"]
+    # priority 1: disuse never moves them, so they keep the order they had before any usage
+    assert [u for u in after if "/rule-" in u] == [u for u in first if "/rule-" in u]
+    assert set(first) == set(after)  # the control: the same hits, only reordered

@@ -73,6 +73,12 @@ class MaintenanceRequests:
         return {"items": items, "total": len(faded), "truncated": offset + len(items) < len(faded),
                 "threshold": threshold}
 
+    def touched(self, uris: list[str]) -> None:
+        """Their usage just changed (shown, or opened): the next ranking refits them."""
+        with self._lock:
+            for u in uris:
+                self._cache.pop(u, None)
+
     def retrievability(self, uris: list[str]) -> dict[str, float]:
         """For recall's small ranking factor: cached a little while (usage changes slowly)."""
         now = time.monotonic()
