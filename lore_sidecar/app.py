@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -119,7 +120,7 @@ class Root:
             memory=self.memory, distiller=self.distiller, on_close=election.close,
             reopen_readers=self._reopen_readers, election=election,
             context_states=ContextStates(self.store / "context"), ask_ledgers=ContextStates(self.store / "ask"),
-            dream_runs=ContextStates(self.store / "dream"),
+            dream_runs=ContextStates(self.store / "dream"), shared=self._shared(),
             **self._ask_model(),
         )
         self.election = election
@@ -199,6 +200,20 @@ class Root:
             return
         engine.use_view(self.reader_view(self.records.index_epoch()))
 
+    def _shared(self) -> Any:
+        """A team's shared record when `sharedUrl` is set (user-level only: a repository can
+        never point this machine's writes at a server)."""
+        s = self.settings.store
+        if not s.shared_url:
+            return None
+        from lore_sidecar.shared.record import SharedRecord
+        from lore_sidecar.shared.replica import Replica
+
+        record = SharedRecord(s.shared_url, s.shared_team, origin=f"{socket.gethostname()}:{self.store}")
+        return Replica(record, store=self.store, outbox=Spool(self.store / "shared-outbox"),
+                       op_result=self.records.op_result, settle=self.records.settle_op,
+                       roots=lambda: [canonical_root(f) for f in self.folders if Path(f).is_dir()])
+
     def _ask_model(self) -> dict[str, Any]:
         """The model codebase questions use (any instance may ask: not a writer duty), or
         None and why: then `lore/ask` answers from retrieval and says so."""
@@ -255,6 +270,8 @@ class Root:
                 if exc.kind in FENCED:
                     return
                 log.warning("importing .lore.md of %s failed: %s", folder, exc)
+        if engine.shared is not None:
+            engine.shared.start()  # pull the team's record into this store
         if engine.nightly is None or not engine.nightly.alive():  # (it ends when this instance steps down)
             from lore_sidecar.backups import Nightly
 

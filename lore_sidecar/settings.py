@@ -66,6 +66,8 @@ class StoreSettings:
     backup_interval_ms: int = 86_400_000  # 0: no scheduled backups
     backup_recall_events: bool = False
     dream_interval_ms: int = 86_400_000  # 0: no scheduled dream
+    shared_url: str | None = None  # a team's PostgreSQL record (postgresql://...); None: this machine only
+    shared_team: str = "default"
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +161,8 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "backupIntervalMs": (conv.integer(0, 30 * 86_400_000), ("store", "backup_interval_ms")),
     "backupRecallEvents": (conv.boolean, ("store", "backup_recall_events")),
     "dreamIntervalMs": (conv.integer(0, 30 * 86_400_000), ("store", "dream_interval_ms")),
+    "sharedUrl": (conv.text, ("store", "shared_url")),
+    "sharedTeam": (conv.text, ("store", "shared_team")),
     "distillMinMessages": (conv.integer(1, 10_000), ("memory", "distill_min_messages")),
     "distillMinTokens": (conv.integer(0, 1_000_000), ("memory", "distill_min_tokens")),
     "distillIdleMs": (conv.integer(0, 3_600_000), ("memory", "distill_idle_ms")),

@@ -44,7 +44,7 @@ class Engine:
                  projects: Projects, spool: Any, facts: Any, memory: Any, distiller: Any = None,
                  on_close: Callable[[], None] = lambda: None, reopen_readers: Callable[[], None] | None = None,
                  election: Any = None, context_states: Any = None, ask_model: Any = None, ask_ledgers: Any = None,
-                 ask_reason: str | None = None, dream_runs: Any = None):
+                 ask_reason: str | None = None, dream_runs: Any = None, shared: Any = None):
         self.settings = settings
         self.records = records
         self.embedder = embedder
@@ -59,9 +59,12 @@ class Engine:
         self.reopen_readers = reopen_readers  # a new writer published a new index directory
         self.election = election  # election.Election: info() for status, step_down()
         self.mark = WriteMark()
+        self.shared = shared  # a team's shared record (shared/replica.py), or None
         self.writes = Writes(records=records, spool=spool, role=lambda: self.role, mark=self.mark,
-                             wrote=self.wrote, apply_wait_s=settings.store.apply_wait_ms / 1000)
-        self.applier = SpoolApplier(records=records, spool=spool, facts=facts, memory=memory)
+                             wrote=self.wrote, apply_wait_s=settings.store.apply_wait_ms / 1000, shared=shared)
+        self.applier = SpoolApplier(records=records, spool=spool, facts=facts, memory=memory, shared=shared)
+        if shared is not None:
+            shared.apply, shared.wrote, shared.active = self.applier.apply_local, self.wrote, lambda: self.role.writer
         self.capture = CaptureRequests(self)
         self.facts = FactRequests(self, facts)
         self.memory = MemoryRequests(self, memory, distiller)
@@ -204,6 +207,8 @@ class Engine:
 
     def close(self) -> None:
         self.ask.close()
+        if self.shared is not None:
+            self.shared.stop()
         if self.nightly is not None:
             self.nightly.stop()
         self.on_close()

@@ -38,6 +38,7 @@ def status_of(engine: Any, root: str) -> dict[str, Any]:
         "counts": {k: counts[k] for k in COUNTED},
         "embedder": {"name": embedder.name if embedder else "none", "dim": embedder.dim if embedder else 0},
         "distiller": engine.distiller.status() if engine.distiller is not None else {"mode": "off", "model": None},
+        "shared": engine.shared.status() if engine.shared is not None else None,
         "ask": {"mode": "model" if engine.ask.model is not None else "retrieval",
                 "model": getattr(engine.ask.model, "model", None), "reason": engine.ask_reason},
         "usage": records.nodes.usage(),

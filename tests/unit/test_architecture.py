@@ -8,7 +8,7 @@ import statistics
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "lore_sidecar"
-HEAVY = {"pygls", "lsprotocol", "anthropic", "tantivy", "usearch", "sqlite3", "mcp", "mcp_types", "pydantic", "aiohttp"}
+HEAVY = {"pygls", "lsprotocol", "anthropic", "tantivy", "usearch", "sqlite3", "mcp", "mcp_types", "pydantic", "aiohttp", "psycopg"}
 ALLOWED = {
     "pygls": {"rpc"},
     "lsprotocol": {"rpc", "wire"},
@@ -18,6 +18,7 @@ ALLOWED = {
     "anthropic": {"llm"},
     "mcp": {"mcp_face"},
     "aiohttp": {"gateway", "ui"},
+    "psycopg": {"shared"},
     "mcp_types": {"mcp_face"},
     "pydantic": {"mcp_face"},
 }

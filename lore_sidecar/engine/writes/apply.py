@@ -29,8 +29,9 @@ class Held(Exception):
 
 class SpoolApplier:
     def __init__(self, *, records: Any, spool: Any, facts: Any, memory: Any,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, shared: Any = None):
         self.records, self.spool, self.facts, self.memory = records, spool, facts, memory
+        self.shared = shared  # a team's shared record: its operations go there first
         self.clock = clock
         self._attempts: dict[str, int] = {}
         self._not_before: dict[str, float] = {}
@@ -103,6 +104,14 @@ class SpoolApplier:
         return 1
 
     def _apply_one(self, op_id: str, kind: str, op: dict) -> None:
+        if self.shared is not None and self.shared.shares(op):
+            self.shared.submit(op)  # appended there, then applied here in the record's order
+            return
+        self.apply_local(op)
+
+    def apply_local(self, op: dict) -> None:
+        """Apply one fact or node operation to this store, marking its id applied."""
+        op_id, kind = op["opId"], op["kind"]
         if self.facts is None or self.memory is None:
             raise LoreError("notReady", "facts and memory are not available yet", retryable=True)
         args = dict(op["args"])

@@ -26,8 +26,9 @@ def new_op_id() -> str:
 
 class Writes:
     def __init__(self, *, records: Any, spool: Any, role: Callable[[], Role], mark: WriteMark,
-                 wrote: Callable[[], None], apply_wait_s: float):
+                 wrote: Callable[[], None], apply_wait_s: float, shared: Any = None):
         self.records = records
+        self.shared = shared  # a team's shared record (shared/replica.py), or None
         self.spool = spool
         self.role = role  # the current Role (read once per write)
         self.mark = mark
@@ -41,6 +42,8 @@ class Writes:
         answers with the writer's result, or `unapplied` when the writer has not applied it
         within the wait. Either answer means durable."""
         checked = check()
+        if self.role().writer and self.shared is not None and self.shared.shares(op(checked)):
+            return self._shared(checked, op, unapplied)
         if self.role().writer:
             try:
                 out = apply(checked)
@@ -53,6 +56,19 @@ class Writes:
         op_id, result = self.spool_and_wait(op(checked))
         if result is None:
             return {**unapplied(checked), "durable": True, "applied": False, "opId": op_id}
+        return {**result, "durable": True, "applied": True, "opId": op_id}
+
+    def _shared(self, checked: Any, op: Callable, unapplied: Callable) -> dict[str, Any]:
+        """A team's write: arbitrated and appended in the shared record, then applied here in
+        the record's order (or, the record away, durable in the shared outbox)."""
+        op_id = new_op_id()
+        result = self.shared.submit({"opId": op_id, **op(checked)})
+        if result is None:
+            return {**unapplied(checked), "durable": True, "applied": False, "opId": op_id}
+        if "error" in result:
+            err = result["error"]
+            raise LoreError(err.get("kind", "refused"), err.get("message", "refused"), retryable=bool(err.get("retryable")))
+        self.wrote()
         return {**result, "durable": True, "applied": True, "opId": op_id}
 
     def spool_and_wait(self, op: dict[str, Any]) -> tuple[str, dict | None]:
