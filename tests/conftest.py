@@ -82,3 +82,23 @@ def store_dir(tmp_path) -> Path:
 
 def sidecar_cmd(*extra: str) -> list[str]:
     return [sys.executable, "-m", "lore_sidecar", "--stdio", *extra]
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """One throwaway PostgreSQL for the session (each test isolates itself by a team id)."""
+    from tests.support.postgres import Cluster
+
+    with Cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request, monkeypatch):
+    """The store conformance tests run twice: on one machine's store, and with every write
+    going through a team's shared record on a real PostgreSQL (a fresh team per test)."""
+    if request.param == "postgresql":
+        cluster = request.getfixturevalue("pg_cluster")
+        monkeypatch.setenv("LORE_SHARED_URL", cluster.url)
+        monkeypatch.setenv("LORE_SHARED_TEAM", f"t-{os.getpid()}-{abs(hash(request.node.nodeid))}")
+    return request.param

@@ -19,11 +19,9 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from lore_sidecar.engine.facts.service import new_fact_id
 from lore_sidecar.engine.memory.curator import project_name
 from lore_sidecar.errors import LoreError
 from lore_sidecar.shared.record import SharedRecord
@@ -60,7 +58,6 @@ class Replica:
     def submit(self, op: dict[str, Any]) -> dict[str, Any] | None:
         """Append then replay; the local result, or None when only the outbox holds it."""
         name = project_name(op["project"])
-        op = fixed(op)
         try:
             seq = self.record.append(op, name)
         except LoreError as exc:
@@ -196,18 +193,6 @@ class Replica:
         tmp = self.cursor_path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"team": self.record.team, "cursor": self._cursor, "at": time.time()}))
         os.replace(tmp, self.cursor_path)
-
-
-def fixed(op: dict[str, Any]) -> dict[str, Any]:
-    """A fact operation with its record time and fact id chosen now, once: every machine that
-    replays it then records the same fact, known from the same moment."""
-    if op.get("kind") not in ("assertFact", "invalidateFact"):
-        return op
-    args = dict(op["args"])
-    args.setdefault("recorded_at", datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"))
-    if op["kind"] == "assertFact":
-        args.setdefault("fact_id", new_fact_id())
-    return {**op, "args": args}
 
 
 def _closed(conn: Any) -> None:

@@ -13,6 +13,9 @@ from lore_sidecar.engine.facts.rules import ts
 from lore_sidecar.errors import LoreError
 from lore_sidecar.settings import load_settings
 
+pytestmark = pytest.mark.usefixtures("backend")  # each test on both record backends
+
+
 
 class Clock:
     def __init__(self, start: str):

@@ -7,6 +7,9 @@ import pytest
 
 from bench.fleet import Fleet
 
+pytestmark = pytest.mark.usefixtures("backend")  # each test on both record backends
+
+
 
 @pytest.fixture
 def fleet(tmp_path, workspace):

@@ -28,6 +28,14 @@ MAX_LORE_MD_BYTES = 16 << 20
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
+def _adding(also, **extra: Any):
+    """The `also` hook (which records an operation's result with it) given the whole result:
+    a follower or another machine is answered exactly what the writer answers here."""
+    if also is None:
+        return None
+    return lambda c, result: also(c, {**result, **extra})
+
+
 def slug(text: str, words: int = 6) -> str:
     return "-".join(_SLUG.sub(" ", text.lower()).split()[:words]) or "note"
 
@@ -75,7 +83,8 @@ class Memory:
         if method == "deleteNode":
             return k.delete(args["uri"], runtime=runtime, also=also, reason=args.get("reason"), review=args.get("review"))
         if method == "forget":
-            return {**k.delete(args["uri"], runtime=runtime, reason=args.get("reason") or "forgotten", also=also), "forgotten": True}
+            return {**k.delete(args["uri"], runtime=runtime, reason=args.get("reason") or "forgotten",
+                               also=_adding(also, forgotten=True)), "forgotten": True}
         if method == "retain":
             return self._retain(root, args, runtime, also)
         if method in ("logRecall", "countUse"):  # usage bookkeeping, one small transaction
@@ -104,10 +113,11 @@ class Memory:
         fields = {f: args.get(f) for f in ("content", "category", "priority", "disclosure", "scope", "sources")}
         uri = args.get("uri") or self.retain_uri(root, args)
         if self.nodes.live(uri) is None:
-            out = self.knowledge.create(root, uri=uri, expires_at=args.get("expires_at"), runtime=runtime, also=also, **fields)
+            out = self.knowledge.create(root, uri=uri, expires_at=args.get("expires_at"), runtime=runtime,
+                                        also=_adding(also, created=True), **fields)
             return {**out, "created": True}
         changes = {f: v for f, v in fields.items() if v is not None}
-        out = self.knowledge.update(uri, changes=changes, runtime=runtime, also=also)
+        out = self.knowledge.update(uri, changes=changes, runtime=runtime, also=_adding(also, created=False))
         return {**out, "created": False}
 
     # -- reads ------------------------------------------------------------------------------------
