@@ -110,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     bk.add_argument("--out", help="folder for backups (default: setting backupDir, else <store>/backups)")
     rs = verb("restore", "replace the store with a backup, after checking the backup works (stop the sidecars first)", ws, out)
     rs.add_argument("backup", help="the backup folder (lore-backup-...)")
+    sh = verb("shared", "a team's shared record on PostgreSQL (sharedUrl): init, status, migrate", ws)
+    sh.add_argument("shared_verb", choices=("init", "status", "migrate"), metavar="init|status|migrate")
     ui = verb("ui", "a local dashboard: search, open, edit and suppress memories; dream runs, review, usage", ws)
     ui.add_argument("--port", type=bounded(0, 65535), default=0, help="port on 127.0.0.1 (default: any free one)")
     ui.add_argument("--no-browser", action="store_true", help="print the URL only; do not open a browser")
@@ -254,6 +256,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_mcp(args.store_dir, str(Path(args.workspace).resolve()),
                            args.harness or os.environ.get("LORE_HARNESS") or None,
                            cli_chose_logging=bool(args.verbose or args.log_file))
+        if args.verb == "shared":
+            from lore_sidecar.shared.commands import run_shared
+
+            return run_shared(args)
         if args.verb == "ui":
             from lore_sidecar.ui.serve import run_ui
 

@@ -138,6 +138,7 @@ def test_every_node_field_survives_the_lore_md_round_trip_into_another_store(tmp
     assert after[f"project://{name}/note/freeze"]["expiresAt"] == "2031-01-01T00:00:00Z"
 
 
+@pytest.mark.usefixtures("backend")  # on both record backends
 def test_the_priority_budget_holds_when_an_update_raises_a_priority(tmp_path, workspace):
     e = engine_for(tmp_path / "store", [str(workspace)])
     try:

@@ -1,0 +1,175 @@
+"""A team's memory on a real PostgreSQL: six sidecars with six stores ("six machines") on one
+shared record — replication, one winner per version, the priority budget under a race, and
+an outage during which every acknowledged write survives, is pushed exactly once, and recall
+keeps answering."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from lore_sidecar.client import StdioClient, sidecar_command
+from tests.support.postgres import Cluster
+
+MACHINES = 6
+
+
+def machines(tmp: Path, url: str, team: str, n: int = MACHINES) -> list[StdioClient]:
+    out = []
+    for i in range(n):
+        ws = tmp / f"m{i}" / "shop"  # a different path on each machine; the same project
+        (ws / ".git").mkdir(parents=True)
+        c = StdioClient(sidecar_command())
+        c.initialize(ws, options={"storeDir": str(tmp / f"m{i}" / "store"), "watch": False, "indexWorkspace": False,
+                                  "distiller": "off", "sharedUrl": url, "sharedTeam": team})
+        out.append(c)
+    return out
+
+
+def uris(c: StdioClient) -> set[str]:
+    return {n["uri"] for n in c.request("lore/listNodes", {})["nodes"]}
+
+
+def converge(cs: list[StdioClient], want: set[str], timeout: float = 60) -> list[set[str]]:
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = [uris(c) for c in cs]
+        if all(want <= s for s in seen) or time.monotonic() > deadline:
+            return seen
+        time.sleep(0.2)
+
+
+def close(cs: list[StdioClient]) -> None:
+    for c in cs:
+        c.close()
+
+
+def test_six_machines_see_every_node_and_one_version_wins(tmp_path, pg_cluster):
+    cs = machines(tmp_path, pg_cluster.url, f"t-{uuid.uuid4().hex[:8]}")
+    try:
+        made = set()
+        for k in range(30):
+            uri = f"project://shop/pattern/p{k}"
+            cs[k % MACHINES].request("lore/createNode", {"uri": uri, "category": "pattern", "content": f"Pattern {k}: cobalt"})
+            made.add(uri)
+        seen = converge(cs, made)
+        hits = cs[5].request("lore/recall", {"query": "pattern 7 cobalt", "sources": ["knowledge"]})["hits"]
+        # Two people update one node from the same version: one wins, one is told of the conflict.
+        target = "project://shop/pattern/p0"
+        results: list[dict] = []
+        barrier = threading.Barrier(2)
+
+        def update(c: StdioClient, text: str) -> None:
+            barrier.wait()
+            results.append(c.request_full("lore/updateNode", {"uri": target, "content": text, "expectedVersion": 1}))
+
+        threads = [threading.Thread(target=update, args=(cs[1], "from machine 1")),
+                   threading.Thread(target=update, args=(cs[2], "from machine 2"))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        winner = next(r["result"] for r in results if "result" in r)
+        loser = next(r["error"] for r in results if "error" in r)
+        converge(cs, made)
+        time.sleep(1.0)
+        contents = {c.request("lore/getNode", {"uri": target})["content"] for c in cs}
+    finally:
+        close(cs)
+    assert all(s == made for s in seen)
+    assert any(h["uri"] == "project://shop/pattern/p7" for h in hits)
+    assert winner["version"] == 2 and loser["data"]["kind"] == "versionConflict" and loser["data"]["version"] == 2
+    assert len(contents) == 1  # every machine holds the same winner
+
+
+def test_six_concurrent_creates_for_the_last_priority_0_slot_one_succeeds(tmp_path, pg_cluster):
+    cs = machines(tmp_path, pg_cluster.url, f"t-{uuid.uuid4().hex[:8]}")
+    try:
+        for k in range(4):  # the budget is 5: one slot left
+            cs[0].request("lore/createNode", {"uri": f"project://shop/decision/d{k}", "content": f"Rule {k}",
+                                              "category": "decision", "priority": 0})
+        converge(cs, {f"project://shop/decision/d{k}" for k in range(4)})
+        results: list[dict] = []
+        barrier = threading.Barrier(MACHINES)
+
+        def race(i: int) -> None:
+            barrier.wait()
+            results.append(cs[i].request_full("lore/createNode", {"uri": f"project://shop/decision/race{i}",
+                                                                 "content": f"Race {i}", "category": "decision",
+                                                                 "priority": 0}))
+
+        threads = [threading.Thread(target=race, args=(i,)) for i in range(MACHINES)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        close(cs)
+    won = [r for r in results if "result" in r]
+    refused = [r["error"]["data"]["kind"] for r in results if "error" in r]
+    assert len(won) == 1 and refused == ["priorityBudget"] * (MACHINES - 1)
+
+
+@pytest.mark.slow
+def test_a_30_s_outage_loses_no_acknowledged_write_and_recall_keeps_answering(tmp_path):
+    team = "outage"
+    with Cluster() as pg:
+        cs = machines(tmp_path, pg.url, team)
+        try:
+            cs[0].request("lore/createNode", {"uri": "project://shop/pattern/before", "content": "Written before: cobalt",
+                                              "category": "pattern"})
+            converge(cs, {"project://shop/pattern/before"})
+            pg.stop()
+            stopped = time.monotonic()
+            acked: dict[str, str] = {}
+            answered = 0
+            while time.monotonic() - stopped < 30:
+                for i, c in enumerate(cs):
+                    uri = f"project://shop/pattern/m{i}-{len(acked)}"
+                    r = c.request("lore/createNode", {"uri": uri, "content": f"Written offline by {i}", "category": "pattern"})
+                    assert r["durable"] is True
+                    acked[uri] = r["opId"]
+                    hits = c.request("lore/recall", {"query": "written before cobalt", "sources": ["knowledge"]})["hits"]
+                    answered += bool(hits)
+                time.sleep(2)
+            status = cs[0].request("lore/status")["shared"]
+            pg.start()
+            seen = converge(cs, {*acked, "project://shop/pattern/before"}, timeout=90)
+        finally:
+            close(cs)
+        with psycopg.connect(pg.url) as conn:
+            rows = conn.execute("SELECT op_id, COUNT(*) FROM lore_ops WHERE team=%s GROUP BY op_id", (team,)).fetchall()
+    counts = dict(rows)
+    assert status["connected"] is False and status["pending"] > 0
+    assert answered == len(acked)  # recall answered after every offline write
+    assert all(counts.get(op) == 1 for op in acked.values())  # each acknowledged write, exactly once
+    assert all({*acked, "project://shop/pattern/before"} <= s for s in seen)
+
+
+def test_shared_status_and_a_newer_schema_is_refused(tmp_path, pg_cluster):
+    import subprocess
+    import sys
+
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    env_args = ["--store-dir", str(tmp_path / "store")]
+    cmd = [sys.executable, "-m", "lore_sidecar", "shared"]
+    env = {**__import__("os").environ, "LORE_SHARED_URL": pg_cluster.url, "LORE_SHARED_TEAM": "cli"}
+    ok = subprocess.run([*cmd, "status", *env_args], cwd=ws, env=env, capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and '"schemaVersion": 1' in ok.stdout, ok.stderr
+    newer = Cluster()
+    with newer:
+        with psycopg.connect(newer.url, autocommit=True) as conn:
+            conn.execute("CREATE TABLE lore_schema(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ)")
+            conn.execute("INSERT INTO lore_schema(version, name) VALUES (99, 'future')")
+        bad = subprocess.run([*cmd, "migrate", *env_args], cwd=ws, env={**env, "LORE_SHARED_URL": newer.url},
+                             capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "schema 99" in bad.stderr and "storeTooNew" in bad.stderr
+    no_url = subprocess.run([*cmd, "status", *env_args], cwd=ws, env={k: v for k, v in env.items() if k != "LORE_SHARED_URL"},
+                            capture_output=True, text=True, timeout=60)
+    assert no_url.returncode == 2 and "sharedUrl" in no_url.stderr
