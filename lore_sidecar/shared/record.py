@@ -150,6 +150,8 @@ def arbitrate(conn: Any, team: str, project: str, method: str, args: dict[str, A
 
 
 def budget(conn: Any, team: str, project: str, scope: str, priority: int, exclude: str | None) -> None:
+    if priority not in rules.PRIORITY_BUDGET:
+        return
     live = conn.execute("SELECT COUNT(*) FROM lore_nodes WHERE team=%s AND scope=%s AND project=%s AND priority=%s"
                         " AND uri IS DISTINCT FROM %s",
                         (team, scope, project if scope == "project" else "", priority, exclude)).fetchone()[0]

@@ -202,6 +202,8 @@ class Knowledge:
 
     def _check_budget(self, c, scope: str, project_id: int | None, priority: int, label: str,
                       exclude: int | None = None) -> None:
+        if priority not in rules.PRIORITY_BUDGET:
+            return  # no budget at this priority: nothing to count (counting is a scan)
         live = self.rows.count_at_priority(c, scope, project_id, priority, exclude)
         refusal = rules.budget_refusal(priority, live, f"project {label}" if scope == "project" else "the global scope")
         if refusal:
