@@ -47,7 +47,9 @@ class SharedRecord:
     def _use(self) -> Any:
         if self._conn is None or self._conn.closed:
             self._conn = self._connect()
-            schema.migrate(self._conn)
+            have = schema.version(self._conn)
+            if have != schema.VERSION:  # DDL only when needed: a least-privilege role never runs it
+                schema.migrate(self._conn)
         return self._conn
 
     def _run(self, work):
@@ -63,6 +65,9 @@ class SharedRecord:
             except psycopg.InterfaceError as exc:
                 self.close()
                 raise unreachable(exc) from None
+            except psycopg.errors.InsufficientPrivilege as exc:
+                raise LoreError("sharedReadOnly", f"this machine's role may only read the team's record ({exc}); "
+                                "writes need the writer role") from None
 
     def close(self) -> None:
         if self._conn is not None:

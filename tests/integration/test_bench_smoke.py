@@ -90,3 +90,9 @@ def test_ask_benchmark_smoke(tmp_path):
     result = run_bench(tmp_path, "ask", "--questions", "3", "--latency-ms", "5")
     assert result["questions"] == result["answered"] == 3 and result["model_requests"] == 12
     assert 0 < result["cache_read_share_q2_20"] <= 1 and result["grep_repo_ms"]["p50"] > 0
+
+
+def test_shared_benchmark_smoke(tmp_path):
+    result = run_bench(tmp_path, "shared", "--creates", "3", "--per", "3", "--join", "300")
+    assert [r["sidecars"] for r in result["runs"]] == [1, 3, 6] and result["runs"][2]["lag_ms"]["n"] == 3
+    assert result["join"]["items"] == 300 and result["sqlite_one_machine_creates_per_s"] > 0

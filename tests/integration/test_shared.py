@@ -160,8 +160,10 @@ def test_shared_status_and_a_newer_schema_is_refused(tmp_path, pg_cluster):
     env_args = ["--store-dir", str(tmp_path / "store")]
     cmd = [sys.executable, "-m", "lore_sidecar", "shared"]
     env = {**__import__("os").environ, "LORE_SHARED_URL": pg_cluster.url, "LORE_SHARED_TEAM": "cli"}
+    init = subprocess.run([*cmd, "init", *env_args], cwd=ws, env=env, capture_output=True, text=True, timeout=60)
+    assert init.returncode == 0 and '"schemaVersion": 1' in init.stdout, init.stderr
     ok = subprocess.run([*cmd, "status", *env_args], cwd=ws, env=env, capture_output=True, text=True, timeout=60)
-    assert ok.returncode == 0 and '"schemaVersion": 1' in ok.stdout, ok.stderr
+    assert ok.returncode == 0 and '"schemaVersion": 1' in ok.stdout and '"team": "cli"' in ok.stdout, ok.stderr
     newer = Cluster()
     with newer:
         with psycopg.connect(newer.url, autocommit=True) as conn:
@@ -173,3 +175,27 @@ def test_shared_status_and_a_newer_schema_is_refused(tmp_path, pg_cluster):
     no_url = subprocess.run([*cmd, "status", *env_args], cwd=ws, env={k: v for k, v in env.items() if k != "LORE_SHARED_URL"},
                             capture_output=True, text=True, timeout=60)
     assert no_url.returncode == 2 and "sharedUrl" in no_url.stderr
+
+
+def test_a_read_only_role_replays_the_record_and_is_refused_writes(tmp_path, pg_cluster):
+    team = f"t-{uuid.uuid4().hex[:8]}"
+    writer = machines(tmp_path / "w", pg_cluster.url, team, 1)[0]
+    try:
+        writer.request("lore/createNode", {"uri": "project://shop/pattern/seen", "content": "Readers see this",
+                                           "category": "pattern"})
+    finally:
+        writer.close()
+    roles = (Path(__file__).resolve().parents[2] / "docs" / "team-roles.sql").read_text()
+    with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
+        conn.execute(roles.replace("DATABASE lore ", "DATABASE postgres "))
+    reader = machines(tmp_path / "r", pg_cluster.url.replace("postgres@", "lore_reader@"), team, 1)[0]
+    try:
+        seen = converge([reader], {"project://shop/pattern/seen"}, timeout=20)
+        refused = reader.request_full("lore/createNode", {"uri": "project://shop/pattern/mine", "content": "No",
+                                                          "category": "pattern"})
+    finally:
+        reader.close()
+    assert seen == [{"project://shop/pattern/seen"}]  # the control: the reader replays the record
+    assert refused["error"]["data"]["kind"] == "sharedReadOnly"
+    with psycopg.connect(pg_cluster.url) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM lore_ops WHERE team=%s", (team,)).fetchone()[0] == 1
