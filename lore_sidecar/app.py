@@ -212,7 +212,8 @@ class Root:
         record = SharedRecord(s.shared_url, s.shared_team, origin=f"{socket.gethostname()}:{self.store}")
         return Replica(record, store=self.store, outbox=Spool(self.store / "shared-outbox"),
                        op_result=self.records.op_result, settle=self.records.settle_op,
-                       roots=lambda: [canonical_root(f) for f in self.folders if Path(f).is_dir()])
+                       roots=lambda: [canonical_root(f) for f in self.folders if Path(f).is_dir()],
+                       share_messages=s.share_messages)
 
     def _ask_model(self) -> dict[str, Any]:
         """The model codebase questions use (any instance may ask: not a writer duty), or

@@ -68,6 +68,7 @@ class StoreSettings:
     dream_interval_ms: int = 86_400_000  # 0: no scheduled dream
     shared_url: str | None = None  # a team's PostgreSQL record (postgresql://...); None: this machine only
     shared_team: str = "default"
+    share_messages: tuple[str, ...] = ()  # project names whose conversations the team record carries too
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +164,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "dreamIntervalMs": (conv.integer(0, 30 * 86_400_000), ("store", "dream_interval_ms")),
     "sharedUrl": (conv.text, ("store", "shared_url")),
     "sharedTeam": (conv.text, ("store", "shared_team")),
+    "shareMessages": (conv.names, ("store", "share_messages")),
     "distillMinMessages": (conv.integer(1, 10_000), ("memory", "distill_min_messages")),
     "distillMinTokens": (conv.integer(0, 1_000_000), ("memory", "distill_min_tokens")),
     "distillIdleMs": (conv.integer(0, 3_600_000), ("memory", "distill_idle_ms")),

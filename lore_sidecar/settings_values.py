@@ -97,3 +97,11 @@ def globs(v: Any) -> tuple[str, ...]:
         if item:
             out.append(item)
     return tuple(out)
+
+
+def names(v: Any) -> tuple[str, ...]:
+    """A list of names, or one string of them separated by commas."""
+    items = v if isinstance(v, list | tuple) else str(v).split(",")
+    if not all(isinstance(i, str) for i in items):
+        raise ValueError("expected names")
+    return tuple(i.strip() for i in items if i.strip())

@@ -35,6 +35,7 @@ MCP = "tests/integration/test_mcp.py"
 CTX = "tests/e2e/test_context_assembly.py"
 ASK = "tests/e2e/test_ask.py"
 MNT = "tests/integration/test_maintenance.py"
+SHR = "tests/integration/test_shared.py"
 MUTATIONS = [
     Mutation("fence", "lore_sidecar/store/db.py", "if current != epoch:", "if False:",
              (f"{INV}::test_a_writer_whose_epoch_was_superseded_cannot_commit_and_is_told_staleEpoch",)),
@@ -140,6 +141,15 @@ MUTATIONS = [
     Mutation("recall-ignores-retrievability", "lore_sidecar/engine/maintenance/decay.py",
              "    return 1.0 - WEIGHT + WEIGHT * retrievability", "    return 1.0",
              (f"{MNT}::test_recall_ranks_a_node_that_is_never_opened_below_one_that_is_and_never_touches_priority_0_1",)),
+    Mutation("shared-budget-unchecked", "lore_sidecar/shared/record.py",
+             "        budget(conn, team, project, scope, priority, None)\n", "        pass\n",
+             (f"{SHR}::test_six_concurrent_creates_for_the_last_priority_0_slot_one_succeeds",)),
+    Mutation("shared-version-unchecked", "lore_sidecar/shared/record.py",
+             "        if expected is not None and expected != version:", "        if False:",
+             (f"{SHR}::test_six_machines_see_every_node_and_one_version_wins",)),
+    Mutation("shared-offline-write-dropped", "lore_sidecar/shared/replica.py",
+             "            self._offline(exc)\n            self.outbox.put(op)\n", "            self._offline(exc)\n",
+             (f"{SHR}::test_a_30_s_outage_loses_no_acknowledged_write_and_recall_keeps_answering",)),
 ]
 
 

@@ -8,7 +8,8 @@
   ids), when the record is back — a refusal then is logged and set aside with its reason.
 - a thread on the writer pulls each open project's log (woken by NOTIFY, and every second)
   and applies what others wrote; the cursor per project is `<store>/shared.json`.
-Only knowledge-node and fact operations travel; messages stay on this machine.
+Knowledge-node and fact operations travel; messages only for the projects named in
+`shareMessages` (conversations are personal: the default is none).
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ WAIT_S = 1.0
 
 class Replica:
     def __init__(self, record: SharedRecord, *, store: Path, outbox: Any, op_result: Callable[[str], dict | None],
-                 settle: Callable[[str, str, dict], None], roots: Callable[[], list[str]]):
+                 settle: Callable[[str, str, dict], None], roots: Callable[[], list[str]],
+                 share_messages: tuple[str, ...] = ()):
         self.record = record
+        self.share_messages = set(share_messages)
         self.cursor_path = store / "shared.json"
         self.outbox = outbox  # a Spool: writes acknowledged while the record was unreachable
         self.op_result = op_result
@@ -53,7 +56,11 @@ class Replica:
 
     # -- what the write path asks -------------------------------------------------------------------------
     def shares(self, op: dict[str, Any]) -> bool:
-        return op.get("kind") in SHARED_KINDS and op.get("method") not in LOCAL_METHODS and bool(op.get("project"))
+        if not op.get("project"):
+            return False
+        if op.get("kind") == "recordMessages":
+            return project_name(op["project"]) in self.share_messages
+        return op.get("kind") in SHARED_KINDS and op.get("method") not in LOCAL_METHODS
 
     def submit(self, op: dict[str, Any]) -> dict[str, Any] | None:
         """Append then replay; the local result, or None when only the outbox holds it."""

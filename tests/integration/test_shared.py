@@ -199,3 +199,32 @@ def test_a_read_only_role_replays_the_record_and_is_refused_writes(tmp_path, pg_
     assert refused["error"]["data"]["kind"] == "sharedReadOnly"
     with psycopg.connect(pg_cluster.url) as conn:
         assert conn.execute("SELECT COUNT(*) FROM lore_ops WHERE team=%s", (team,)).fetchone()[0] == 1
+
+
+def test_conversations_travel_only_for_projects_named_in_share_messages(tmp_path, pg_cluster):
+    def run(team: str, share: list[str]) -> tuple[list[str], list[str]]:
+        cs = []
+        for i in range(2):
+            ws = tmp_path / team / f"m{i}" / "shop"
+            (ws / ".git").mkdir(parents=True)
+            c = StdioClient(sidecar_command())
+            c.initialize(ws, options={"storeDir": str(tmp_path / team / f"m{i}" / "store"), "watch": False,
+                                      "indexWorkspace": False, "distiller": "off", "sharedUrl": pg_cluster.url,
+                                      "sharedTeam": team, "shareMessages": share})
+            cs.append(c)
+        try:
+            cs[0].request("lore/recordMessages", {"sessionId": "s1", "messages": [
+                {"role": "user", "content": "the harbour crane schedule moved to Thursdays"}]})
+            cs[0].request("lore/createNode", {"uri": "project://shop/pattern/marker", "content": "marker",
+                                              "category": "pattern"})
+            converge(cs[1:], {"project://shop/pattern/marker"}, timeout=20)  # the record has replayed
+            query = {"query": "harbour crane schedule", "sources": ["messages"]}
+            return ([h["snippet"] for h in cs[0].request("lore/recall", query)["hits"]],
+                    [h["snippet"] for h in cs[1].request("lore/recall", query)["hits"]])
+        finally:
+            close(cs)
+
+    here, there = run(f"t-{uuid.uuid4().hex[:8]}", ["shop"])
+    private_here, private_there = run(f"t-{uuid.uuid4().hex[:8]}", [])
+    assert here and there and "Thursdays" in there[0]
+    assert private_here and private_there == []  # the default: conversations stay on the machine

@@ -48,7 +48,7 @@ class SpoolApplier:
                     continue
                 if self._not_before.get(op["opId"], 0.0) > self.clock():
                     raise Held
-                if op.get("kind") in ONE_BY_ONE:
+                if op.get("kind") in ONE_BY_ONE or (self.shared is not None and self.shared.shares(op)):
                     settled += self._apply_batch(batch)
                     batch = []
                     settled += self._apply_single(path, op)
@@ -112,6 +112,9 @@ class SpoolApplier:
     def apply_local(self, op: dict) -> None:
         """Apply one fact or node operation to this store, marking its id applied."""
         op_id, kind = op["opId"], op["kind"]
+        if kind == "recordMessages":  # a team's shared conversation (shareMessages)
+            self.records.apply_ops([(op_id, kind, self._op_applier(op))])
+            return
         if self.facts is None or self.memory is None:
             raise LoreError("notReady", "facts and memory are not available yet", retryable=True)
         args = dict(op["args"])
