@@ -88,7 +88,8 @@ def test_six_machines_see_every_node_and_one_version_wins(tmp_path, pg_cluster):
 
 
 def test_six_concurrent_creates_for_the_last_priority_0_slot_one_succeeds(tmp_path, pg_cluster):
-    cs = machines(tmp_path, pg_cluster.url, f"t-{uuid.uuid4().hex[:8]}")
+    team = f"t-{uuid.uuid4().hex[:8]}"
+    cs = machines(tmp_path, pg_cluster.url, team)
     try:
         for k in range(4):  # the budget is 5: one slot left
             cs[0].request("lore/createNode", {"uri": f"project://shop/decision/d{k}", "content": f"Rule {k}",
@@ -113,6 +114,11 @@ def test_six_concurrent_creates_for_the_last_priority_0_slot_one_succeeds(tmp_pa
     won = [r for r in results if "result" in r]
     refused = [r["error"]["data"]["kind"] for r in results if "error" in r]
     assert len(won) == 1 and refused == ["priorityBudget"] * (MACHINES - 1)
+    # refused in the record itself, before anything was appended: the log holds the one winner
+    with psycopg.connect(pg_cluster.url) as conn:
+        raced = conn.execute("SELECT COUNT(*) FROM lore_ops WHERE team=%s AND op->'args'->>'uri' LIKE %s",
+                             (team, "project://shop/decision/race%")).fetchone()[0]
+    assert raced == 1
 
 
 @pytest.mark.slow
