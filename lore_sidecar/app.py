@@ -273,6 +273,7 @@ class Root:
                 log.warning("importing .lore.md of %s failed: %s", folder, exc)
         if engine.shared is not None:
             engine.shared.start()  # pull the team's record into this store
+            self.distiller.publish = engine.shared.publish  # and share what this machine distils
         if engine.nightly is None or not engine.nightly.alive():  # (it ends when this instance steps down)
             from lore_sidecar.backups import Nightly
 

@@ -87,8 +87,8 @@ class SharedRecord:
                 seen = conn.execute("SELECT seq FROM lore_ops WHERE op_id=%s", (op["opId"],)).fetchone()
                 if seen:
                     return int(seen[0])
-                if op.get("kind") == "nodeOp":
-                    arbitrate(conn, self.team, project, op["method"], op["args"])
+                if op.get("kind") == "nodeOp" and op.get("method") not in ("countUse", "logRecall"):
+                    arbitrate(conn, self.team, project, op["method"], op["args"])  # usage changes no node
                 seq = conn.execute(
                     "INSERT INTO lore_ops(op_id, team, project, kind, op, origin) VALUES (%s,%s,%s,%s,%s,%s) RETURNING seq",
                     (op["opId"], self.team, project, op["kind"], json.dumps(op), self.origin)).fetchone()[0]

@@ -28,8 +28,9 @@ from lore_sidecar.errors import LoreError
 from lore_sidecar.shared.record import SharedRecord
 
 log = logging.getLogger(__name__)
-SHARED_KINDS = ("nodeOp", "assertFact", "invalidateFact")
-LOCAL_METHODS = ("countUse", "logRecall")
+SHARED_KINDS = ("nodeOp", "assertFact", "invalidateFact", "distillation")
+USAGE_METHODS = ("countUse", "logRecall")
+USAGE = "*usage"  # the team's stream of usage events (recalled, opened): not one project's
 WAIT_S = 1.0
 
 
@@ -60,7 +61,7 @@ class Replica:
             return False
         if op.get("kind") == "recordMessages":
             return project_name(op["project"]) in self.share_messages
-        return op.get("kind") in SHARED_KINDS and op.get("method") not in LOCAL_METHODS
+        return op.get("kind") in SHARED_KINDS and op.get("method") not in USAGE_METHODS
 
     def submit(self, op: dict[str, Any]) -> dict[str, Any] | None:
         """Append then replay; the local result, or None when only the outbox holds it."""
@@ -76,6 +77,28 @@ class Replica:
         self.connected = True
         self.sync(name, op["project"], until=seq)
         return self.op_result(op["opId"])
+
+    def usage(self, op: dict[str, Any]) -> None:
+        """A usage event (leads shown, a lead opened): applied here at once and marked, then
+        pushed by the thread — a recall never waits on the network for its bookkeeping."""
+        assert self.apply is not None
+        self.apply(op)
+        self.outbox.put(op, durable=False)
+
+    def publish(self, root: str, payload: dict[str, Any]) -> None:
+        """A distillation this machine made (with the entities it taught): already in the
+        local store, so it is only marked applied here, then appended for the others (kept
+        in the outbox when the record is away)."""
+        op = {"opId": f"dist:{payload['dist']['dist_id']}", "kind": "distillation", "project": root, "args": payload}
+        self.settle(op["opId"], "distillation", {"distId": payload["dist"]["dist_id"]})
+        try:
+            self.record.append(op, project_name(root))
+        except LoreError as exc:
+            if exc.kind != "sharedUnreachable":
+                log.warning("a distillation was not shared: %s", exc)
+                return
+            self._offline(exc)
+            self.outbox.put(op)
 
     # -- replay ---------------------------------------------------------------------------------------
     def sync(self, name: str, root: str, until: int | None = None) -> int:
@@ -132,6 +155,7 @@ class Replica:
                 self.push_outbox()
                 for root in self.roots():
                     self.sync(project_name(root), root)
+                self.sync(USAGE, "")
                 self.connected, self.last_error = True, None
                 for _ in listener.notifies(timeout=WAIT_S, stop_after=1):
                     pass
@@ -163,7 +187,7 @@ class Replica:
         return pushed
 
     def submit_pending(self, op: dict[str, Any]) -> None:
-        name = project_name(op["project"])
+        name = USAGE if op.get("method") in USAGE_METHODS else project_name(op["project"])
         seq = self.record.append(op, name)
         self.sync(name, op["project"], until=seq)
 

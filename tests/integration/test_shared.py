@@ -19,14 +19,14 @@ from tests.support.postgres import Cluster
 MACHINES = 6
 
 
-def machines(tmp: Path, url: str, team: str, n: int = MACHINES) -> list[StdioClient]:
+def machines(tmp: Path, url: str, team: str, n: int = MACHINES, distiller: str = "off") -> list[StdioClient]:
     out = []
     for i in range(n):
         ws = tmp / f"m{i}" / "shop"  # a different path on each machine; the same project
         (ws / ".git").mkdir(parents=True)
         c = StdioClient(sidecar_command())
         c.initialize(ws, options={"storeDir": str(tmp / f"m{i}" / "store"), "watch": False, "indexWorkspace": False,
-                                  "distiller": "off", "sharedUrl": url, "sharedTeam": team})
+                                  "distiller": distiller, "distillIdleMs": 3_600_000, "sharedUrl": url, "sharedTeam": team})
         out.append(c)
     return out
 
@@ -234,3 +234,50 @@ def test_conversations_travel_only_for_projects_named_in_share_messages(tmp_path
     private_here, private_there = run(f"t-{uuid.uuid4().hex[:8]}", [])
     assert here and there and "Thursdays" in there[0]
     assert private_here and private_there == []  # the default: conversations stay on the machine
+
+
+def test_a_distillation_and_its_entities_reach_the_other_machine_but_the_conversation_does_not(tmp_path, pg_cluster):
+    cs = machines(tmp_path, pg_cluster.url, f"t-{uuid.uuid4().hex[:8]}", 2, distiller="extractive")
+    try:
+        talk = ["We moved the order events from RabbitMQ to Kafka last sprint.",
+                "The consumer in services/orders/consume.py commits offsets after the write.",
+                "Run `make replay-orders` to rebuild the projections from Kafka.",
+                "Kafka retention for order events is seven days.",
+                "Decision: the orders projection lives in PostgreSQL, not Redis.",
+                "OK, documented the replay procedure in docs/orders.md."]
+        cs[0].request("lore/recordMessages", {"sessionId": "s-kafka", "messages": [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(talk)]})
+        made = cs[0].request("lore/distill", {"sessionId": "s-kafka"})["created"]
+        a = cs[0].request("lore/status")["counts"]
+        deadline = time.monotonic() + 20
+        while cs[1].request("lore/status")["counts"]["distillations"] < a["distillations"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        b = cs[1].request("lore/status")["counts"]
+        hits = cs[1].request("lore/recall", {"query": "kafka order events retention", "sources": ["distillations"]})["hits"]
+        opened = cs[1].request("lore/getNode", {"uri": made[0]}) if made else None
+    finally:
+        close(cs)
+    assert made and a["distillations"] >= 1 and a["entities"] >= 1
+    assert b["distillations"] == a["distillations"] and b["entities"] == a["entities"]
+    assert any(h["uri"] == made[0] for h in hits) and opened["content"]
+    assert a["messages"] == 6 and b["messages"] == 0  # the conversation itself stayed on its machine
+
+
+def test_usage_events_reach_the_other_machines(tmp_path, pg_cluster):
+    cs = machines(tmp_path, pg_cluster.url, f"t-{uuid.uuid4().hex[:8]}", 2)
+    try:
+        cs[0].request("lore/createNode", {"uri": "project://shop/pattern/used", "content": "Retries use jittered backoff",
+                                          "category": "pattern"})
+        r = cs[0].request("lore/recall", {"query": "jittered backoff", "sources": ["knowledge"], "sessionId": "s1",
+                                          "harness": "pi"})
+        cs[0].request("lore/getNode", {"uri": r["hits"][0]["uri"], "queryId": r["queryId"], "sessionId": "s1"})
+        here = cs[0].request("lore/status")["usage"]
+        deadline = time.monotonic() + 20
+        while cs[1].request("lore/status")["usage"] != here and time.monotonic() < deadline:
+            time.sleep(0.2)
+        there = cs[1].request("lore/status")["usage"]
+        uses = cs[1].request("lore/getNode", {"uri": "project://shop/pattern/used"})["metadata"]["uses"]
+    finally:
+        close(cs)
+    assert here["recalled"] and here["used"]  # the control: the events happened
+    assert there == here and uses == 1

@@ -60,6 +60,9 @@ class Distiller:
         self.mode = mode  # "llm" | "extractive" | "off"
         self.reason = reason
         self.curator = curator
+        # A team's shared record (shared/replica.py): `publish(root, payload)` after each new
+        # distillation, so the other machines get it (their messages are their own).
+        self.publish: Callable[[str, dict[str, Any]], None] | None = None
         self.clock = clock
         self.monotonic = monotonic
         self.fallbacks = 0
@@ -132,16 +135,19 @@ class Distiller:
             rendered = render_segment(turns, s.tool_output_limit)
         text, named, mode, model, version, call = self._observe(sid, turns, rendered)
         did = dist_id(state.root, sid, msgs[0]["msg_id"], msgs[-1]["msg_id"], 0)
+        row: dict[str, Any] = {
+            "dist_id": did, "session_id": sid, "generation": 0, "covers": len(msgs), "text": text, "mode": mode,
+            "model": model, "prompt_version": version, "created_at": self.clock()}
+        learnt: tuple[list, list] = ([], [])
         with self.rows.write() as c:
             self.log_call(c, call)
             self.rows.set_distilled(c, pid, sid, msgs[-1]["id"])
             if text:
-                self.rows.add_distillation(c, {
-                    "dist_id": did, "project_id": pid, "session_id": sid, "generation": 0,
-                    "first_msg": msgs[0]["id"], "last_msg": msgs[-1]["id"], "covers": len(msgs), "text": text,
-                    "mode": mode, "model": model, "prompt_version": version, "created_at": self.clock(),
-                })
-                self._learn_entities(c, pid, text, named, f"distillation://{did}")
+                self.rows.add_distillation(c, {**row, "project_id": pid, "first_msg": msgs[0]["id"],
+                                               "last_msg": msgs[-1]["id"]})
+                learnt = self._learn_entities(c, pid, text, named, f"distillation://{did}")
+        if text and self.publish is not None:  # a team's record carries it to the other machines
+            self.publish(state.root, {"dist": row, "entities": learnt[0], "relations": learnt[1]})
         state.done = msgs[-1]["id"]
         if not text:  # nothing worth keeping in this segment
             return ""
@@ -217,28 +223,36 @@ class Distiller:
                         seen.setdefault(line, None)
                 text = "\n".join(seen)
             did = dist_id(root, sid, *[r["dist_id"] for r in old], generation + 1)
+            row = {"dist_id": did, "session_id": sid, "generation": generation + 1,
+                   "covers": sum(r["covers"] for r in old), "text": text, "mode": mode, "model": model,
+                   "prompt_version": version, "created_at": self.clock()}
             with self.rows.write() as c:
                 self.log_call(c, call)
-                key = self.rows.add_distillation(c, {
-                    "dist_id": did, "project_id": pid, "session_id": sid, "generation": generation + 1,
-                    "first_msg": old[0]["first_msg"], "last_msg": old[-1]["last_msg"],
-                    "covers": sum(r["covers"] for r in old), "text": text, "mode": mode, "model": model,
-                    "prompt_version": version, "created_at": self.clock(),
-                })
+                key = self.rows.add_distillation(c, {**row, "project_id": pid, "first_msg": old[0]["first_msg"],
+                                                     "last_msg": old[-1]["last_msg"]})
                 self.rows.consolidate(c, [r["id"] for r in old], key)
+            if self.publish is not None:
+                self.publish(root, {"dist": row, "consolidates": [r["dist_id"] for r in old]})
             log.info("consolidated %d gen-%d distillations of %s into %s", len(old), generation, sid, did)
             created.append(f"distillation://{did}")
         return created
 
     # -- entities -------------------------------------------------------------------------------------
-    def _learn_entities(self, c, pid: int, text: str, named: list, evidence: str) -> None:
+    def _learn_entities(self, c, pid: int, text: str, named: list, evidence: str) -> tuple[list, list]:
+        """Learn the text's entities and relations; returns them (name, kind, aliases) and
+        (subject, relation, object, evidence) for the team's record."""
         found = ent.merge_llm(ent.extract(text), named)
         ids = {}
         at = self.clock()
+        learnt = []
         for name, e in sorted(found.items())[:100]:
             ids[name] = self.rows.upsert_entity(c, pid, name, e.kind, sorted(e.aliases), at)
+            learnt.append([name, e.kind, sorted(e.aliases)])
+        related = []
         for subj, rel, obj in ent.relations(text, ids):
             self.rows.relate(c, pid, ids[subj], rel, ids[obj], evidence)
+            related.append([subj, rel, obj, evidence])
+        return learnt, related
 
     # -- status ---------------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

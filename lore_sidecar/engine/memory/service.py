@@ -101,6 +101,25 @@ class Memory:
                 return result
         raise ValueError(f"unknown node operation {method!r}")
 
+    def apply_distillation(self, root: str, payload: dict[str, Any], also=None) -> dict[str, Any]:
+        """A distillation another machine of the team made, with the entities it taught and
+        the older distillations it consolidates (named by their ids, the same everywhere)."""
+        with self.rows.write() as c:
+            pid = self.records.ensure_project_in(c, root)
+            key = self.rows.add_distillation(c, {**payload["dist"], "project_id": pid, "first_msg": None, "last_msg": None})
+            ids = {name: self.rows.upsert_entity(c, pid, name, kind, aliases, payload["dist"]["created_at"])
+                   for name, kind, aliases in payload.get("entities") or []}
+            for subj, rel, obj, evidence in payload.get("relations") or []:
+                if subj in ids and obj in ids:
+                    self.rows.relate(c, pid, ids[subj], rel, ids[obj], evidence)
+            old = [r["id"] for d in payload.get("consolidates") or [] if (r := self.rows.by_dist_id(d)) is not None]
+            if old:
+                self.rows.consolidate(c, old, key)
+            result = {"distId": payload["dist"]["dist_id"]}
+            if also:
+                also(c, result)
+            return result
+
     def retain_uri(self, root: str, args: dict[str, Any]) -> str:
         category = args.get("category") or "note"
         title = args.get("title") or args.get("content") or ""

@@ -126,6 +126,9 @@ class SpoolApplier:
         if kind == "nodeOp":
             self.memory.apply(op["method"], root, args, op.get("runtime") or "follower", also=mark)
             return
+        if kind == "distillation":  # made on another machine of the team
+            self.memory.apply_distillation(root, args, also=mark)
+            return
         done = self.facts.already_journaled(kind, root, args)
         if done is not None:
             # Its journal line was written by a writer that died before committing, and a

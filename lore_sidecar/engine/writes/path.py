@@ -98,7 +98,9 @@ class Writes:
         """Bookkeeping (usage counts): applied on the writer, dropped into the spool without
         waiting on a follower; a failure is logged, never raised into the read behind it."""
         try:
-            if self.role().writer:
+            if self.role().writer and self.shared is not None:
+                self.shared.usage({"opId": new_op_id(), **op})  # here now, the team's record soon
+            elif self.role().writer:
                 apply()
             elif self.spool is not None:
                 self.spool.put({"opId": new_op_id(), **op}, durable=False)
