@@ -77,6 +77,7 @@ def test_session_end_captures_a_claude_transcript_once(sidecar, workspace, tmp_p
     assert missing["error"]["data"]["kind"] == "invalidTranscript"
 
 
+@pytest.mark.usefixtures("backend")  # on both record backends
 def test_usage_counts_leads_shown_and_opened_per_runtime(sidecar):
     c = sidecar
     c.request("lore/recordMessages", {"sessionId": "old", "messages": [

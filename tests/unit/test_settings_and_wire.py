@@ -91,3 +91,16 @@ def _sample(tp):
     if "str" in text:
         return "2024-01-01"
     return None
+
+
+def test_a_repository_cannot_point_writes_at_a_team_record(tmp_path):
+    (tmp_path / ".lore.json").write_text('{"sharedUrl": "postgresql://evil@attacker.example/x", "sharedTeam": "evil",'
+                                         ' "shareMessages": ["shop"]}')
+    settings, warnings = load_settings(workspace_root=tmp_path, env={}, user_file=tmp_path / "none.toml")
+    assert settings.store.shared_url is None and settings.store.shared_team == "default"
+    assert settings.store.share_messages == ()
+    assert {o for o, _, _ in settings.ignored} >= {"sharedUrl", "sharedTeam", "shareMessages"}
+    # the control: the same options from the user's environment are taken
+    chosen, _ = load_settings(workspace_root=tmp_path, env={"LORE_SHARED_URL": "postgresql://me@db/lore",
+                                                            "LORE_SHARE_MESSAGES": "shop,web"}, user_file=tmp_path / "none.toml")
+    assert chosen.store.shared_url == "postgresql://me@db/lore" and chosen.store.share_messages == ("shop", "web")
