@@ -16,6 +16,7 @@ from lore_sidecar.engine.maintenance import decay, dream
 from lore_sidecar.errors import LoreError
 
 CACHE_S = 30.0
+JUDGED = 40  # proposals one model call judges (its budget); the rest keep the rule's verdict
 
 
 def epoch(iso: str | None) -> float:
@@ -179,8 +180,9 @@ class MaintenanceRequests:
     def _judge(self, llm: Any, changes: list[dream.Change], nodes: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """Model mode: one batched call (instructions cached) judges every proposal; a
         proposal it does not answer, or a failed call, falls back to the rule's verdict."""
-        lines = [json.dumps({"uri": c.uri, "action": c.action, "reason": c.reason, "node": nodes[c.uri]["content"],
-                             **({"kept": nodes[c.related]["content"]} if c.related in nodes else {})}) for c in changes]
+        lines = [json.dumps({"uri": c.uri, "action": c.action, "reason": c.reason, "node": nodes[c.uri]["content"][:1500],
+                             **({"kept": nodes[c.related]["content"][:1500]} if c.related in nodes else {})})
+                 for c in changes[:JUDGED]]
         try:
             reply = llm.complete(stable=[JUDGE], prompt="\n".join(lines)).text
         except LoreError:
