@@ -59,10 +59,7 @@ class SharedRecord:
         with self._lock:
             try:
                 return work(self._use())
-            except psycopg.OperationalError as exc:
-                self.close()
-                raise unreachable(exc) from None
-            except psycopg.InterfaceError as exc:
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 self.close()
                 raise unreachable(exc) from None
             except psycopg.errors.InsufficientPrivilege as exc:

@@ -12,6 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from lore_sidecar.errors import BadParams, LoreError
+from lore_sidecar.rpc.calls import bound
 from lore_sidecar.sources import ALL_SOURCES
 from lore_sidecar.ui.html import bars, escape, form, hidden, link, page, table, timeline
 
@@ -35,11 +36,7 @@ class Pages:
         return await self.host.call(method, params, timeout_s=timeout_s)
 
     async def engine(self, fn: str, *args: Any) -> Any:
-        engine = await self.host.engine()
-        target = engine
-        for part in fn.split("."):
-            target = getattr(target, part)
-        return await self.host.run(target, *args)
+        return await self.host.run(bound(await self.host.engine(), fn), *args)
 
     def html(self, title: str, body: str, request: web.Request) -> web.Response:
         return web.Response(text=page(title, self.token, body, note=request.query.get("note")), content_type="text/html")

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from lore_sidecar.engine.ask import ledger as lg
-from lore_sidecar.engine.ask.window import FIXED_TOKENS, FileCtx, Window, frozen_text, tokens
+from lore_sidecar.engine.ask.window import FIXED_TOKENS, FileCtx, Window, fill, frozen_text, tokens
 
 HIGH = 0.85
 LOW = 0.60
@@ -69,7 +69,7 @@ def compact(w: Window, *, window_tokens: int, at: str, fill_before: float) -> Re
     w.version += 1
     w.compactions += 1
     w.cooldown_until = w.questions + COOLDOWN_QUESTIONS
-    after = round((FIXED_TOKENS + tokens(w.frozen) + sum(tokens(d) for d in w.pending)) / window_tokens, 4)
+    after = fill(w, window_tokens)
     report = Report(fill_before=fill_before, fill_after=after, facts_added=len(added), files_kept=len(kept),
                     files_evicted=evicted, qa_summarised=sum(1 for f in new if f.origin == "qa"))
     w.last_compaction = {"at": at, **report.__dict__}

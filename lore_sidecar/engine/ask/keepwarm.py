@@ -61,13 +61,7 @@ class KeepWarm:
         except LoreError as exc:
             log.info("keep-warm request failed: %s", exc)
             return
-        u = {"in": turn.usage.input_tokens, "out": turn.usage.output_tokens, "read": turn.usage.cache_read_tokens,
-             "write": turn.usage.cache_write_tokens}
+        u = window.usage_of(turn.usage)
         with slot.lock:
-            t = slot.w.totals
-            t["keepWarm"] += 1
-            t["usd"] += self.asks.cost(u)
-            t["cacheRead"] += u["read"]
-            t["cacheWrite"] += u["write"]
-            t["tokensIn"] += u["in"]
-            t["tokensOut"] += u["out"]
+            slot.w.totals["keepWarm"] += 1
+            window.add_usage(slot.w.totals, u, self.asks.cost(u))

@@ -66,8 +66,7 @@ def run(model: Any, fork: window.Fork, question: str, tools: Tools, *, deadline:
                 on_request()
         out.requests += 1
         out.model = turn.model
-        for key, value in (("in", turn.usage.input_tokens), ("out", turn.usage.output_tokens),
-                           ("read", turn.usage.cache_read_tokens), ("write", turn.usage.cache_write_tokens)):
+        for key, value in window.usage_of(turn.usage).items():
             out.usage[key] += value
         if turn.text.strip():
             out.answer = turn.text.strip()

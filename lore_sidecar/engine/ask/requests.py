@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from lore_sidecar.engine.ask import compaction, loop, retrieval, window
+from lore_sidecar.engine.ask import compaction, loop, retrieval, toolspec, window
 from lore_sidecar.engine.ask import ledger as lg
 from lore_sidecar.engine.ask.keepwarm import KeepWarm
 from lore_sidecar.engine.ask.tools import Tools
@@ -216,15 +216,14 @@ class AskRequests:
             except LoreError:
                 continue
             for path in paths:
-                try:
-                    r = tools.read(path)
-                except LoreError:
+                r = toolspec.call(tools, "Read", {"path": path})  # rendered and redacted as a Read answer is
+                if r.refused:
                     continue
-                text = "\n".join(f"{r['startLine'] + n:>5}\t{line}" for n, line in enumerate(r["lines"]))
-                if window.tokens(text) > room:
+                if window.tokens(r.text) > room:
                     return
-                room -= window.tokens(text)
-                w.files[r["path"]] = window.FileCtx(r["path"], r["sha256"], text, used=0)
+                room -= window.tokens(r.text)
+                for shown, (sha, _lines) in r.read.items():
+                    w.files[shown] = window.FileCtx(shown, sha, r.text, used=0)
 
     def _news(self, w: window.Window, tools: Tools) -> None:
         """What changed since the last question, as deltas (the frozen block stays as it is)."""
@@ -276,10 +275,7 @@ class AskRequests:
         w.qa.append((question, out.answer, {p: sha for p, (sha, _) in out.read.items()}))
         w.questions += 1
         w.version += 1
-        for key, value in (("tokensIn", out.usage["in"]), ("tokensOut", out.usage["out"]),
-                           ("cacheRead", out.usage["read"]), ("cacheWrite", out.usage["write"])):
-            w.totals[key] += value
-        w.totals["usd"] += self.cost(out.usage)
+        window.add_usage(w.totals, out.usage, self.cost(out.usage))
         known = {f.id for f in w.ledger}
         cited = [x for x in dict.fromkeys(FACT_REF.findall(out.answer)) if x in known and x not in added]
         return [self._uri(w.root, x) for x in [*added, *cited]]

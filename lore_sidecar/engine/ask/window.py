@@ -94,6 +94,18 @@ def tokens(obj: Any) -> int:
 FIXED_TOKENS = tokens(INSTRUCTIONS) + tokens(SPECS)
 
 
+def usage_of(u: Any) -> dict[str, int]:
+    """A model turn's token usage (llm Usage) in the shape the loop and the totals keep."""
+    return {"in": u.input_tokens, "out": u.output_tokens, "read": u.cache_read_tokens, "write": u.cache_write_tokens}
+
+
+def add_usage(totals: dict[str, float], u: dict[str, int], usd: float) -> None:
+    """Count one question's (or one keep-warm ping's) usage and cost in a window's totals."""
+    for key, name in (("in", "tokensIn"), ("out", "tokensOut"), ("read", "cacheRead"), ("write", "cacheWrite")):
+        totals[name] += u[key]
+    totals["usd"] += usd
+
+
 def fill(w: Window, window_tokens: int) -> float:
     used = FIXED_TOKENS + tokens(w.frozen) + tokens(w.history) + sum(tokens(d) for d in w.pending)
     return round(used / window_tokens, 4)
