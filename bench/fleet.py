@@ -108,7 +108,8 @@ def index_snapshot(store: Path) -> tuple[list[tuple[str, int]], dict]:
     d = index_dir(store, epoch)
     meta = json.loads((d / "vectors" / "vectors.json").read_text())
     text = TextIndex(d / "text", writable=False)
-    vectors = VectorIndex(d / "vectors", dim=meta["dim"], model=meta["model"], writable=False)
+    vectors = VectorIndex(d / "vectors", spaces={k: (v.rpartition("/")[0], int(v.rpartition("/")[2]))
+                                                  for k, v in meta["spaces"].items()}, writable=False)
     return text.doc_keys(), vectors.contents()
 
 

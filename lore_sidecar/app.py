@@ -29,8 +29,9 @@ from lore_sidecar.engine.service import Engine
 from lore_sidecar.engine.workspace.index import WorkspaceIndex
 from lore_sidecar.errors import FENCED, LoreError
 from lore_sidecar.llm.anthropic_client import AnthropicClient, LLMUnavailable
-from lore_sidecar.llm.embedders import EmbedderUnavailable, load_embedder
+from lore_sidecar.llm.embedders import load_models
 from lore_sidecar.llm.openai_chat import OpenAIChatClient
+from lore_sidecar.model import INDEXED_SOURCES
 from lore_sidecar.settings import Settings
 from lore_sidecar.store import index_dirs
 from lore_sidecar.store.context_states import ContextStates
@@ -140,12 +141,8 @@ class Root:
         self.knowledge = Knowledge(self.records.nodes, self.records)
         self.memory = Memory(self.records, self.knowledge)
         self.distiller = self._distiller()
-        self.embedder = None
-        try:
-            self.embedder = load_embedder(self.settings.embedder)
-        except EmbedderUnavailable as exc:
-            # Never silently swap in something else: run lexical-only and say so in status.
-            log.error("embedder %r unavailable (%s); recall runs lexical-only", self.settings.embedder, exc)
+        # Never silently swap in something else: what cannot load is said in lore/status.
+        self.embedder = load_models(self.settings.embedder, self.settings.files_embedder)
 
     def jail(self) -> Jail:
         """The opened folders (and their projects' roots), the user's link roots, and the
@@ -156,9 +153,10 @@ class Root:
 
     # -- read views ---------------------------------------------------------------------------
     def _vectors(self, d: Path, *, writable: bool) -> VectorIndex | None:
-        if self.embedder is None:
+        spaces = {kind: (m.name, m.dim) for kind in INDEXED_SOURCES if (m := self.embedder.for_kind(kind)) is not None}
+        if not spaces:
             return None
-        return VectorIndex(d / "vectors", dim=self.embedder.dim, model=self.embedder.name, writable=writable)
+        return VectorIndex(d / "vectors", spaces=spaces, writable=writable)
 
     def _recaller(self, text: Any, vectors: Any) -> Recaller:
         return Recaller(self.records, text, vectors, self.embedder, self.settings.recall, self.memory)

@@ -20,6 +20,16 @@ class Embedder(Protocol):
         ...
 
 
+class DenseModels(Protocol):
+    """The dense model of each source kind (None: that kind is searched by its words only)."""
+
+    name: str
+    dim: int
+
+    def for_kind(self, kind: str) -> Embedder | None: ...
+    def any(self) -> bool: ...
+
+
 class TextIndex(Protocol):
     def analyze(self, text: str) -> list[str]: ...
     def upsert(self, docs: Iterable[Doc]) -> None: ...

@@ -51,8 +51,8 @@ class RecallSettings:
     candidates: int = 50
     vector_floor: float = 0.3
     fusion: str = "auto"
-    files_vector_weight: float = 1.0
-    code_vector_weight: float = 1.5
+    files_vector_weight: float = 0.67
+    code_vector_weight: float = 3.0
     neighbours: int = 3
 
 
@@ -108,6 +108,7 @@ class AskSettings:
 class Settings:
     store_dir: Path
     embedder: str = "wordllama"
+    files_embedder: str = "minilm"  # "same": workspace files use `embedder` too
     distiller: str = "auto"
     guidance: str | None = None
     hook_idle_ms: int = 600_000
@@ -129,6 +130,7 @@ class Settings:
 OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "storeDir": (conv.path, (None, "store_dir")),
     "embedder": (conv.choice(EMBEDDERS), (None, "embedder")),
+    "filesEmbedder": (conv.choice((*EMBEDDERS, "same")), (None, "files_embedder")),
     "distiller": (conv.choice(DISTILLER_MODES), (None, "distiller")),
     "guidance": (conv.text, (None, "guidance")),
     "hookIdleMs": (conv.integer(1000, 86_400_000), (None, "hook_idle_ms")),

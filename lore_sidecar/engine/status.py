@@ -36,7 +36,7 @@ def status_of(engine: Any, root: str) -> dict[str, Any]:
         "project": {"id": found.id if found else None, "root": root},
         "generation": generation,
         "counts": {k: counts[k] for k in COUNTED},
-        "embedder": {"name": embedder.name if embedder else "none", "dim": embedder.dim if embedder else 0},
+        "embedder": _embedder(embedder),
         "distiller": engine.distiller.status() if engine.distiller is not None else {"mode": "off", "model": None},
         "shared": engine.shared.status() if engine.shared is not None else None,
         "ask": {"mode": "model" if engine.ask.model is not None else "retrieval",
@@ -49,3 +49,14 @@ def status_of(engine: Any, root: str) -> dict[str, Any]:
         "election": engine.election.info() if engine.election is not None else {},
         "ignoredSettings": [{"setting": k, "source": src, "reason": why} for k, src, why in engine.settings.ignored],
     }
+
+
+def _embedder(models: Any) -> dict[str, Any]:
+    """The default model (conversation, memory, facts), the workspace files' model, and why
+    one fell back, if it did."""
+    if models is None:
+        return {"name": "none", "dim": 0, "files": {"name": "none", "dim": 0}, "problem": None}
+    files = models.for_kind("files")
+    return {"name": models.name, "dim": models.dim,
+            "files": {"name": files.name if files else "none", "dim": files.dim if files else 0},
+            "problem": models.problem}

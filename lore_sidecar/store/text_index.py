@@ -25,7 +25,7 @@ PARTS_BOOST = 0.8  # the pieces of a compound name count a little less than a wh
 # A code chunk's symbol name (also in its body) is a hint, not the topic: `def check(...)`
 # must not win every query that says "check". A heading of prose keeps the title's weight.
 SYMBOL_BOOST = 0.5
-SCHEMA_TAG = "lore-text-4"
+SCHEMA_TAG = "lore-text-5"
 KIND_CODES = {"messages": 1, "files": 2, "distillations": 3, "knowledge": 4, "facts": 5, "entities": 6}
 CODE_KINDS = {v: k for k, v in KIND_CODES.items()}
 FIELD_BOOSTS = {"title": 1.0, "symbol": SYMBOL_BOOST, "path": 1.5, "body": 1.0, "context": CONTEXT_BOOST,
@@ -46,6 +46,16 @@ def compound_parts(text: str) -> str:
     """The pieces of the compound identifiers in `text`, for the `parts` field: a query for
     "range" then finds `dates_in_range`, while the whole token still matches in the others."""
     return " ".join(p for m in _COMPOUND.finditer(text) for p in _PART.findall(m.group(0)) if len(p) > 1)
+
+
+def _title_field(d: Doc) -> str:
+    """Where a document's title is indexed. A code chunk's title is its symbol's name; a
+    prose chunk's is its section heading, which the chunk's body already holds when the
+    section starts there — as a title it counted twice and outranked the text (measured on a
+    document search set), as context it still finds the later chunks of a long section."""
+    if d.kind != "files":
+        return "title"
+    return "symbol" if is_code_path(d.path) else "context"
 
 
 def _analyzer() -> tantivy.TextAnalyzer:
@@ -113,7 +123,7 @@ class TextIndex:
             doc.add_text("project", str(d.project_id))
             doc.add_unsigned("kind", KIND_CODES[d.kind])
             doc.add_unsigned("key", d.key)
-            doc.add_text("symbol" if d.kind == "files" and is_code_path(d.path) else "title", d.title)
+            doc.add_text(_title_field(d), d.title)
             doc.add_text("path", d.path)
             doc.add_text("body", d.body)
             if d.context:

@@ -28,10 +28,11 @@ ADD_THREADS = 1
 
 
 class VectorIndex:
-    def __init__(self, directory: Path, *, dim: int, model: str, writable: bool):
+    def __init__(self, directory: Path, *, spaces: dict[str, tuple[str, int]], writable: bool):
+        """`spaces`: each kind's (model, dim) — workspace files may be embedded by another
+        model than conversation. A kind missing from it has no vectors."""
         self.directory = directory
-        self.dim = dim
-        self.model = model
+        self.spaces = dict(spaces)
         self.writable = writable
         self._lock = threading.RLock()
         self._indexes: dict[tuple[str, int], Any] = {}  # usearch Index objects
@@ -39,14 +40,14 @@ class VectorIndex:
         self.saved_seq = 0
         self._load()
 
-    def _new(self):
+    def _new(self, kind: str):
         # Imported here, not at module import: onnxruntime (the MiniLM embedder) crashes at
         # import if usearch's native module was loaded before it, so the embedder loads first.
         from usearch.index import Index
 
         # expansion_add 64 (default 128): 1.7x faster inserts for recall@10 0.919 vs 0.931
         # against exact search (60k corpus messages, measured; see docs/architecture.md).
-        return Index(ndim=self.dim, metric="cos", dtype="i8", connectivity=16, expansion_add=64)
+        return Index(ndim=self.spaces[kind][1], metric="cos", dtype="i8", connectivity=16, expansion_add=64)
 
     def _load(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -55,7 +56,7 @@ class VectorIndex:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):
             meta = {}
-        if meta.get("dim") != self.dim or meta.get("model") != self.model:
+        if meta.get("spaces") != self._spaces_meta():
             # Another embedder wrote these vectors: they are useless here; rebuild from seq 0.
             self._indexes.clear()
             self.saved_seq = 0
@@ -63,7 +64,9 @@ class VectorIndex:
         self.saved_seq = int(meta.get("seq", 0))
         for name in meta.get("files", []):
             kind, _, pid = name.removesuffix(".usearch").rpartition("-")
-            idx = self._new()
+            if kind not in self.spaces:
+                continue
+            idx = self._new(kind)
             idx.load(str(self.directory / name))
             self._indexes[(kind, int(pid))] = idx
 
@@ -87,7 +90,7 @@ class VectorIndex:
         with self._lock:
             idx = self._indexes.get((kind, project_id))
             if idx is None:
-                idx = self._indexes[(kind, project_id)] = self._new()
+                idx = self._indexes[(kind, project_id)] = self._new(kind)
             karr = np.asarray(keys, dtype=np.uint64)
             if len(idx):
                 present = karr[np.asarray(idx.contains(karr), dtype=bool).reshape(-1)]
@@ -130,7 +133,7 @@ class VectorIndex:
                 os.replace(tmp, self.directory / name)
             self._dirty.clear()
             files = sorted(f"{k}-{p}.usearch" for k, p in self._indexes)
-            meta = {"seq": seq, "dim": self.dim, "model": self.model, "files": files}
+            meta = {"seq": seq, "spaces": self._spaces_meta(), "files": files}
             tmp = self.directory / f".{META}.tmp"
             with open(tmp, "w") as fh:
                 json.dump(meta, fh)
@@ -139,6 +142,9 @@ class VectorIndex:
             os.replace(tmp, self.directory / META)
             fsync_dir(self.directory)
             self.saved_seq = seq
+
+    def _spaces_meta(self) -> dict[str, str]:
+        return {kind: f"{model}/{dim}" for kind, (model, dim) in sorted(self.spaces.items())}
 
     @property
     def dirty(self) -> bool:

@@ -145,14 +145,15 @@ def test_vector_snapshots_are_replaced_atomically(tmp_path):
 
     from lore_sidecar.store.vector_index import VectorIndex
 
-    v = VectorIndex(tmp_path, dim=4, model="m", writable=True)
+    v = VectorIndex(tmp_path, spaces={"messages": ("m", 4)}, writable=True)
     v.upsert("messages", 1, [1, 2], np.eye(4, dtype=np.float32)[:2])
     v.save(5)
     assert not list(tmp_path.glob(".*.tmp"))
-    reader = VectorIndex(tmp_path, dim=4, model="m", writable=False)
+    reader = VectorIndex(tmp_path, spaces={"messages": ("m", 4)}, writable=False)
     assert reader.saved_seq == 5 and reader.size() == 2
     v.upsert("messages", 1, [3], np.eye(4, dtype=np.float32)[2:3])
     v.save(6)
     assert reader.refresh() and reader.size() == 3
-    # A different model's vectors are never reused.
-    assert VectorIndex(tmp_path, dim=4, model="other", writable=False).size() == 0
+    # A different model's vectors are never reused (nor another kind's model change).
+    assert VectorIndex(tmp_path, spaces={"messages": ("other", 4)}, writable=False).size() == 0
+    assert VectorIndex(tmp_path, spaces={"messages": ("m", 4), "files": ("n", 8)}, writable=False).size() == 0

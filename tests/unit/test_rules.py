@@ -143,3 +143,19 @@ def test_auto_fusion_weighs_the_vector_leg_of_code_and_prose_files_each_with_its
                                                      is_code=lambda key: key == 99 or key % 2 == 1, k=60)]
     assert ranked(prose=0.0, code=2.0).index(99) < 2 and ranked(prose=0.0, code=2.0).index(98) > 5
     assert ranked(prose=2.0, code=0.0).index(98) < 2 and ranked(prose=2.0, code=0.0).index(99) > 5
+
+
+def test_normalised_score_fusion_lets_a_confident_vector_hit_in_and_keeps_bm25_order_among_equals():
+    lexical = [("files", k, 20.0 - k) for k in range(1, 11)]  # BM25: 1 best ... 10
+    vector = [("files", 50, 0.9)] + [("files", k, 0.4) for k in (3, 4, 5)] + [("files", 60, 0.2)]
+
+    def order(weight: float) -> list[int]:
+        return [c.key for c in fusion.combine(lexical, vector, lexical_weight=1.0, vector_weight=weight, k=60)]
+
+    strong, weak, off = order(3.0), order(0.67), order(0.0)
+    assert strong[0] == 50  # far ahead in the dense leg, found by no word: it enters the top
+    assert weak.index(50) > 0 and weak[0] == 1  # with a light dense weight BM25's best stays first
+    assert off[:10] == list(range(1, 11))  # control: no dense weight, BM25's order exactly
+    # 3, 4 and 5 share one similarity: the dense leg lifts them alike and BM25 orders them.
+    assert [k for k in weak if k in (3, 4, 5)] == [3, 4, 5]
+    assert weak.index(3) < weak.index(2)  # the dense leg's agreement lifts a hit over its BM25 neighbour

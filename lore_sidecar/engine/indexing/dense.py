@@ -21,7 +21,7 @@ import numpy as np
 
 from lore_sidecar.errors import FENCED, LoreError
 from lore_sidecar.model import Doc
-from lore_sidecar.ports import Embedder, VectorIndex
+from lore_sidecar.ports import DenseModels, VectorIndex
 
 log = logging.getLogger(__name__)
 BATCH = 4000
@@ -36,11 +36,11 @@ def embed_text(doc: Doc) -> str:
 
 
 class DenseWorker:
-    def __init__(self, records, vectors: VectorIndex, embedder: Embedder, *, load: Callable[[str, Sequence[int]], list[Doc]],
+    def __init__(self, records, vectors: VectorIndex, models: DenseModels, *, load: Callable[[str, Sequence[int]], list[Doc]],
                  text_seq: Callable[[], int], trim: Callable[[], None]):
         self.records = records
         self.vectors = vectors
-        self.embedder = embedder
+        self.models = models  # each kind's model (None: that kind has no vectors)
         self.load = load  # (kind, keys) -> docs, as the text leg loads them
         self.text_seq = text_seq  # how far the text index has committed
         self.trim = trim  # the outbox may shrink to what both legs saved
@@ -140,10 +140,18 @@ class DenseWorker:
         """Embed chunk k+1 while chunk k goes into the HNSW graph (one insert thread, fed in
         order, keeps the graph deterministic)."""
         pending = []
-        for start in range(0, len(docs), EMBED_CHUNK):
-            part = docs[start : start + EMBED_CHUNK]
-            vecs = self.embedder.embed([embed_text(d) for d in part])
-            pending.append(self._pool.submit(self._insert, part, vecs))
+        by_model: dict[int, list[Doc]] = {}
+        models = {}
+        for d in docs:
+            model = self.models.for_kind(d.kind)
+            if model is not None:
+                by_model.setdefault(id(model), []).append(d)
+                models[id(model)] = model
+        for mid, group in by_model.items():
+            for start in range(0, len(group), EMBED_CHUNK):
+                part = group[start : start + EMBED_CHUNK]
+                vecs = models[mid].embed([embed_text(d) for d in part])
+                pending.append(self._pool.submit(self._insert, part, vecs))
         for fut in pending:
             fut.result()
 

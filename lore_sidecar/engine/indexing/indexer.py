@@ -19,7 +19,7 @@ from contextlib import nullcontext
 from lore_sidecar.engine.indexing.dense import BATCH, DenseWorker
 from lore_sidecar.errors import FENCED, LoreError
 from lore_sidecar.model import INDEXED_SOURCES, Doc
-from lore_sidecar.ports import Embedder, TextIndex, VectorIndex
+from lore_sidecar.ports import DenseModels, TextIndex, VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -30,19 +30,19 @@ class Indexer:
         records,
         text: TextIndex,
         vectors: VectorIndex | None,
-        embedder: Embedder | None,
+        models: DenseModels | None,
         *,
         on_commit: Callable[[int], None] = lambda generation: None,
     ):
         self.records = records
         self.text = text
         self.vectors = vectors
-        self.embedder = embedder
+        self.models = models
         self.on_commit = on_commit
         self.applied_seq = 0  # searchable by its words up to here
         self.generation = int(records.meta("generation", "0") or 0)
-        self.dense = (DenseWorker(records, vectors, embedder, load=self._load, text_seq=lambda: self.applied_seq,
-                                  trim=self._trim) if vectors is not None and embedder is not None else None)
+        self.dense = (DenseWorker(records, vectors, models, load=self._load, text_seq=lambda: self.applied_seq,
+                                  trim=self._trim) if vectors is not None and models is not None else None)
         self._cond = threading.Condition()
         self._wake = threading.Event()
         self._stop = threading.Event()

@@ -1,4 +1,5 @@
-"""Rank fusion: weighted reciprocal rank fusion plus a small recency bonus. Pure."""
+"""Fusion of the lexical and vector legs (reciprocal rank, backfill, or normalised scores)
+plus a small recency bonus. Pure."""
 
 from __future__ import annotations
 
@@ -53,6 +54,42 @@ def fuse(
     return sorted(by_id.values(), key=lambda c: (-c.fused, c.kind, c.key))
 
 
+def combine(
+    lexical: Sequence[tuple[str, int, float]],
+    vector: Sequence[tuple[str, int, float]],
+    *,
+    lexical_weight: float,
+    vector_weight: float,
+    k: int,
+) -> list[Candidate]:
+    """Normalised-score fusion: each leg's scores min-max scaled to [0, 1] over its own
+    candidates (a hit missing from a leg scores 0 there), then weighted and summed.
+    Unlike rank fusion, how far ahead a hit is counts: a vector hit far more similar than
+    the rest can enter the top, a near-tie of the dense leg hardly moves BM25's order.
+    Each leg's best hit adds what a first rank adds under reciprocal rank fusion, so groups
+    fused differently (and with other weights) still merge on one scale."""
+    by_id: dict[tuple[str, int], Candidate] = {}
+    for leg, weight in ((lexical, lexical_weight), (vector, vector_weight)):
+        scaled = _min_max([score for _, _, score in leg])
+        for rank, ((kind, key, score), z) in enumerate(zip(leg, scaled, strict=True)):
+            c = by_id.setdefault((kind, key), Candidate(kind, key))
+            if leg is lexical:
+                c.lex_rank, c.lex_score = rank, score
+            else:
+                c.vec_rank, c.vec_score = rank, score
+            c.fused += weight / (k + 1) * z
+    return sorted(by_id.values(), key=lambda c: (-c.fused, c.kind, c.key))
+
+
+def _min_max(scores: Sequence[float]) -> list[float]:
+    if not scores:
+        return []
+    lo, hi = min(scores), max(scores)
+    if hi - lo <= 1e-12:
+        return [1.0] * len(scores)  # one hit, or all tied: each is the leg's best
+    return [(x - lo) / (hi - lo) for x in scores]
+
+
 def fuse_by_kind(
     lexical: Sequence[tuple[str, int, float]],
     vector: Sequence[tuple[str, int, float]],
@@ -64,20 +101,21 @@ def fuse_by_kind(
     is_code: Callable[[int], bool],
     k: int,
 ) -> list[Candidate]:
-    """`auto` fusion, by source kind. Workspace files by weighted RRF, where a confident
-    vector hit may enter the top — code and prose with their own vector weight (measured:
-    the dense leg lifts document search, and code search more). Every conversation tier by
-    backfill, where reordering BM25 with a static embedder costs recall (measured on
-    conversation memory). Each group is fused on its own ranks; the groups merge by score,
-    on the same reciprocal-rank scale in all of them."""
+    """`auto` fusion, by source kind. Workspace files by normalised scores, where a
+    confident vector hit may enter the top — code and prose with their own vector weight
+    (measured: the dense leg lifts document search, and code search far more). Every
+    conversation tier by backfill, where reordering BM25 costs recall (measured on
+    conversation memory). Each group is fused on its own; the groups merge by score, on the
+    reciprocal-rank scale in all of them."""
     def group(hits: Sequence[tuple[str, int, float]], name: str) -> list[tuple[str, int, float]]:
         return [h for h in hits if _group(h, is_code) == name]
 
     out: list[Candidate] = []
-    for name, weight, mode in (("code", code_vector_weight, "rrf"), ("prose", prose_vector_weight, "rrf"),
-                               ("conversation", vector_weight, "backfill")):
-        out += fuse(group(lexical, name), group(vector, name), lexical_weight=lexical_weight, vector_weight=weight,
-                    k=k, mode=mode)
+    for name, weight in (("code", code_vector_weight), ("prose", prose_vector_weight)):
+        out += combine(group(lexical, name), group(vector, name), lexical_weight=lexical_weight,
+                       vector_weight=weight, k=k)
+    out += fuse(group(lexical, "conversation"), group(vector, "conversation"), lexical_weight=lexical_weight,
+                vector_weight=vector_weight, k=k, mode="backfill")
     return sorted(out, key=lambda c: (-c.fused, c.kind, c.key))
 
 

@@ -15,7 +15,7 @@ from lore_sidecar.engine.recall import query as q
 from lore_sidecar.engine.uris import chunk_uri, message_uri
 from lore_sidecar.filetypes import is_code_path
 from lore_sidecar.model import GLOBAL_PROJECT, INDEXED_SOURCES, Candidate, Hit, RecallResult
-from lore_sidecar.ports import Embedder, TextIndex, VectorIndex
+from lore_sidecar.ports import DenseModels, TextIndex, VectorIndex
 from lore_sidecar.settings import RecallSettings
 
 CUE_TEXT_LIMIT = 50_000
@@ -48,7 +48,7 @@ class Recaller:
         records,
         text: TextIndex,
         vectors: VectorIndex | None,
-        embedder: Embedder | None,
+        embedder: DenseModels | None,
         settings: RecallSettings,
         memory=None,
     ):
@@ -56,7 +56,7 @@ class Recaller:
         self.memory = memory  # engine.memory.Memory: rows and hits of the memory tiers
         self.text = text
         self.vectors = vectors
-        self.embedder = embedder
+        self.embedder = embedder  # each kind's dense model
         self.settings = settings
 
     def recall(
@@ -84,11 +84,7 @@ class Recaller:
             lex = self._lexical(q.search_terms(query), kinds, project_ids, pool, q.query_terms(" ".join(extra)))
             vec: list[tuple[str, int, float]] = []
             if not lexical_only and self.vectors is not None and self.embedder is not None and s.vector_weight > 0:
-                qv = self.embedder.embed([query])[0]
-                if qv.any():
-                    # A nearest neighbour always exists; below the floor it is noise, and
-                    # "nothing relevant" must be able to answer with nothing.
-                    vec = [h for h in self.vectors.search(kinds, project_ids, qv, pool) if h[2] >= s.vector_floor]
+                vec = self._dense(query, kinds, project_ids, pool)
             if s.fusion == "auto":
                 # Code or prose decides a file's vector weight; the rows read here are the
                 # ones the hits are made from below, so they are read once.
@@ -111,6 +107,24 @@ class Recaller:
             took_ms=round((time.perf_counter() - t0) * 1000, 3),
             next_offset=offset + len(hits) if truncated else None,
         )
+
+    def _dense(self, query: str, kinds, project_ids, pool) -> list[tuple[str, int, float]]:
+        """The vector leg: the query embedded once by each model the asked kinds use."""
+        groups: dict[int, tuple[object, list[str]]] = {}
+        for kind in kinds:
+            model = self.embedder.for_kind(kind)
+            if model is not None:
+                groups.setdefault(id(model), (model, []))[1].append(kind)
+        out: list[tuple[str, int, float]] = []
+        for model, group in groups.values():
+            qv = model.embed([query])[0]
+            if qv.any():
+                # A nearest neighbour always exists; below the floor it is noise, and
+                # "nothing relevant" must be able to answer with nothing.
+                floor = self.settings.vector_floor
+                out += [h for h in self.vectors.search(group, project_ids, qv, pool) if h[2] >= floor]
+        # Models' similarities differ in scale; fusion weighs each source kind on its own.
+        return sorted(out, key=lambda t: (-t[2], t[0], t[1]))
 
     def _lexical(self, terms, kinds, project_ids, pool, aliases=()) -> list[tuple[str, int, float]]:
         strict = self.text.search(terms, kinds=kinds, project_ids=project_ids, limit=pool, conjunctive=True)
