@@ -150,6 +150,15 @@ MUTATIONS = [
     Mutation("shared-offline-write-dropped", "lore_sidecar/shared/replica.py",
              "            self._offline(exc)\n            self.outbox.put(op)\n", "            self._offline(exc)\n",
              (f"{SHR}::test_a_30_s_outage_loses_no_acknowledged_write_and_recall_keeps_answering",)),
+    Mutation("files-fused-by-rank", "lore_sidecar/engine/recall/fusion.py",
+             "        out += combine(group(lexical, name), group(vector, name), lexical_weight=lexical_weight,\n"
+             "                       vector_weight=weight, k=k)",
+             "        out += fuse(group(lexical, name), group(vector, name), lexical_weight=lexical_weight,\n"
+             "                    vector_weight=weight, k=k)",
+             ("tests/unit/test_rules.py::test_auto_fusion_of_files_lets_a_near_tie_of_the_dense_leg_keep_bm25s_order",)),
+    Mutation("files-by-the-default-model", "lore_sidecar/llm/embedders.py",
+             "        return self.files if kind == \"files\" else self.default", "        return self.default",
+             ("tests/integration/test_dense_leg.py::test_workspace_code_is_found_by_meaning_through_its_own_model_and_conversation_keeps_the_static_one",)),
 ]
 
 

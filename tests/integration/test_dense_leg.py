@@ -61,3 +61,51 @@ def test_a_crash_while_vectors_lag_resumes_their_catch_up_on_the_next_start(tmp_
         assert hits and hits[0].uri == "session://crash/crash-0"
     finally:
         e.close()
+
+
+# A function found by what it does: no word of the question is in it.
+GEO = '''def haversine(lat1, lon1, lat2, lon2):
+    """Great-circle km between two coordinates."""
+    from math import asin, cos, radians, sin, sqrt
+    dlat, dlon = radians(lat2 - lat1), radians(lon2 - lon1)
+    a = sin(dlat / 2) ** 2 + cos(radians(lat1)) * cos(radians(lat2)) * sin(dlon / 2) ** 2
+    return 12742 * asin(sqrt(a))
+'''
+GEO_ASKED = "how far apart are places on the globe"
+
+
+def _code_workspace(root):
+    root.mkdir()
+    (root / "geo.py").write_text(GEO)
+    (root / "colours.py").write_text("def blend(rgb_a, rgb_b):\n    return tuple((x + y) // 2 for x, y in zip(rgb_a, rgb_b))\n")
+    return root
+
+
+def test_workspace_code_is_found_by_meaning_through_its_own_model_and_conversation_keeps_the_static_one(tmp_path):
+    ws = _code_workspace(tmp_path / "code")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False)
+    try:
+        e.index.scan()
+        assert e.index.wait(120)
+        status = e.status()["embedder"]
+        assert status["files"]["name"] == "all-minilm-l6-v2-int8" and status["name"].startswith("wordllama")
+        assert status["problem"] is None
+        found = e.recall(GEO_ASKED, sources=["files"])
+        assert found.hits and found.hits[0].path.endswith("geo.py")
+        # Control: the same question by its words alone finds nothing.
+        assert e.recall(GEO_ASKED, sources=["files"], lexical_only=True).hits == []
+    finally:
+        e.close()
+
+
+def test_files_embedder_same_puts_workspace_files_in_the_default_models_space(tmp_path):
+    ws = _code_workspace(tmp_path / "code")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, filesEmbedder="same")
+    try:
+        e.index.scan()
+        assert e.index.wait(60)
+        status = e.status()["embedder"]
+        assert status["files"] == {"name": status["name"], "dim": 256}
+        assert e.view.vectors.spaces["files"] == e.view.vectors.spaces["messages"]
+    finally:
+        e.close()

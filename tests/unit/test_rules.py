@@ -159,3 +159,19 @@ def test_normalised_score_fusion_lets_a_confident_vector_hit_in_and_keeps_bm25_o
     # 3, 4 and 5 share one similarity: the dense leg lifts them alike and BM25 orders them.
     assert [k for k in weak if k in (3, 4, 5)] == [3, 4, 5]
     assert weak.index(3) < weak.index(2)  # the dense leg's agreement lifts a hit over its BM25 neighbour
+
+
+def test_auto_fusion_of_files_lets_a_near_tie_of_the_dense_leg_keep_bm25s_order():
+    lexical = [("files", k, 11.0 - k) for k in range(1, 6)]  # BM25: 1, 2, 3, 4, 5
+    # The dense leg sees 1-5 as equally close (in reverse order, by a hair) and 9 far off.
+    vector = [("files", k, 0.80 + 0.001 * k) for k in (5, 4, 3, 2, 1)] + [("files", 9, 0.30)]
+
+    def order(code_weight: float) -> list[int]:
+        return [c.key for c in fusion.fuse_by_kind(lexical, vector, lexical_weight=1.0, vector_weight=0.5,
+                                                     prose_vector_weight=0.67, code_vector_weight=code_weight,
+                                                     is_code=lambda key: True, k=60)]
+
+    assert order(3.0)[:5] == [1, 2, 3, 4, 5]
+    # Control: the same dense leg far surer of one hit than of the rest moves it to the top.
+    vector = [("files", 9, 0.99), *vector[:-1]]
+    assert order(3.0)[0] == 9
