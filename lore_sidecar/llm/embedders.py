@@ -135,7 +135,8 @@ class MiniLMEmbedder:
                 raise EmbedderUnavailable(f"{path}: sha256 {got} does not match pinned {want}")
             paths.append(path)
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = min(4, max(1, (os.cpu_count() or 1)))
+        # Half the cores at most: it runs in the background, beside the requests it must not starve.
+        opts.intra_op_num_threads = max(1, min(4, (os.cpu_count() or 1) // 2))
         opts.log_severity_level = 3
         self._session = ort.InferenceSession(str(paths[0]), opts, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}

@@ -33,7 +33,8 @@ async def wait_indexed(client: LanguageClient, files: int, timeout: float = 60) 
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         status = await call(client, "lore/status")
-        if status["counts"]["files"] >= files and status["indexLagMs"] == 0:
+        # Both legs: the words at once, the vectors (their own thread) a moment later.
+        if status["counts"]["files"] >= files and status["indexLagMs"] == 0 and status["vectorLag"] == 0:
             return status
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"workspace not indexed in time: {status}")
@@ -167,8 +168,10 @@ async def test_reindex_reports_progress_and_answers_like_the_live_index(client: 
     await call(client, "lore/recordMessages", {"sessionId": "s-2", "messages": [
         {"id": str(i), "role": "user", "content": f"note {i} about retries backoff and webhooks"} for i in range(30)
     ]})
+    await wait_indexed(client, 4)  # the live index compared once its dense leg has caught up
     q = {"query": "webhooks retried backoff", "limit": 20}
     live = await call(client, "lore/recall", q)
+    assert not live["densePartial"]
     res = await call(client, "lore/reindex", {"scope": "all"})
     assert res["files"] == 4 and res["generation"] > 0
     rebuilt = await call(client, "lore/recall", q)

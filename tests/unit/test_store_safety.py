@@ -115,10 +115,10 @@ from lore_sidecar.store.lock import WriterLock
 assert WriterLock(Path({str(path)!r})).try_acquire()
 child = os.fork()
 if child == 0:
-    print("child-running", flush=True)  # os.fork() has returned here: at-fork handlers ran
+    os.write(1, b"child-running\\n")  # os.fork() has returned here: at-fork handlers ran
     time.sleep(30)
     os._exit(0)
-print(child, flush=True)
+os.write(1, f"{{child}}\\n".encode())  # one write per line: the two lines never interleave
 os._exit(0)  # die holding the lock, never unlocking
 """
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

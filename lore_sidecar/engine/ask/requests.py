@@ -84,7 +84,7 @@ class AskRequests:
             return {"answer": text, "mode": "retrieval", "sources": sources, "ledgerFacts": [], "finished": "answered",
                     "trailer": retrieval.trailer(latency_ms=round((time.monotonic() - t0) * 1000, 1))}
         budget_s = (deadline_ms or self.s.deadline_ms) / 1000
-        soft = t0 + budget_s - max(0.15, 0.1 * budget_s)  # below the caller's hard timeout
+        soft = t0 + budget_s - max(0.25, 0.15 * budget_s)  # below the caller's hard timeout: the commit and the reply fit after it
         slot, tools = self._slot(root), self._tools(root)
         if not slot.gate.acquire(timeout=max(0.0, soft - time.monotonic())):
             text, sources = retrieval.leads(self.i, question, project=project, harness=harness, intro=(
