@@ -159,6 +159,9 @@ MUTATIONS = [
     Mutation("files-by-the-default-model", "lore_sidecar/llm/embedders.py",
              "        return self.files if kind == \"files\" else self.default", "        return self.default",
              ("tests/integration/test_dense_leg.py::test_workspace_code_is_found_by_meaning_through_its_own_model_and_conversation_keeps_the_static_one",)),
+    Mutation("query-embedded-for-empty-kinds", "lore_sidecar/engine/recall/recaller.py",
+             "model = self.embedder.for_kind(kind) if kind in held else None", "model = self.embedder.for_kind(kind)",
+             ("tests/integration/test_dense_leg.py::test_a_conversation_only_store_never_loads_the_files_model_to_recall",)),
 ]
 
 

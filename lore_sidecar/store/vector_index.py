@@ -165,6 +165,13 @@ class VectorIndex:
         with self._lock:
             return sum(len(i) for i in self._indexes.values())
 
+    def holds(self, kinds: Sequence[str], project_ids: Sequence[int] | None) -> set[str]:
+        """Which of `kinds` have a vector in these projects (a query need not be embedded by
+        a model whose kinds hold nothing here)."""
+        with self._lock:
+            return {k for (k, pid), idx in self._indexes.items()
+                    if k in kinds and (project_ids is None or pid in project_ids) and len(idx)}
+
     def search(
         self, kinds: Sequence[str], project_ids: Sequence[int] | None, vector: np.ndarray, limit: int
     ) -> list[tuple[str, int, float]]:

@@ -109,3 +109,27 @@ def test_files_embedder_same_puts_workspace_files_in_the_default_models_space(tm
         assert e.view.vectors.spaces["files"] == e.view.vectors.spaces["messages"]
     finally:
         e.close()
+
+
+def test_a_conversation_only_store_never_loads_the_files_model_to_recall(tmp_path, workspace):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    e = engine_for(tmp_path / "store", [str(empty)], watch=False)
+    try:
+        record(e, "s", [SAID])
+        assert e.index.wait(30)
+        found = e.recall(ASKED)  # every source, files included: no file has a vector here
+        assert [h.uri for h in found.hits] == ["session://s/s-0"]  # by meaning, through the default model
+        assert e.embedder.files._model is None  # MiniLM never loaded: ~200 MB and ~5 ms a query saved
+    finally:
+        e.close()
+    # Control: once a file has a vector, the same call embeds the query with the files model.
+    ws = _code_workspace(tmp_path / "code")
+    e = engine_for(tmp_path / "store2", [str(ws)], watch=False)
+    try:
+        e.index.scan()
+        assert e.index.wait(120)
+        e.recall(ASKED)
+        assert e.embedder.files._model is not None
+    finally:
+        e.close()

@@ -111,8 +111,12 @@ class Recaller:
     def _dense(self, query: str, kinds, project_ids, pool) -> list[tuple[str, int, float]]:
         """The vector leg: the query embedded once by each model the asked kinds use."""
         groups: dict[int, tuple[object, list[str]]] = {}
+        # Trigger: a kind with no vectors in these projects (a conversation-only store has no
+        # file vectors). Why: embedding the query with its model costs ~5 ms with MiniLM and
+        # loads that model (~200 MB) for nothing. Outcome: only models with something to find run.
+        held = self.vectors.holds(kinds, project_ids)
         for kind in kinds:
-            model = self.embedder.for_kind(kind)
+            model = self.embedder.for_kind(kind) if kind in held else None
             if model is not None:
                 groups.setdefault(id(model), (model, []))[1].append(kind)
         out: list[tuple[str, int, float]] = []
