@@ -105,6 +105,7 @@ class Records:
         out: list[tuple[str, bool]] = []
         now = utc_now()
         last_in_session: dict[str, int | None] = {}
+        fresh: set[int] = set()  # rows this call inserted: their own outbox entry is still pending
         for m in messages:
             if m.session_id not in last_in_session:
                 row = c.execute("SELECT MAX(id) FROM messages WHERE session_id=?", (m.session_id,)).fetchone()
@@ -130,7 +131,9 @@ class Records:
             new = cur.rowcount == 1
             if new:
                 prev = last_in_session[m.session_id]
-                if prev is not None:  # its context now includes this message
+                # The previous message's context now includes this one; one inserted by this
+                # call is indexed after the commit anyway, with its context as it is then.
+                if prev is not None and prev not in fresh:
                     c.execute(
                         "INSERT INTO index_outbox(op, kind, key, project_id)"
                         " SELECT 'upsert', 'messages', id, project_id FROM messages WHERE id=?",
@@ -142,6 +145,7 @@ class Records:
                     (cur.lastrowid, project_id),
                 )
                 last_in_session[m.session_id] = cur.lastrowid
+                fresh.add(cur.lastrowid)
             out.append((m.msg_id, new))
         return out
 

@@ -30,6 +30,7 @@ from typing import Any
 
 MAX_SCAN_CHARS = 1 << 20
 MARKER = re.compile(r"\[REDACTED:[a-z0-9-]{1,40}\]")
+EAGER_NEEDLES_CHARS = 4096  # up to this length a text's needles are looked up all at once
 MAX_FINDINGS = 4096  # candidates per rule per call; past that, the rest of the text is opaque
 _TRUNCATED = "[TRUNCATED: {n} characters not scanned for secrets]"
 
@@ -260,6 +261,36 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+class _Plan:
+    """Each rule with the needles it waits for, and every needle once (cased: looked up in
+    the text; folded: in its lower-cased copy, named with a NUL prefix). Made from `RULES`
+    as it is, so a process that swaps the rules (a test's control) gets a plan of its own."""
+
+    def __init__(self, rules: tuple[Rule, ...]):
+        self.rules = rules
+        self.steps = tuple((r, frozenset("\0" + n if r.fold else n for n in r.needles)) for r in rules)
+        self.cased = tuple(sorted({n for r in rules if not r.fold for n in r.needles}))
+        self.folded = tuple(sorted({n for r in rules if r.fold for n in r.needles}))
+
+        if any("[" in n or "]" in n for n in (*self.cased, *self.folded)):
+            raise ValueError("a redaction needle holds a bracket: markers could then form it")  # see redact()
+        marks = {r.kind: f"[REDACTED:{r.kind}]" + _TRUNCATED.format(n=0) for r in rules}
+        self.marks = {kind: self.present(m, m.lower()) for kind, m in marks.items()}
+
+    def present(self, text: str, low: str) -> frozenset[str]:
+        return frozenset([n for n in self.cased if n in text] + ["\0" + n for n in self.folded if n in low])
+
+
+_plan = _Plan(RULES)
+
+
+def _current_plan() -> _Plan:
+    global _plan
+    if _plan.rules is not RULES:
+        _plan = _Plan(RULES)
+    return _plan
+
+
 def redact(text: str) -> str:
     """`text` with every secret replaced by `[REDACTED:<kind>]`; past `MAX_SCAN_CHARS`, the
     rest is replaced by a marker (never passed on unscanned)."""
@@ -269,12 +300,28 @@ def redact(text: str) -> str:
     if len(text) > MAX_SCAN_CHARS:
         text, tail = text[:MAX_SCAN_CHARS], _TRUNCATED.format(n=len(text) - MAX_SCAN_CHARS)
     low: str | None = None
-    for rule in RULES:
+    present: frozenset[str] | None = None
+    plan = _current_plan()
+    for rule, needles in plan.steps:
         if low is None and (rule.fold or rule.needles):
             low = text.lower()
+        if needles and len(text) <= EAGER_NEEDLES_CHARS:
+            # A short text: every needle looked up once (not once per rule) — most hold none,
+            # and the per-rule checks were most of what redacting a message cost (measured).
+            # A long one keeps the per-rule check, which stops at the first needle it finds.
+            if present is None:
+                present = plan.present(text, low)
+            if present.isdisjoint(needles):
+                continue
         out = rule.sub(text, low)
         if out is not text:
+            # A replacement only removes text and inserts this rule's markers, and no needle
+            # holds "[" or "]", so a needle can newly appear only inside a marker: the set
+            # grows by the markers' needles and stays a superset (each rule's own check then
+            # runs on the text as it is, exactly as before).
             text, low = out, None
+            if present is not None:
+                present = present | plan.marks[rule.kind]
     return text + tail
 
 
