@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 BATCH = 4000
 EMBED_CHUNK = 500
 SAVE_INTERVAL_S = 2.0
+WORDS_FIRST_MAX_S = 5.0  # the longest the dense leg waits for the text leg between batches
 
 
 def embed_text(doc: Doc) -> str:
@@ -37,13 +38,14 @@ def embed_text(doc: Doc) -> str:
 
 class DenseWorker:
     def __init__(self, records, vectors: VectorIndex, models: DenseModels, *, load: Callable[[str, Sequence[int]], list[Doc]],
-                 text_seq: Callable[[], int], trim: Callable[[], None]):
+                 text_seq: Callable[[], int], trim: Callable[[], None], words_first: threading.Event | None = None):
         self.records = records
         self.vectors = vectors
         self.models = models  # each kind's model (None: that kind has no vectors)
         self.load = load  # (kind, keys) -> docs, as the text leg loads them
         self.text_seq = text_seq  # how far the text index has committed
         self.trim = trim  # the outbox may shrink to what both legs saved
+        self.words_first = words_first  # set while the text leg has writes to drain
         self.seq = vectors.saved_seq
         self.lock = threading.Lock()  # one batch, or one rebuild, at a time
         self.fenced = False
@@ -93,6 +95,7 @@ class DenseWorker:
             self._wake.clear()
             try:
                 while not self._stop.is_set():
+                    self._yield_to_words()
                     with self.lock:
                         more = self._once()
                     if not more:
@@ -114,6 +117,15 @@ class DenseWorker:
                 self._stop.wait(0.5)
                 self._wake.set()
 
+    def _yield_to_words(self) -> None:
+        """Trigger: the text leg has writes it has not drained. Why: both legs share the
+        cores (and the interpreter); a write must be searchable by its words first, its
+        vectors are the catch-up. Outcome: the dense leg waits (bounded) for the text leg."""
+        deadline = time.monotonic() + WORDS_FIRST_MAX_S
+        while (self.words_first is not None and self.words_first.is_set() and not self._stop.is_set()
+               and time.monotonic() < deadline):
+            self._stop.wait(0.01)
+
     def _once(self) -> bool:
         upto = self.text_seq()
         entries = [e for e in self.records.outbox_after(self.seq, BATCH) if e.seq <= upto]
@@ -132,11 +144,11 @@ class DenseWorker:
         for (kind, pid), keys in deletes.items():
             self.vectors.remove(kind, pid, keys)
         for kind, keys in upserts.items():
-            self.add(self.load(kind, keys))
+            self.add(self.load(kind, keys), yielding=True)
         self._advance(entries[-1].seq)
         return len(entries) == BATCH
 
-    def add(self, docs: list[Doc]) -> None:
+    def add(self, docs: list[Doc], *, yielding: bool = False) -> None:
         """Embed chunk k+1 while chunk k goes into the HNSW graph (one insert thread, fed in
         order, keeps the graph deterministic)."""
         pending = []
@@ -151,6 +163,10 @@ class DenseWorker:
             for start in range(0, len(group), EMBED_CHUNK):
                 part = group[start : start + EMBED_CHUNK]
                 vecs = models[mid].embed([embed_text(d) for d in part])
+                if pending:  # one insert in flight at most, so a pause below pauses the graph too
+                    pending.pop().result()
+                if yielding:  # the dense thread's own catch-up (a rebuild runs on the text leg's thread)
+                    self._yield_to_words()
                 pending.append(self._pool.submit(self._insert, part, vecs))
         for fut in pending:
             fut.result()
