@@ -59,6 +59,19 @@ class Chunk:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class FileWrite:
+    """One file's new record: what was read of it and the chunks cut from it. `after(conn)`
+    runs in the transaction that writes it."""
+
+    path: str
+    sha256: str
+    size: int
+    mtime_ns: int
+    chunks: tuple[Chunk, ...] | list[Chunk]
+    after: Any = None
+
+
 @dataclass(slots=True)
 class Candidate:
     """A document reached by at least one retrieval leg."""

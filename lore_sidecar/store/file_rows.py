@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from lore_sidecar.model import Chunk, Doc
+from lore_sidecar.model import Chunk, Doc, FileWrite
 from lore_sidecar.store.db import Database, select_in, utc_now
 
 
@@ -46,27 +46,38 @@ class FileRows:
         after: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
         """`after(conn)` runs in the same transaction (facts stated by a note)."""
+        self.replace_files(project_id, [FileWrite(path, sha256, size, mtime_ns, chunks, after)])
+
+    def replace_files(self, project_id: int, files: Sequence[FileWrite]) -> None:
+        """Several files in one transaction: a commit is an fsync, and a first scan of a
+        big folder paid one per file (measured: most of its time)."""
+        if not files:
+            return
         with self.db.write() as c:
-            if after is not None:
-                after(c)
-            self._drop_file(c, project_id, path)
+            for f in files:
+                self._replace(c, project_id, f)
+
+    def _replace(self, c: sqlite3.Connection, project_id: int, f: FileWrite) -> None:
+        if f.after is not None:
+            f.after(c)
+        self._drop_file(c, project_id, f.path)
+        cur = c.execute(
+            "INSERT INTO files(project_id, path, sha256, size, mtime_ns, indexed_at)"
+            " VALUES (?,?,?,?,?,?)",
+            (project_id, f.path, f.sha256, f.size, f.mtime_ns, utc_now()),
+        )
+        file_id = cur.lastrowid
+        for ch in f.chunks:
             cur = c.execute(
-                "INSERT INTO files(project_id, path, sha256, size, mtime_ns, indexed_at)"
+                "INSERT INTO chunks(file_id, start_line, end_line, kind, title, text)"
                 " VALUES (?,?,?,?,?,?)",
-                (project_id, path, sha256, size, mtime_ns, utc_now()),
+                (file_id, ch.start_line, ch.end_line, ch.kind, ch.title, ch.text),
             )
-            file_id = cur.lastrowid
-            for ch in chunks:
-                cur = c.execute(
-                    "INSERT INTO chunks(file_id, start_line, end_line, kind, title, text)"
-                    " VALUES (?,?,?,?,?,?)",
-                    (file_id, ch.start_line, ch.end_line, ch.kind, ch.title, ch.text),
-                )
-                c.execute(
-                    "INSERT INTO index_outbox(op, kind, key, project_id) VALUES"
-                    " ('upsert', 'files', ?, ?)",
-                    (cur.lastrowid, project_id),
-                )
+            c.execute(
+                "INSERT INTO index_outbox(op, kind, key, project_id) VALUES"
+                " ('upsert', 'files', ?, ?)",
+                (cur.lastrowid, project_id),
+            )
 
     def delete_files(
         self, project_id: int, paths: Iterable[str], after: Callable[[sqlite3.Connection, str], None] | None = None

@@ -17,12 +17,15 @@ from lore_sidecar.engine.project import canonical_root
 from lore_sidecar.engine.workspace.chunking import chunk_file
 from lore_sidecar.engine.workspace.walk import IgnoreRules, inside, read_text, skip_name, walk
 from lore_sidecar.errors import LoreError
+from lore_sidecar.model import FileWrite
 
 log = logging.getLogger(__name__)
 
 # More changed paths than this in one watcher batch (a branch switch, a big checkout) and a
 # full rescan is cheaper and surer than chasing each path.
 RESCAN_THRESHOLD = 200
+SCAN_BATCH_FILES = 256  # files written per transaction by a scan
+SCAN_BATCH_CHARS = 8_000_000  # or fewer, when their chunks hold this much text
 
 Progress = Callable[[str, int | None], None]  # (message, percentage)
 NOTE_SUFFIXES = (".md", ".markdown")
@@ -69,13 +72,25 @@ class WorkspaceIndex:
         entries = list(walk(Path(root), base, self.rules(root), self.max_file_bytes, self.link_roots))
         stats = ScanStats()
         seen: set[str] = set()
+        batch: list[FileWrite] = []
+        held = 0  # characters of text the batch holds
         for i, entry in enumerate(entries):
             seen.add(entry.rel)
             stats.seen += 1
-            if self._update(project.id, entry.rel, entry.abs, entry.size, entry.mtime_ns, states.get(entry.rel), force):
+            write = self._prepare(project.id, entry.rel, entry.abs, entry.size, entry.mtime_ns, states.get(entry.rel), force)
+            if write is not None:
                 stats.indexed += 1
+                batch.append(write)
+                held += sum(len(c.text) for c in write.chunks)
+                # Files are written in batches, one transaction (one fsync) each, so a first
+                # scan is not one commit per file; bounded in count and size.
+                if len(batch) >= SCAN_BATCH_FILES or held >= SCAN_BATCH_CHARS:
+                    self.records.files.replace_files(project.id, batch)
+                    self.on_change()  # the text leg indexes this batch while the scan reads on
+                    batch, held = [], 0
             if progress and (i % 200 == 0):
                 progress(f"{i}/{len(entries)} files", int(100 * i / max(1, len(entries))))
+        self.records.files.replace_files(project.id, batch)
         prefix = base.relative_to(root).as_posix()
         gone = [
             p for p in states
@@ -135,21 +150,30 @@ class WorkspaceIndex:
         self.on_change()
 
     def _update(self, project_id: int, rel: str, path: Path, size: int, mtime_ns: int, state, force: bool) -> bool:
+        write = self._prepare(project_id, rel, path, size, mtime_ns, state, force)
+        if write is not None:
+            self.records.files.replace_files(project_id, [write])
+        return write is not None
+
+    def _prepare(self, project_id: int, rel: str, path: Path, size: int, mtime_ns: int, state,
+                 force: bool) -> FileWrite | None:
+        """What to write for a changed file (read, redacted, chunked), or None when there is
+        nothing to write (unchanged; same content under a new stat; binary: dropped here)."""
         if state and not force and state.size == size and state.mtime_ns == mtime_ns:
-            return False
+            return None
         try:
             got = read_text(path)
         except OSError as exc:
             log.info("cannot read %s: %s", path, exc)
-            return False
+            return None
         if got is None:  # binary or not UTF-8
             if state:
                 self._delete(project_id, [rel])
-            return False
+            return None
         text, sha = got
         if state and not force and state.sha256 == sha:
             self.records.files.touch_file(state.file_id, size, mtime_ns)
-            return False
+            return None
         text = redact(text)  # the hash stays the file's; what is stored and indexed is redacted
         try:
             chunks = chunk_file(rel, text)
@@ -165,8 +189,7 @@ class WorkspaceIndex:
             if file_hook is not None:
                 file_hook(c, project_id, rel, sha)
 
-        self.records.files.replace_file(project_id, rel, sha, size, mtime_ns, chunks, after=after)
-        return True
+        return FileWrite(rel, sha, size, mtime_ns, chunks, after)
 
     def _delete(self, project_id: int, rels: list[str]) -> None:
         note_hook, file_hook = self.note_hook, self.file_hook
