@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 MAX_LINE = 1 << 26  # a frame (one JSON line) may be large: a pasted file, a long recall
 
 
 class Lines:
-    """`async for line in Lines(reader)`: one JSON-RPC message per line, until EOF."""
+    """`async for line in Lines(reader)`: one JSON-RPC message per line, until EOF.
+    `incoming(line)` sees each line first."""
 
-    def __init__(self, reader: asyncio.StreamReader):
+    def __init__(self, reader: asyncio.StreamReader, incoming: Callable[[bytes], None] | None = None):
         self.reader = reader
+        self.incoming = incoming
 
     def __aiter__(self) -> Lines:
         return self
@@ -31,42 +34,71 @@ class Lines:
         line = await self.reader.readline()
         if not line:
             raise StopAsyncIteration
+        if self.incoming is not None:
+            self.incoming(line)
         return line
 
 
 class Sink:
-    """What the SDK's writer calls: `write(text)` then `flush()` (waits while the pipe is full)."""
+    """What the SDK's writer calls: `write(text)` then `flush()` (waits while the pipe is full).
+    `outgoing` may rewrite a message, or drop it by returning ""."""
 
-    def __init__(self, writer: asyncio.StreamWriter):
+    def __init__(self, writer: asyncio.StreamWriter, outgoing: Callable[[str], str] | None = None):
         self.writer = writer
+        self.outgoing = outgoing
 
     async def write(self, text: str) -> None:
-        self.writer.write(text.encode())
+        if self.outgoing is not None:
+            text = self.outgoing(text)
+        if text:
+            self.writer.write(text.encode())
 
     async def flush(self) -> None:
         await self.writer.drain()
 
 
-@asynccontextmanager
-async def claimed_stdio() -> AsyncIterator[tuple[Any, Any]]:
-    """(stdin lines, stdout sink) on private fds; fds 0 and 1 restored on exit."""
-    loop = asyncio.get_running_loop()
-    wire_in, wire_out = os.dup(0), os.dup(1)
-    saved_in, saved_out = os.dup(0), os.dup(1)
+@dataclass(frozen=True)
+class Wires:
+    """The client's pipes on private descriptors, and what fds 0 and 1 were."""
+
+    wire_in: int
+    wire_out: int
+    saved_in: int
+    saved_out: int
+
+
+def claim() -> Wires:
+    """Move the protocol onto private duplicates of fds 0 and 1; fd 0 then reads the null
+    device and fd 1 writes to stderr."""
+    wires = Wires(os.dup(0), os.dup(1), os.dup(0), os.dup(1))
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(2, 1)
     os.close(null)
+    return wires
+
+
+@asynccontextmanager
+async def claimed_stdio(wires: Wires | None = None, *, already_read: bytes = b"",
+                        incoming: Callable[[bytes], None] | None = None,
+                        outgoing: Callable[[str], str] | None = None) -> AsyncIterator[tuple[Any, Any]]:
+    """(stdin lines, stdout sink) on private fds; fds 0 and 1 restored on exit. `already_read`:
+    bytes taken from the pipe before (the SDK reads them first)."""
+    loop = asyncio.get_running_loop()
+    wires = wires or claim()
     transport = None
     try:
         reader = asyncio.StreamReader(limit=MAX_LINE)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0))
-        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", 0))
-        yield Lines(reader), Sink(asyncio.StreamWriter(transport, protocol, None, loop))
+        if already_read:
+            reader.feed_data(already_read)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wires.wire_in, "rb", 0))
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
+                                                            os.fdopen(wires.wire_out, "wb", 0))
+        yield Lines(reader, incoming), Sink(asyncio.StreamWriter(transport, protocol, None, loop), outgoing)
     finally:
         if transport is not None:
             transport.close()
-        os.dup2(saved_in, 0)
-        os.dup2(saved_out, 1)
-        os.close(saved_in)
-        os.close(saved_out)
+        os.dup2(wires.saved_in, 0)
+        os.dup2(wires.saved_out, 1)
+        os.close(wires.saved_in)
+        os.close(wires.saved_out)

@@ -51,4 +51,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"{args.host} ({scope}): installed, starting {command_line(list(w.exe))}")
         print(AFTER[args.host])
+    if not removing and args.host in MCP_HOSTS:
+        # Some agents send their first request before a slow MCP server has answered: the
+        # handshake kept now is answered at once from the first session on (mcp_face/handshake.py).
+        from lore_sidecar.mcp_face.handshake import keep
+
+        # The handshake does not depend on these; off, the run loads no model and indexes nothing.
+        quiet = {"LORE_EMBEDDER": "none", "LORE_FILES_EMBEDDER": "none", "LORE_INDEX_WORKSPACE": "false",
+                 "LORE_WATCH": "false", "LORE_DISTILLER": "off"}
+        keep([*w.exe, "mcp", "--harness", args.host], cwd=str(w.project or w.home), env={**w.env, **quiet})
     return 0
+
+
+MCP_HOSTS = ("claude-code", "codex", "opencode")

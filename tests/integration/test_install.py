@@ -57,7 +57,8 @@ def lab(tmp_path):
 
 def snapshot(*roots: Path) -> dict[Path, bytes]:
     return {p: p.read_bytes() for r in roots for p in sorted(r.rglob("*"))
-            if p.is_file() and ".local/state/lore" not in str(p)}
+            if p.is_file() and ".local/state/lore" not in str(p)
+            and ".local/share/lore" not in str(p)}  # the store (install keeps the MCP handshake there) is data
 
 
 def scope(host: str, project: Path) -> list[str]:

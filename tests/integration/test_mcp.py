@@ -211,3 +211,52 @@ async def test_an_unusable_store_gives_a_tool_error_at_once(tmp_path, workspace)
         assert "is a file" in await refusal(s, "lore_list_domains", {})  # still answering
     async with mcp_session(tmp_path / "store", workspace) as s:  # control: a usable store answers
         assert "No memory matches" in await text(s, "lore_recall", {"query": "walrus"})
+
+
+def _handshake(store, workspace, *, then=()):
+    """Raw lines: initialize, initialized, tools/list, then `then`; every reply line by id."""
+    import json
+    import subprocess
+    import sys
+
+    msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "codex-mcp-client", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, *then]
+    proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "mcp", "--store-dir", str(store)], cwd=workspace,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    replies: dict[int, list[str]] = {}
+    try:
+        for m in msgs:
+            proc.stdin.write((json.dumps(m) + "\n").encode())
+            proc.stdin.flush()
+            if "id" in m:
+                line = proc.stdout.readline().decode()
+                replies.setdefault(json.loads(line)["id"], []).append(line)
+        proc.stdin.close()
+        rest = proc.stdout.read().decode()  # nothing more may come: no second reply to anything
+        for line in filter(None, rest.splitlines()):
+            replies.setdefault(json.loads(line).get("id"), []).append(line)
+    finally:
+        proc.kill()
+        proc.wait()
+    return replies
+
+
+def test_a_kept_handshake_answers_the_next_start_at_once_and_the_session_still_works(tmp_path, workspace):
+    import json
+
+    store = tmp_path / "store"
+    first = _handshake(store, workspace)
+    # The SDK answered (its compact JSON), and its answers were kept for the next start.
+    assert '"jsonrpc":"2.0"' in first[1][0] and len(list((store / "mcp").glob("handshake-*.json"))) == 1
+    create = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "lore_create_node", "arguments": {"uri": "project://proj/decision/db", "content": "SQLite in WAL mode"}}}
+    second = _handshake(store, workspace, then=[create])
+    # Answered from the kept handshake (written by this package, not the SDK), once per request,
+    # with the same content; the SDK's own session is set up all the same: the tool call works.
+    assert '"jsonrpc": "2.0"' in second[1][0]
+    assert {k: len(v) for k, v in second.items()} == {1: 1, 2: 1, 3: 1}
+    for rid in (1, 2):
+        assert json.loads(second[rid][0])["result"] == json.loads(first[rid][0])["result"]
+    assert "version 1" in json.loads(second[3][0])["result"]["content"][0]["text"]
