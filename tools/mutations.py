@@ -162,6 +162,9 @@ MUTATIONS = [
     Mutation("query-embedded-for-empty-kinds", "lore_sidecar/engine/recall/recaller.py",
              "model = self.embedder.for_kind(kind) if kind in held else None", "model = self.embedder.for_kind(kind)",
              ("tests/integration/test_dense_leg.py::test_a_conversation_only_store_never_loads_the_files_model_to_recall",)),
+    Mutation("early-handshake-answered-twice", "lore_sidecar/mcp_face/handshake.py",
+             "            self.answered.discard(rid)\n            return \"\"", "            self.answered.discard(rid)",
+             (MCP + "::test_a_kept_handshake_answers_the_next_start_at_once_and_the_session_still_works",)),
 ]
 
 
