@@ -7,10 +7,11 @@ handshake by 1.5 s: its tools were missing from the first request). So the hands
 server answered before is kept (`<store>/mcp/handshake-<key>.json`, the key a hash of this
 package's MCP face source, the SDK's version and the harness; `initialize` kept per protocol
 version asked), and a later start answers the same two requests from it at once while the
-SDK loads on another thread; `lore-sidecar install` keeps one for the usual versions. The SDK still reads every line, `initialize` included, so its session state
-is its own; its replies to the requests answered early are dropped on the way out. With no
-(or another) kept handshake, nothing is answered early, and the SDK's own replies are kept
-for the next start.
+SDK loads on another thread; `lore-sidecar install` keeps one for the usual versions. The
+SDK still reads every line, `initialize` included, so its session state is its own; its
+replies to the requests answered early are dropped on the way out. With no (or another)
+kept handshake, nothing is answered early, and the SDK's own replies are kept for the next
+start.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class Handshake:
 
     def __init__(self, folder: Path, harness: str | None, wire_in: int, wire_out: int):
         self.folder = folder
-        self.harness = harness
+        self.path = folder / f"handshake-{_key(harness)}.json"  # the key hashes source files: once
         self.wire_in = wire_in
         self.wire_out = wire_out
         self.lines: list[bytes] = []  # every line read here, for the SDK to read again
@@ -119,12 +120,9 @@ class Handshake:
         line, _, self.rest = self.rest.partition(b"\n")
         return line + b"\n"
 
-    def _path(self) -> Path:
-        return self.folder / f"handshake-{_key(self.harness)}.json"
-
     def _load(self) -> dict[str, Any] | None:
         try:
-            kept = json.loads(self._path().read_text())
+            kept = json.loads(self.path.read_text())
         except (OSError, ValueError):
             return None
         return kept if isinstance(kept, dict) else None
@@ -163,15 +161,9 @@ class Handshake:
                 kept = self._load() or {}
                 inits = kept.get("initialize") if isinstance(kept.get("initialize"), dict) else {}
                 inits[self.protocol] = self.kept["initialize"]
-                self._write({"initialize": inits, "tools/list": self.kept["tools/list"]})
-        except OSError as exc:
-            log.info("MCP handshake not kept: %s", exc)
-
-    def _write(self, kept: dict[str, Any]) -> None:
-        try:
-            tmp = self._path().with_suffix(".tmp")
-            tmp.write_text(json.dumps(kept))
-            os.replace(tmp, self._path())
+                tmp = self.path.with_suffix(".tmp")
+                tmp.write_text(json.dumps({"initialize": inits, "tools/list": self.kept["tools/list"]}))
+                os.replace(tmp, self.path)
         except OSError as exc:
             log.info("MCP handshake not kept: %s", exc)
 

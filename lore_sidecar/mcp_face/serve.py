@@ -54,15 +54,14 @@ def _load_heavy() -> None:
     import lore_sidecar.mcp_face.tools  # noqa: F401
 
 
-async def serve(server, wires=None, early=None) -> None:
+async def serve(server, wires, early) -> None:
     """Until the client closes stdin. Only MCP frames reach stdout (see mcp_face/stdio.py)."""
     from mcp.server.stdio import stdio_server
 
     from lore_sidecar.mcp_face.stdio import claimed_stdio
 
-    already = b"".join(early.lines) + early.rest if early is not None else b""
-    incoming, outgoing = (early.incoming, early.outgoing) if early is not None else (None, None)
-    async with claimed_stdio(wires, already_read=already, incoming=incoming, outgoing=outgoing) as (lines, sink), \
+    already = b"".join(early.lines) + early.rest  # read by the handshake: the SDK reads it again
+    async with claimed_stdio(wires, already_read=already, incoming=early.incoming, outgoing=early.outgoing) as (lines, sink), \
             stdio_server(stdin=lines, stdout=sink) as (read, write):
         # The SDK's MCPServer.run("stdio") does this over its threaded stdio; the session
         # loop is the same.

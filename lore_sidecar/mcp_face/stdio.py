@@ -79,13 +79,12 @@ def claim() -> Wires:
 
 
 @asynccontextmanager
-async def claimed_stdio(wires: Wires | None = None, *, already_read: bytes = b"",
+async def claimed_stdio(wires: Wires, *, already_read: bytes = b"",
                         incoming: Callable[[bytes], None] | None = None,
                         outgoing: Callable[[str], str] | None = None) -> AsyncIterator[tuple[Any, Any]]:
-    """(stdin lines, stdout sink) on private fds; fds 0 and 1 restored on exit. `already_read`:
-    bytes taken from the pipe before (the SDK reads them first)."""
+    """(stdin lines, stdout sink) on the fds `claim()` set aside; fds 0 and 1 restored on
+    exit. `already_read`: bytes taken from the pipe before (the SDK reads them first)."""
     loop = asyncio.get_running_loop()
-    wires = wires or claim()
     transport = None
     try:
         reader = asyncio.StreamReader(limit=MAX_LINE)

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from lore_sidecar.model import Chunk, Doc, FileWrite
+from lore_sidecar.model import Doc, FileWrite
 from lore_sidecar.store.db import Database, select_in, utc_now
 
 
@@ -34,19 +34,6 @@ class FileRows:
         """Same content, new stat: remember the stat so the next scan skips hashing."""
         with self.db.write() as c:
             c.execute("UPDATE files SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, file_id))
-
-    def replace_file(
-        self,
-        project_id: int,
-        path: str,
-        sha256: str,
-        size: int,
-        mtime_ns: int,
-        chunks: Sequence[Chunk],
-        after: Callable[[sqlite3.Connection], None] | None = None,
-    ) -> None:
-        """`after(conn)` runs in the same transaction (facts stated by a note)."""
-        self.replace_files(project_id, [FileWrite(path, sha256, size, mtime_ns, chunks, after)])
 
     def replace_files(self, project_id: int, files: Sequence[FileWrite]) -> None:
         """Several files in one transaction: a commit is an fsync, and a first scan of a

@@ -271,7 +271,6 @@ class _Plan:
         self.steps = tuple((r, frozenset("\0" + n if r.fold else n for n in r.needles)) for r in rules)
         self.cased = tuple(sorted({n for r in rules if not r.fold for n in r.needles}))
         self.folded = tuple(sorted({n for r in rules if r.fold for n in r.needles}))
-
         if any("[" in n or "]" in n for n in (*self.cased, *self.folded)):
             raise ValueError("a redaction needle holds a bracket: markers could then form it")  # see redact()
         marks = {r.kind: f"[REDACTED:{r.kind}]" + _TRUNCATED.format(n=0) for r in rules}

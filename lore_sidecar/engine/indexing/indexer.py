@@ -41,9 +41,9 @@ class Indexer:
         self.on_commit = on_commit
         self.applied_seq = 0  # searchable by its words up to here
         self.generation = int(records.meta("generation", "0") or 0)
-        self.pending = threading.Event()  # writes the text leg has not drained yet
+        self.words_pending = threading.Event()  # writes the text leg has not drained yet
         self.dense = (DenseWorker(records, vectors, models, load=self._load, text_seq=lambda: self.applied_seq,
-                                  words_first=self.pending,
+                                  words_first=self.words_pending,
                                   trim=self._trim) if vectors is not None and models is not None else None)
         self._cond = threading.Condition()
         self._wake = threading.Event()
@@ -73,7 +73,7 @@ class Indexer:
                     log.warning("final vector snapshot refused: %s", exc)
 
     def notify(self) -> None:
-        self.pending.set()
+        self.words_pending.set()
         self._wake.set()
 
     def wait_for(self, seq: int, timeout: float) -> bool:
@@ -142,7 +142,7 @@ class Indexer:
                     for ev in pending:
                         ev.set()
                     continue
-                self.pending.clear()  # set again by any write from here on
+                self.words_pending.clear()  # set again by any write from here on
                 while self._drain_once():
                     if self._stop.is_set():
                         break
