@@ -36,6 +36,7 @@ CTX = "tests/e2e/test_context_assembly.py"
 ASK = "tests/e2e/test_ask.py"
 MNT = "tests/integration/test_maintenance.py"
 SHR = "tests/integration/test_shared.py"
+SCOPE = "tests/integration/test_store_and_index.py::test_text_search_keeps_to_the_asked_kinds_and_projects_and_the_scope_never_scores"
 MUTATIONS = [
     Mutation("fence", "lore_sidecar/store/db.py", "if current != epoch:", "if False:",
              (f"{INV}::test_a_writer_whose_epoch_was_superseded_cannot_commit_and_is_told_staleEpoch",)),
@@ -162,6 +163,12 @@ MUTATIONS = [
     Mutation("query-embedded-for-empty-kinds", "lore_sidecar/engine/recall/recaller.py",
              "model = self.embedder.for_kind(kind) if kind in held else None", "model = self.embedder.for_kind(kind)",
              ("tests/integration/test_dense_leg.py::test_a_conversation_only_store_never_loads_the_files_model_to_recall",)),
+    Mutation("scope-exclusion-dropped", "lore_sidecar/store/text_index.py",
+             "        return [(Occur.MustNot, Q.term_query(schema, field, v)) for v, _ in others]", "        return []",
+             (SCOPE,)),
+    Mutation("scope-scores", "lore_sidecar/store/text_index.py",
+             "for v in sorted(asked)]), 0.0))]", "for v in sorted(asked)]), 1.0))]",
+             (SCOPE,)),
     Mutation("early-handshake-answered-twice", "lore_sidecar/mcp_face/handshake.py",
              "            self.answered.discard(rid)\n            return \"\"", "            self.answered.discard(rid)",
              (MCP + "::test_a_kept_handshake_answers_the_next_start_at_once_and_the_session_still_works",)),

@@ -214,12 +214,19 @@ def create_server(cli_options: dict[str, Any] | None = None, *, open_engine: Cal
     from lore_sidecar.rpc import handlers
 
     if open_engine is None:
-        from lore_sidecar.app import open_engine as default_open
-
-        open_engine = default_open
+        open_engine = _open_default_engine
     server = LoreServer(cli_options=cli_options or {}, open_engine=open_engine, env=env)
     handlers.register(server)
     return server
+
+
+def _open_default_engine(*args: Any, **kwargs: Any):
+    # The engine's modules (numpy, Tantivy, usearch, SQLite rows: ~140 ms to import) load
+    # here, on the thread that opens the engine after `initialize` is answered, not before
+    # the server reads its first frame.
+    from lore_sidecar.app import open_engine
+
+    return open_engine(*args, **kwargs)
 
 
 def serve_stdio(server: LoreServer) -> int:

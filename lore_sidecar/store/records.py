@@ -282,12 +282,13 @@ class Records:
         return {r[0]: [x for x in (r[1], r[2]) if x is not None] for r in rows}
 
     def message_rows(self, keys: Iterable[int]) -> dict[int, sqlite3.Row]:
-        rows = self._in(
-            "SELECT m.*, p.root AS project_root FROM messages m JOIN projects p ON p.id=m.project_id"
-            " WHERE m.id IN ({})",
-            list(keys),
-        )
+        """What ranking and a hit's address need, without the texts (a recall reads ~80
+        candidates' rows and shows ten: `message_texts` reads those ten's texts)."""
+        rows = self._in("SELECT id, session_id, msg_id, role, created_at FROM messages WHERE id IN ({})", list(keys))
         return {r["id"]: r for r in rows}
+
+    def message_texts(self, keys: Iterable[int]) -> dict[int, str]:
+        return {r[0]: r[1] for r in self._in("SELECT id, text FROM messages WHERE id IN ({})", list(keys))}
 
     def tool_results(self, root: str, after_id: int, names: Sequence[str], limit: int = 200) -> list[tuple[int, str]]:
         """(id, content) of the project's tool results from tools named `names`, after `after_id`."""

@@ -86,6 +86,25 @@ def _schema() -> tantivy.Schema:
 MAX_TIE_FETCH = 20_000  # the most documents one search reads to settle a tie at its cut
 
 
+def _scope(schema, field: str, asked: set, present: Sequence[tuple]) -> list[tuple]:
+    """The clauses that keep a search to the asked values of `field`, which every document
+    has exactly one of; `present` is each value's document count (deleted ones included).
+    Trigger: a filter clause in every search. Why: a Must over the asked kinds or projects
+    makes Tantivy walk their long posting lists (at 100k messages an OR search took 2.8 ms
+    with them, 0.7 ms without), and as scoring clauses they added each value's IDF to every
+    hit (rare kinds outranked common ones by an accident of counts). Outcome: nothing when
+    no other value has a document; the few others excluded when they are the smaller side;
+    else the asked ones required. None of them scores."""
+    others = [(v, n) for v, n in present if v not in asked and n]
+    if not others:
+        return []
+    Q, Occur = tantivy.Query, tantivy.Occur
+    if sum(n for _, n in others) <= sum(n for v, n in present if v in asked):
+        return [(Occur.MustNot, Q.term_query(schema, field, v)) for v, _ in others]
+    return [(Occur.Must, Q.const_score_query(
+        Q.boolean_query([(Occur.Should, Q.term_query(schema, field, v)) for v in sorted(asked)]), 0.0))]
+
+
 class TextIndex:
     def __init__(self, directory: Path, *, writable: bool):
         self.directory = directory
@@ -209,19 +228,12 @@ class TextIndex:
             field_boosts=FIELD_BOOSTS,
             conjunction_by_default=conjunctive,
         )
-        Q, Occur = tantivy.Query, tantivy.Occur
-        clauses = [(Occur.Must, text_q)]
-        kind_q = Q.boolean_query(
-            [(Occur.Should, Q.term_query(self.schema, "kind", KIND_CODES[k])) for k in kinds]
-        )
-        clauses.append((Occur.Must, kind_q))
-        if project_ids is not None:
-            proj_q = Q.boolean_query(
-                [(Occur.Should, Q.term_query(self.schema, "project", str(p))) for p in project_ids]
-            )
-            clauses.append((Occur.Must, proj_q))
         searcher = self.index.searcher()
-        query = Q.boolean_query(clauses)
+        scope = _scope(self.schema, "kind", {KIND_CODES[k] for k in kinds}, [(c, searcher.doc_freq("kind", c)) for c in CODE_KINDS])
+        if project_ids is not None:
+            asked = {str(p) for p in project_ids}
+            scope += _scope(self.schema, "project", asked, searcher.terms_with_prefix("project", ""))
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, text_q), *scope]) if scope else text_q
         # Trigger: equal scores at the cut. Why: Tantivy breaks ties by document address,
         # which differs between the live index and one rebuilt from the record; the design
         # promises both answer alike. Outcome: the tied group at the cut is fetched whole

@@ -169,8 +169,16 @@ class VectorIndex:
         """Which of `kinds` have a vector in these projects (a query need not be embedded by
         a model whose kinds hold nothing here)."""
         with self._lock:
-            return {k for (k, pid), idx in self._indexes.items()
-                    if k in kinds and (project_ids is None or pid in project_ids) and len(idx)}
+            return {k for k, _ in self._targets(kinds, project_ids)}
+
+    def _targets(self, kinds: Sequence[str], project_ids: Sequence[int] | None) -> list[tuple[str, Any]]:
+        """The non-empty indexes of these kinds and projects (a store may hold many projects:
+        a scoped read looks its few up instead of walking them all)."""
+        if project_ids is None:
+            found = [(k, idx) for (k, _), idx in self._indexes.items() if k in kinds]
+        else:
+            found = [(k, self._indexes.get((k, p))) for k in dict.fromkeys(kinds) for p in dict.fromkeys(project_ids)]
+        return [(k, idx) for k, idx in found if idx is not None and len(idx)]
 
     def search(
         self, kinds: Sequence[str], project_ids: Sequence[int] | None, vector: np.ndarray, limit: int
@@ -178,12 +186,7 @@ class VectorIndex:
         """Top `limit` (kind, key, cosine similarity) across the matching indexes."""
         out: list[tuple[str, int, float]] = []
         with self._lock:
-            targets = [
-                (k, idx)
-                for (k, pid), idx in self._indexes.items()
-                if k in kinds and (project_ids is None or pid in project_ids) and len(idx)
-            ]
-            for kind, idx in targets:
+            for kind, idx in self._targets(kinds, project_ids):
                 m = idx.search(vector, min(limit, len(idx)))
                 out.extend(
                     (kind, int(key), 1.0 - float(dist))

@@ -157,3 +157,42 @@ def test_vector_snapshots_are_replaced_atomically(tmp_path):
     # A different model's vectors are never reused (nor another kind's model change).
     assert VectorIndex(tmp_path, spaces={"messages": ("other", 4)}, writable=False).size() == 0
     assert VectorIndex(tmp_path, spaces={"messages": ("m", 4), "files": ("n", 8)}, writable=False).size() == 0
+
+
+def test_text_search_keeps_to_the_asked_kinds_and_projects_and_the_scope_never_scores(tmp_path):
+    """Whichever way a scope is put to Tantivy (no clause when nothing else is there, the few
+    others excluded, or the asked ones required), a search returns exactly the asked kinds and
+    projects, with the scores an unscoped search gives the same documents."""
+    from lore_sidecar.model import Doc
+    from lore_sidecar.store.text_index import TextIndex
+
+    ti = TextIndex(tmp_path / "text", writable=True)
+    docs = [Doc("messages", i, 1, "", f"alpha note {i} " + "beta " * (i % 4)) for i in range(30)]
+    docs += [Doc("messages", 100 + i, 2, "", f"alpha other {i}") for i in range(3)]
+    docs += [Doc("files", 200 + i, 1, "", f"alpha chunk {i}", path=f"src/m{i}.py") for i in range(2)]
+    ti.upsert(docs)
+    ti.commit(1)
+
+    def search(kinds, projects):
+        return ti.search(["alpha", "beta"], kinds=kinds, project_ids=projects, limit=100, conjunctive=False)
+
+    everything = {(k, key): score for k, key, score in search(["messages", "files", "facts"], None)}
+    assert len(everything) == 35  # nothing else in the index: no scope clause at all
+    cases = {
+        (("messages",), (1,)): {("messages", i) for i in range(30)},  # the few others excluded
+        (("files",), (1,)): {("files", 200), ("files", 201)},  # the asked ones required
+        (("files",), (2,)): set(),  # required, and none there
+        (("messages", "files"), (2,)): {("messages", 100 + i) for i in range(3)},
+        (("messages", "files"), (1, 2)): set(everything),
+    }
+    for (kinds, projects), want in cases.items():
+        got = search(list(kinds), list(projects))
+        assert {(k, key) for k, key, _ in got} == want, (kinds, projects)
+        assert all(score == everything[(k, key)] for k, key, score in got), (kinds, projects)
+
+    # Deleted documents still count in Tantivy's document frequencies until a merge: the
+    # scope must not take a project with only deleted documents left for an empty one.
+    ti.delete("messages", [100, 101, 102])
+    ti.commit(2)
+    assert search(["messages"], [2]) == []
+    assert len(search(["messages"], [1])) == 30

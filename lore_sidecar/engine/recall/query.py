@@ -49,7 +49,14 @@ def stems_of(analyze: Callable[[str], list[str]], text: str) -> frozenset[str]:
     nodes come back across recalls, and analysing a long distillation is the costly part of
     a hit. Each distinct word is analysed once (the analyzer splits on WORD's pattern and
     lowercases, so the set is the same as analysing the whole text)."""
+    if text.isascii():  # lowered whole first (one C call, not one per word); only ASCII, where lowering maps words to words
+        return frozenset(analyze(" ".join(set(WORD.findall(text.lower())))))
     return frozenset(analyze(" ".join({w.lower() for w in WORD.findall(text)})))
+
+
+@functools.lru_cache(maxsize=1024)
+def _term_stems(analyze: Callable[[str], list[str]], term: str) -> tuple[str, ...]:
+    return tuple(analyze(term))
 
 
 def cues(
@@ -59,7 +66,7 @@ def cues(
     present = stems_of(analyze, title + "\n" + text)
     out = []
     for t in terms:
-        stems = analyze(t)
+        stems = _term_stems(analyze, t)
         if stems and all(s in present for s in stems):
             out.append(t)
     return out

@@ -201,10 +201,13 @@ class Recaller:
                     age, weight=s.recency_weight, half_life_days=s.recency_half_life_days, k=s.rrf_k)
             scored.append((score, c, row))
         scored.sort(key=lambda t: (-t[0], t[1].kind, t[1].key))
-        hits = [self._hit(score, c, row, terms) for score, c, row in scored[offset : offset + limit]]
+        page = scored[offset : offset + limit]
+        texts = self.records.message_texts([c.key for _, c, _ in page if c.kind == "messages"])
+        hits = [self._hit(score, c, row, terms, texts.get(c.key, "")) for score, c, row in page
+                if c.kind != "messages" or c.key in texts]  # a message deleted since its row was read
         return hits, len(scored)
 
-    def _hit(self, score: float, c: Candidate, row, terms: list[str]) -> Hit:
+    def _hit(self, score: float, c: Candidate, row, terms: list[str], message_text: str) -> Hit:
         if c.kind in MEMORY_KINDS:
             return self.memory.hit(c.kind, row, score, terms, self.text.analyze)
         if c.kind == "facts":
@@ -219,7 +222,7 @@ class Recaller:
                 created_at=facts.show(row["recorded_at"]),
             )
         if c.kind == "messages":
-            text = row["text"]
+            text = message_text
             return Hit(
                 uri=message_uri(row["session_id"], row["msg_id"]),
                 source="messages",
