@@ -133,3 +133,28 @@ def test_a_conversation_only_store_never_loads_the_files_model_to_recall(tmp_pat
         assert e.embedder.files._model is not None
     finally:
         e.close()
+
+
+def test_a_page_full_of_word_matches_skips_the_vector_leg_and_is_the_page_it_would_have_given(tmp_path, workspace):
+    e = engine_for(tmp_path / "store", [str(workspace)], watch=False)
+    try:
+        record(e, "words", [f"my car motor ran too hot on the highway, note {i}" for i in range(30)])
+        record(e, "meaning", [SAID])
+        assert e.index.wait(30)
+        model = e.embedder.for_kind("messages")
+        embedded = []
+        real_embed = model.embed
+        model.embed = lambda texts: embedded.append(list(texts)) or real_embed(texts)
+        page = e.recall(ASKED, sources=["messages"], limit=10)
+        assert embedded == []  # thirty word matches fill the page: no query embedding, no HNSW search
+        assert [(h.uri, h.score) for h in page.hits] == [
+            (h.uri, h.score) for h in e.recall(ASKED, sources=["messages"], limit=10, lexical_only=True).hits]
+        # Control: a page the word matches cannot fill runs the vector leg; the message found
+        # only by meaning comes after them, and the first ten are the page above.
+        longer = e.recall(ASKED, sources=["messages"], limit=40)
+        assert embedded == [[ASKED]]
+        uris = [h.uri for h in longer.hits]
+        assert len(uris) == 31 and uris[30] == "session://meaning/meaning-0"
+        assert [(h.uri, h.score) for h in longer.hits[:10]] == [(h.uri, h.score) for h in page.hits]
+    finally:
+        e.close()

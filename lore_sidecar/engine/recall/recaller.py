@@ -82,22 +82,28 @@ class Recaller:
         if kinds and (project_ids is None or project_ids) and terms:
             extra = self.memory.expansions(project_ids, query) if self.memory is not None else []
             lex = self._lexical(q.search_terms(query), kinds, project_ids, pool, q.query_terms(" ".join(extra)))
-            vec: list[tuple[str, int, float]] = []
-            if not lexical_only and self.vectors is not None and self.embedder is not None and s.vector_weight > 0:
-                vec = self._dense(query, kinds, project_ids, pool)
-            if s.fusion == "auto":
-                # Code or prose decides a file's vector weight; the rows read here are the
-                # ones the hits are made from below, so they are read once.
-                chunk_rows = self.records.files.chunk_rows({key for kind, key, _ in [*lex, *vec] if kind == "files"})
-                cands = fusion.fuse_by_kind(
-                    lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight,
-                    prose_vector_weight=s.files_vector_weight, code_vector_weight=s.code_vector_weight,
-                    is_code=lambda key: key in chunk_rows and is_code_path(chunk_rows[key]["path"]), k=s.rrf_k)
-            else:
-                cands = fusion.fuse(lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight,
-                                    k=s.rrf_k, mode=s.fusion)
-            cands = self._with_neighbours(cands)
-        hits, total = self._materialise(cands, terms, offset, limit, as_of, chunk_rows)
+            dense = not lexical_only and self.vectors is not None and self.embedder is not None and s.vector_weight > 0
+            held = self.vectors.holds(kinds, project_ids) if dense else set()
+            # Trigger: every vector hit would be backfilled (no workspace file with a vector
+            # is asked for, or `fusion = "backfill"`), and the vector leg weighs no more than
+            # the lexical one. Why: backfilled vector hits then rank below every lexical hit of
+            # their group, so when the page is full and its last hit scores above anything a
+            # vector-only hit can reach (recency and priority bonuses included), embedding the
+            # query and searching the HNSW graphs (~1.5 ms at 100k messages) cannot change the
+            # page. Outcome: the dense leg runs only when it could; the page is the same either
+            # way (`total` then counts the hits the lexical leg ranked).
+            deferred = dense and s.vector_weight <= s.lexical_weight and (
+                s.fusion == "backfill" or (s.fusion == "auto" and "files" not in held))
+            vec = self._dense(query, kinds, project_ids, pool, held) if dense and not deferred else []
+            cands, chunk_rows = self._fused(lex, vec)
+            hits, total, last = self._materialise(cands, terms, offset, limit, as_of, chunk_rows)
+            if deferred and held and (last is None or last <= self._backfill_ceiling(lex, kinds)):
+                vec = self._dense(query, kinds, project_ids, pool, held)
+                if vec:
+                    cands, chunk_rows = self._fused(lex, vec)
+                    hits, total, last = self._materialise(cands, terms, offset, limit, as_of, chunk_rows)
+        else:
+            hits, total, _ = self._materialise(cands, terms, offset, limit, as_of, chunk_rows)
         truncated = total > offset + len(hits)
         return RecallResult(
             query_id=uuid.uuid4().hex[:16],
@@ -108,13 +114,37 @@ class Recaller:
             next_offset=offset + len(hits) if truncated else None,
         )
 
-    def _dense(self, query: str, kinds, project_ids, pool) -> list[tuple[str, int, float]]:
-        """The vector leg: the query embedded once by each model the asked kinds use."""
+    def _fused(self, lex, vec) -> tuple[list[Candidate], dict | None]:
+        s = self.settings
+        chunk_rows = None
+        if s.fusion == "auto":
+            # Code or prose decides a file's vector weight; the rows read here are the
+            # ones the hits are made from, so they are read once.
+            chunk_rows = self.records.files.chunk_rows({key for kind, key, _ in [*lex, *vec] if kind == "files"})
+            cands = fusion.fuse_by_kind(
+                lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight,
+                prose_vector_weight=s.files_vector_weight, code_vector_weight=s.code_vector_weight,
+                is_code=lambda key: key in chunk_rows and is_code_path(chunk_rows[key]["path"]), k=s.rrf_k)
+        else:
+            cands = fusion.fuse(lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight,
+                                k=s.rrf_k, mode=s.fusion)
+        return self._with_neighbours(cands), chunk_rows
+
+    def _backfill_ceiling(self, lex, kinds) -> float:
+        """The most a backfilled vector-only hit can score once ranked: the first place below
+        its group's lexical hits, plus the largest recency and priority bonuses."""
+        s = self.settings
+        group = len(lex) if s.fusion == "backfill" else sum(1 for h in lex if h[0] != "files")
+        ceiling = s.lexical_weight / (s.rrf_k + group + 1) * s.vector_weight
+        ceiling += fusion.recency_bonus(0.0, weight=s.recency_weight, half_life_days=s.recency_half_life_days, k=s.rrf_k)
+        return ceiling + (PRIORITY_BONUS * 4 if "knowledge" in kinds else 0.0)
+
+    def _dense(self, query: str, kinds, project_ids, pool, held: set[str]) -> list[tuple[str, int, float]]:
+        """The vector leg: the query embedded once by each model the asked kinds use.
+        `held`: the kinds with vectors in these projects (a conversation-only store has no
+        file vectors; embedding the query with MiniLM costs ~5 ms and loads ~200 MB for
+        nothing: only models with something to find run)."""
         groups: dict[int, tuple[object, list[str]]] = {}
-        # Trigger: a kind with no vectors in these projects (a conversation-only store has no
-        # file vectors). Why: embedding the query with its model costs ~5 ms with MiniLM and
-        # loads that model (~200 MB) for nothing. Outcome: only models with something to find run.
-        held = self.vectors.holds(kinds, project_ids)
         for kind in kinds:
             model = self.embedder.for_kind(kind) if kind in held else None
             if model is not None:
@@ -162,7 +192,8 @@ class Recaller:
                     have.fused = score
         return sorted(by_id.values(), key=lambda c: (-c.fused, c.kind, c.key))
 
-    def _materialise(self, cands, terms, offset, limit, as_of, chunk_rows=None) -> tuple[list[Hit], int]:
+    def _materialise(self, cands, terms, offset, limit, as_of, chunk_rows=None) -> tuple[list[Hit], int, float | None]:
+        """The page of hits, how many there are, and the page's last score if it is full."""
         s = self.settings
         msg_rows = self.records.message_rows([c.key for c in cands if c.kind == "messages"])
         if chunk_rows is None:
@@ -205,7 +236,7 @@ class Recaller:
         texts = self.records.message_texts([c.key for _, c, _ in page if c.kind == "messages"])
         hits = [self._hit(score, c, row, terms, texts.get(c.key, "")) for score, c, row in page
                 if c.kind != "messages" or c.key in texts]  # a message deleted since its row was read
-        return hits, len(scored)
+        return hits, len(scored), page[-1][0] if len(hits) == limit > 0 else None
 
     def _hit(self, score: float, c: Candidate, row, terms: list[str], message_text: str) -> Hit:
         if c.kind in MEMORY_KINDS:
