@@ -119,7 +119,38 @@ def bench_messages(tmp: Path, sizes: list[int], n_queries: int) -> dict:
         })
         print(json.dumps(out["sizes"][-1]), file=sys.stderr)
     e.close()
+    fts.close()
+    out["sidecar"] = bench_sidecar(store, project, qs, have)
+    print(json.dumps(out["sidecar"]), file=sys.stderr)
     return out
+
+
+def bench_sidecar(store: Path, project: Path, qs: list[str], messages: int) -> dict:
+    """A real sidecar over stdio on the store just filled: its RSS while it holds the
+    messages and answers recalls, and recall latency on the wire (framing, validation and
+    JSON included)."""
+    c = StdioClient(sidecar_command("--store-dir", str(store)))
+    try:
+        c.initialize(project, options={"indexWorkspace": False, "watch": False})
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            st = c.request("lore/status")
+            if st["indexLagMs"] == 0 and st["vectorLag"] == 0:
+                break
+            time.sleep(0.1)
+        for q in qs[:20]:
+            c.request("lore/recall", {"query": q, "limit": 10})
+        lat = []
+        for q in qs:
+            t = time.perf_counter()
+            c.request("lore/recall", {"query": q, "limit": 10})
+            lat.append((time.perf_counter() - t) * 1000)
+        status = Path(f"/proc/{c.proc.pid}/status").read_text().splitlines()
+        mem = {k: round(int(v.split()[0]) / 1024, 1) for k, v in (line.split(":", 1) for line in status) if k in ("VmRSS", "VmHWM")}
+        return {"messages": messages, "rss_mb": mem.get("VmRSS"), "peak_rss_mb": mem.get("VmHWM"),
+                "recall_p50_ms": round(statistics.median(lat), 2), "recall_p95_ms": round(pct(lat, 95), 2)}
+    finally:
+        c.close()
 
 
 def bench_workspace(tmp: Path, n_files: int) -> dict:

@@ -278,5 +278,11 @@ class Root:
             engine.nightly = Nightly(engine, self.settings)
         if engine.memory_worker is None and self.distiller.mode != "off":
             self.distiller.reset()
-            engine.memory_worker = MemoryWorker(self.distiller)
+            engine.memory_worker = MemoryWorker(self.distiller, words_pending=lambda: _words_pending(engine))
             engine.memory_worker.start()
+
+
+def _words_pending(engine) -> bool:
+    """Whether the current view's text leg has writes it has not indexed yet."""
+    indexer = engine.view.indexer
+    return indexer is not None and indexer.words_pending.is_set()

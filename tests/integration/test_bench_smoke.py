@@ -23,6 +23,8 @@ def test_core_benchmark_smoke(tmp_path):
     size = result["messages"]["sizes"][0]
     assert size["messages"] == 300 and size["recall_hybrid_p50_ms"] > 0 and size["fts5_p50_ms"] > 0
     assert result["workspace"]["files"] == 10 and result["initialize"]["runs"] == 7
+    sidecar = result["messages"]["sidecar"]  # a real sidecar on the store the messages went into
+    assert sidecar["messages"] == 300 and sidecar["rss_mb"] > 0 and sidecar["recall_p50_ms"] > 0
 
 
 def test_failover_benchmark_smoke(tmp_path):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 from tests.conftest import ROOT
 from tests.integration.test_store_and_index import engine_for, record
@@ -156,5 +158,29 @@ def test_a_page_full_of_word_matches_skips_the_vector_leg_and_is_the_page_it_wou
         uris = [h.uri for h in longer.hits]
         assert len(uris) == 31 and uris[30] == "session://meaning/meaning-0"
         assert [(h.uri, h.score) for h in longer.hits[:10]] == [(h.uri, h.score) for h in page.hits]
+    finally:
+        e.close()
+
+
+def test_distilling_waits_while_the_text_leg_has_writes_to_index_and_then_catches_up(tmp_path, workspace):
+    """Words first holds for the memory thread too: while the text leg reports writes it has
+    not indexed, no segment is distilled (each wait is bounded); once it has, they are."""
+    e = engine_for(tmp_path / "store", [str(workspace)], watch=False, distiller="extractive", distillIdleMs=0)
+    try:
+        undrained = threading.Event()
+        undrained.set()
+        e.memory_worker.words_pending = undrained.is_set  # the text leg as the memory thread sees it
+        record(e, "s", [f"We decided to keep the cache in SQLite, reason {i}: it survives restarts." for i in range(12)])
+        assert e.index.wait(30)
+        for _ in range(10):
+            e.memory_worker.notify()
+            time.sleep(0.1)
+        assert e.records.counts(None)["distillations"] == 0
+        undrained.clear()
+        deadline = time.monotonic() + 20
+        while e.records.counts(None)["distillations"] == 0:
+            assert time.monotonic() < deadline, "no distillation once the text leg had caught up"
+            e.memory_worker.notify()
+            time.sleep(0.05)
     finally:
         e.close()
