@@ -19,6 +19,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from lore_sidecar.heap import release_memory
 from lore_sidecar.rpc.framing import (
     MAX_DEPTH,
     Frame,
@@ -97,17 +98,6 @@ def _schedule_release() -> None:
         return
     for delay in (0.5, 2.0, 8.0):
         loop.call_later(delay, release_memory)
-
-
-def release_memory() -> None:
-    import ctypes
-    import gc
-
-    gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass  # not glibc: nothing to trim
 
 
 def clean_strings(value: Any) -> Any:
