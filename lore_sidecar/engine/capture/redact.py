@@ -49,10 +49,14 @@ class Rule:
     needles: tuple[str, ...] = ()
     # Match against the lower-cased text (case-insensitive keywords at case-sensitive speed).
     fold: bool = False
+    # A cheap test every text the rule can match passes (for a rule with no needles).
+    gate: Callable[[str], bool] | None = None
 
     def sub(self, text: str, low: str | None = None) -> str:
         low = text.lower() if low is None and (self.fold or self.needles) else low
         if self.needles and not any(n in (low if self.fold else text) for n in self.needles):
+            return text
+        if self.gate is not None and not self.gate(text):
             return text
         # Trigger: lower() changed the length (a few non-ASCII letters). Why: the spans found
         # in the folded text must index the original. Outcome: match the original, ignoring case.
@@ -257,7 +261,10 @@ RULES: tuple[Rule, ...] = (
          needles=("mysql", "mariadb")),
     Rule("assigned-secret", _ASSIGNED, _assigned, needles=("pass", "secret", "token", "key", "credential"),
          fold=True),
-    Rule("aws-secret-key", re.compile(rf"(?<![{_B64}=_\\-])[{_B64}]{{40}}(?![{_B64}=_\\-])"), _aws_secret),
+    # A match is 40 characters without a space: only a text with a word that long can hold
+    # one (the regex costs ~25 ns a character, a third of what redacting source files cost).
+    Rule("aws-secret-key", re.compile(rf"(?<![{_B64}=_\\-])[{_B64}]{{40}}(?![{_B64}=_\\-])"), _aws_secret,
+         gate=lambda text: max(map(len, text.split()), default=0) >= 40),
 )
 
 
