@@ -121,3 +121,34 @@ def test_false_positives_on_real_agent_transcripts_are_zero():
                 continue
             total += len(MARKER.findall(json.dumps(redact_value(item))))
     assert total == 0
+
+
+def _secret_words() -> list[str]:
+    """Every literal word the assigned-secret rule's name can start with."""
+    import itertools
+    import re
+
+    words = []
+    for alt in R._SECRET_WORD.split("|"):
+        parts = re.split(r"(\[_\.\\-\]\?|\(\?:or\)\?|s\?)", alt)
+        choices = [{"[_.\\-]?": ["", "_", ".", "-"], "(?:or)?": ["", "or"], "s?": ["", "s"]}.get(p, [p]) for p in parts]
+        words += ["".join(c) for c in itertools.product(*choices)]
+    assert all(re.fullmatch(R._SECRET_WORD, w) for w in words)
+    return words
+
+
+def test_the_assigned_secret_rule_is_tried_wherever_a_match_can_start():
+    """Its matches are tried only up to `lead` characters before a needle: every secret word
+    must hold a needle that early, and each is found in a sentence as by a full scan."""
+    rule = next(r for r in R.RULES if r.kind == "assigned-secret")
+    for word in _secret_words():
+        assert min((i for n in rule.needles if (i := word.find(n)) >= 0), default=None) is not None, word
+        assert min(i for n in rule.needles if (i := word.find(n)) >= 0) <= rule.lead, word
+        text = f"x = 1; my_{word} = 'Zq8vR2mT5wLp9' and later {word.upper()}: Zq8vR2mT5wLp9x"
+        low = text.lower()
+        assert [m.span() for m in rule._matches(rule.pattern, low)] == [m.span() for m in rule.pattern.finditer(low)]
+        assert "Zq8vR2mT5wLp9" not in redact(text), word
+    # A match can hold the start of another (a name inside a value): finditer's matches do not
+    # overlap, and neither do these.
+    nested = "token=secret_key=abc123def passwd: passwd_token=Zq8vR2mT5wLp9"
+    assert [m.span() for m in rule._matches(rule.pattern, nested)] == [m.span() for m in rule.pattern.finditer(nested)]

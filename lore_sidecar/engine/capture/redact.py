@@ -51,6 +51,9 @@ class Rule:
     fold: bool = False
     # A cheap test every text the rule can match passes (for a rule with no needles).
     gate: Callable[[str], bool] | None = None
+    # Every match starts at most this many characters before one of the needles: matches are
+    # then tried only there, not at each character (`_matches` finds what finditer finds).
+    lead: int | None = None
 
     def sub(self, text: str, low: str | None = None) -> str:
         low = text.lower() if low is None and (self.fold or self.needles) else low
@@ -66,7 +69,7 @@ class Rule:
             subject, pattern = (low if self.fold else text), self.pattern
         out: list[str] = []
         last = seen = 0
-        for m in pattern.finditer(subject):
+        for m in self._matches(pattern, subject):
             seen += 1
             if seen > MAX_FINDINGS:
                 # A text with this many candidates for one rule is not prose: the rest is opaque.
@@ -82,6 +85,25 @@ class Rule:
             return text
         out.append(text[last:])
         return "".join(out)
+
+    def _matches(self, pattern: re.Pattern[str], subject: str):
+        """pattern.finditer(subject), tried only where a match can start when `lead` says
+        where that is (a regex that opens with an alternation of words is tried at every
+        character otherwise: ~30 ns each, the costliest rule on source files)."""
+        if self.lead is None or pattern is not self.pattern:  # (the case-insensitive fallback)
+            yield from pattern.finditer(subject)
+            return
+        starts: set[int] = set()
+        for n in self.needles:
+            i = subject.find(n)
+            while i >= 0:
+                starts.update(range(max(0, i - self.lead), i + 1))
+                i = subject.find(n, i + 1)
+        end = 0
+        for at in sorted(starts):
+            if at >= end and (m := pattern.match(subject, at)) is not None:
+                yield m
+                end = max(m.end(), at + 1)
 
     def _replacement(self, m: re.Match[str], original: str) -> str | None:
         """The text that replaces the match, or None to keep it."""
@@ -171,6 +193,9 @@ _SECRET_WORD = (
     r"|auth[_.\-]?key|account[_.\-]?key|credentials?|signing[_.\-]?key|encryption[_.\-]?key"
     r"|session[_.\-]?key|master[_.\-]?key"
 )
+# The furthest a needle of the assigned-secret rule lies into a secret word ("encryption_key":
+# "key" at 11); test_redact.py derives it from _SECRET_WORD's words.
+_SECRET_WORD_LEAD = 11
 _NOT_SECRET_LAST = {
     "sha", "sha1", "sha256", "hash", "hashed", "digest", "id", "ids", "name", "names", "file", "files", "path",
     "dir", "url", "uri", "type", "types", "len", "length", "count", "expiry", "expires", "expiration", "ttl",
@@ -260,7 +285,7 @@ RULES: tuple[Rule, ...] = (
     Rule("cli-password", re.compile(r"-p(?<!\S-p)(?P<secret>[^\s\-][^\s]{2,127}+)"), _mysql_context,
          needles=("mysql", "mariadb")),
     Rule("assigned-secret", _ASSIGNED, _assigned, needles=("pass", "secret", "token", "key", "credential"),
-         fold=True),
+         fold=True, lead=_SECRET_WORD_LEAD),
     # A match is 40 characters without a space: only a text with a word that long can hold
     # one (the regex costs ~25 ns a character, a third of what redacting source files cost).
     Rule("aws-secret-key", re.compile(rf"(?<![{_B64}=_\\-])[{_B64}]{{40}}(?![{_B64}=_\\-])"), _aws_secret,
