@@ -87,7 +87,10 @@ def test_sigkill_the_writer_twenty_times_under_load(tmp_path, workspace):
             st = survivor.request("lore/status")
             if st["election"]["spoolPending"] == 0 and st["indexLagMs"] == 0 and fleet.writer_pid():
                 writer = fleet.by_pid(fleet.writer_pid())
-                if writer and writer.request("lore/status")["indexLagMs"] == 0:
+                # Both legs: vectors catch up after the words, and the snapshot compared
+                # below is what the writer has embedded when it shuts down.
+                ws = writer.request("lore/status") if writer else None
+                if ws and ws["indexLagMs"] == 0 and ws["vectorLag"] == 0:
                     break
             time.sleep(0.1)
 

@@ -142,15 +142,10 @@ class Indexer:
                     for ev in pending:
                         ev.set()
                     continue
+                self.words_pending.clear()  # set again by any write from here on
                 while self._drain_once():
                     if self._stop.is_set():
                         break
-                # Pending until drained, not until a drain starts: the legs that yield to this
-                # one (vectors, distilling) wait through the whole catch-up. A write since the
-                # last batch was read has set the wake: it stays pending.
-                self.words_pending.clear()
-                if self._wake.is_set():
-                    self.words_pending.set()
                 if self.dense is None:
                     self._trim()
                 self.error = None
