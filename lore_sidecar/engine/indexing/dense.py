@@ -19,6 +19,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from lore_sidecar.engine.indexing.words_first import wait_for_words
 from lore_sidecar.errors import FENCED, LoreError
 from lore_sidecar.heap import release_memory
 from lore_sidecar.model import Doc
@@ -28,7 +29,6 @@ log = logging.getLogger(__name__)
 BATCH = 4000
 EMBED_CHUNK = 500
 SAVE_INTERVAL_S = 2.0
-WORDS_FIRST_MAX_S = 5.0  # the longest the dense leg waits for the text leg between batches
 RELEASE_AFTER_BATCHES = 3  # full batches in one catch-up, after which freed memory is handed back
 
 
@@ -126,13 +126,10 @@ class DenseWorker:
                 self._wake.set()
 
     def _yield_to_words(self) -> None:
-        """Trigger: the text leg has writes it has not drained. Why: both legs share the
-        cores (and the interpreter); a write must be searchable by its words first, its
-        vectors are the catch-up. Outcome: the dense leg waits (bounded) for the text leg."""
-        deadline = time.monotonic() + WORDS_FIRST_MAX_S
-        while (self.words_first is not None and self.words_first.is_set() and not self._stop.is_set()
-               and time.monotonic() < deadline):
-            self._stop.wait(0.01)
+        """Trigger: the text leg has writes it has not drained. Why: a write must be
+        searchable by its words first, its vectors are the catch-up. Outcome: the dense leg
+        waits (bounded) for the text leg (engine/indexing/words_first.py)."""
+        wait_for_words(lambda: self.words_first is not None and self.words_first.is_set(), self._stop)
 
     def _once(self) -> bool:
         upto = self.text_seq()

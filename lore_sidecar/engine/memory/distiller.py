@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lore_sidecar.engine.capture.redact import redact
+from lore_sidecar.engine.indexing.words_first import wait_for_words
 from lore_sidecar.engine.memory import entities as ent
 from lore_sidecar.engine.memory import prompts
 from lore_sidecar.engine.memory.distill import Turn, extractive_observations, render_segment
@@ -272,9 +273,6 @@ class Distiller:
         }
 
 
-WORDS_FIRST_MAX_S = 5.0  # the longest the memory thread waits for the text leg before a segment
-
-
 class MemoryWorker:
     """The writer's memory thread: wakes when told (new messages) or every `poll_s`.
 
@@ -282,8 +280,8 @@ class MemoryWorker:
     shares the cores and the interpreter with indexing, and a write must be searchable by
     its words first (a 100k-message import was searchable at 5.5-7.6k msg/s with distilling
     beside it; distillations are the catch-up). Outcome: before each segment of a
-    background pass the thread waits for the text leg, at most `WORDS_FIRST_MAX_S` at a
-    time, so a steady stream of writes still gets distilled."""
+    background pass the thread waits for the text leg, bounded each time
+    (engine/indexing/words_first.py), so a steady stream of writes still gets distilled."""
 
     def __init__(self, distiller: Distiller, poll_s: float = 0.25, words_pending: Callable[[], bool] = lambda: False):
         self.distiller = distiller
@@ -295,9 +293,7 @@ class MemoryWorker:
         distiller.between = self._words_first
 
     def _words_first(self) -> None:
-        deadline = time.monotonic() + WORDS_FIRST_MAX_S
-        while self.words_pending() and not self._stop.is_set() and time.monotonic() < deadline:
-            self._stop.wait(0.01)
+        wait_for_words(self.words_pending, self._stop)
 
     def start(self) -> None:
         self._thread.start()
