@@ -145,9 +145,7 @@ def bench_sidecar(store: Path, project: Path, qs: list[str], messages: int) -> d
             t = time.perf_counter()
             c.request("lore/recall", {"query": q, "limit": 10})
             lat.append((time.perf_counter() - t) * 1000)
-        status = Path(f"/proc/{c.proc.pid}/status").read_text().splitlines()
-        mem = {k: round(int(v.split()[0]) / 1024, 1) for k, v in (line.split(":", 1) for line in status) if k in ("VmRSS", "VmHWM")}
-        return {"messages": messages, "rss_mb": mem.get("VmRSS"), "peak_rss_mb": mem.get("VmHWM"),
+        return {"messages": messages, "rss_mb": _rss_mb(c.proc.pid), "peak_rss_mb": _rss_mb(c.proc.pid, "VmHWM"),
                 "recall_p50_ms": round(statistics.median(lat), 2), "recall_p95_ms": round(pct(lat, 95), 2)}
     finally:
         c.close()
@@ -206,9 +204,10 @@ def main() -> int:
     return 0
 
 
-def _rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+def _rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float:
+    """A process's resident memory (VmRSS) or its peak (VmHWM), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
             return round(int(line.split()[1]) / 1024, 1)
     return float("nan")
 
