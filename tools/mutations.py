@@ -196,6 +196,8 @@ MUTATIONS = [
     Mutation("early-handshake-answered-twice", "lore_sidecar/mcp_face/handshake.py",
              "            self.answered.discard(rid)\n            return \"\"", "            self.answered.discard(rid)",
              (MCP + "::test_a_kept_handshake_answers_the_next_start_at_once_and_the_session_still_works",)),
+    Mutation("collector-left-off", "lore_sidecar/cli.py", "    finally:\n        gc.enable()\n", "    finally:\n        pass\n",
+             ("tests/unit/test_startup.py",)),
 ]
 
 

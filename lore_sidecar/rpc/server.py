@@ -91,7 +91,14 @@ class LoreServer(LanguageServer):
         if params.process_id and not self.client_pid:
             self.client_pid = params.process_id
         loop = asyncio.get_running_loop()
-        self.engine_future = loop.run_in_executor(self.executor, self._open)
+
+        async def opened():
+            return await loop.run_in_executor(self.executor, self._open)
+
+        # A task's first step runs on a later turn of the loop, after pygls has written the
+        # reply to `initialize` on this one: the engine's imports and its open (~140 ms of
+        # mostly Python) then never hold the interpreter lock while the reply is built.
+        self.engine_future = asyncio.ensure_future(opened())
 
     def _open(self):
         assert self.settings is not None

@@ -48,9 +48,15 @@ def _make() -> cattrs.Converter:
     conv.register_structure_hook(float, strict_float)
     conv.register_structure_hook(Any, lambda v, _: v)
     # Every params type in wire/types.py, camelCase on the wire: a new type cannot be missed.
-    for cls in (v for v in vars(t).values() if isinstance(v, type) and attrs.has(v)):
+    # Each type's structuring function is generated the first time a request needs it, not
+    # at import: generating all of them cost ~15 ms before `initialize` could be answered.
+    wire_types = frozenset(v for v in vars(t).values() if isinstance(v, type) and attrs.has(v))
+
+    def camel_case_fn(cls: type) -> Any:
         overrides = {f.name: override(rename=camel(f.name)) for f in attrs.fields(cls)}
-        conv.register_structure_hook(cls, make_dict_structure_fn(cls, conv, **overrides))
+        return make_dict_structure_fn(cls, conv, **overrides)
+
+    conv.register_structure_hook_factory(wire_types.__contains__, camel_case_fn)
 
     return conv
 
