@@ -5,13 +5,12 @@ before or after the verb; bad arguments get one clear line and exit code 2."""
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import sys
 from pathlib import Path
 from typing import Any
 
-from lore_sidecar import __version__
+from lore_sidecar import __version__, collector
 from lore_sidecar.logs import setup_logging
 from lore_sidecar.setup import HOSTS
 from lore_sidecar.sources import ALL_SOURCES
@@ -297,11 +296,7 @@ def fail(exc: Exception, verbose: int) -> int:
 
 
 def serve(args: argparse.Namespace) -> int:
-    # Importing pygls and lsprotocol (~600 attrs classes) allocates a few hundred thousand
-    # long-lived objects, and the collector's full passes over that growing heap cost ~45 ms
-    # before `initialize` could be answered. None of it is garbage: collect nothing while
-    # the server is built, then freeze what exists so later passes never scan it.
-    gc.disable()
+    collector.start_up()  # fewer collector passes while pygls and lsprotocol are imported
     try:
         from lore_sidecar.rpc.server import create_server, serve_stdio
 
@@ -313,11 +308,10 @@ def serve(args: argparse.Namespace) -> int:
         if args.log_file:
             options["logFile"] = args.log_file
         server = create_server(options)
-        gc.freeze()
-    finally:
-        gc.enable()
-    return serve_stdio(server)
-
+    except BaseException:
+        collector.started()
+        raise
+    return serve_stdio(server)  # which ends start-up's setting once `initialize` is answered
 
 if __name__ == "__main__":
     raise SystemExit(main())

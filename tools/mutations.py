@@ -196,8 +196,11 @@ MUTATIONS = [
     Mutation("early-handshake-answered-twice", "lore_sidecar/mcp_face/handshake.py",
              "            self.answered.discard(rid)\n            return \"\"", "            self.answered.discard(rid)",
              (MCP + "::test_a_kept_handshake_answers_the_next_start_at_once_and_the_session_still_works",)),
-    Mutation("collector-left-off", "lore_sidecar/cli.py", "    finally:\n        gc.enable()\n", "    finally:\n        pass\n",
+    Mutation("collector-kept-at-start-up", "lore_sidecar/collector.py", "        gc.set_threshold(*saved)\n", "",
              ("tests/unit/test_startup.py",)),
+    Mutation("collector-no-fallback", "lore_sidecar/rpc/server.py",
+             "        loop.call_later(START_UP_COLLECTOR_S, collector.started)\n", "",
+             ("tests/unit/test_startup.py::test_a_client_that_never_initializes_does_not_keep_the_start_up_setting",)),
 ]
 
 

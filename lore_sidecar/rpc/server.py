@@ -22,13 +22,14 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCRequestMessage
 from pygls.protocol.language_server import lsp_method
 
-from lore_sidecar import PROTOCOL_VERSION, __version__, logs
+from lore_sidecar import PROTOCOL_VERSION, __version__, collector, logs
 from lore_sidecar.engine.uris import file_path
 from lore_sidecar.errors import LoreError
 from lore_sidecar.settings import Settings, load_settings
 from lore_sidecar.wire.methods import METHOD_TO_TYPES
 
 log = logging.getLogger(__name__)
+START_UP_COLLECTOR_S = 2.0
 
 
 class LoreProtocol(LanguageServerProtocol):
@@ -93,11 +94,12 @@ class LoreServer(LanguageServer):
         loop = asyncio.get_running_loop()
 
         async def opened():
+            collector.started()
             return await loop.run_in_executor(self.executor, self._open)
 
         # A task's first step runs on a later turn of the loop, after pygls has written the
-        # reply to `initialize` on this one: the engine's imports and its open (~140 ms of
-        # mostly Python) then never hold the interpreter lock while the reply is built.
+        # reply to `initialize` on this one: the collection of what start-up left and the
+        # engine's imports and open (~140 ms of mostly Python) never delay the reply.
         self.engine_future = asyncio.ensure_future(opened())
 
     def _open(self):
@@ -281,6 +283,9 @@ def serve_stdio(server: LoreServer) -> int:
             asyncio.ensure_future(dispatcher._when_idle(done.set))
 
         read_stdin_forever(loop, on_data, on_eof)
+        # Answering `initialize` ends start-up's collector setting; a client that never
+        # sends it must not keep it.
+        loop.call_later(START_UP_COLLECTOR_S, collector.started)
         _watch_parent(server, loop, done)
         await done.wait()
         return outcome["code"]
