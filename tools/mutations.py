@@ -201,6 +201,12 @@ MUTATIONS = [
     Mutation("collector-no-fallback", "lore_sidecar/rpc/server.py",
              "        loop.call_later(START_UP_COLLECTOR_S, collector.started)\n", "",
              ("tests/unit/test_startup.py::test_a_client_that_never_initializes_does_not_keep_the_start_up_setting",)),
+    Mutation("snippet-gap-dropped", "lore_sidecar/engine/recall/query.py",
+             'gap = " " if before and after and head[-1:].isspace() else ""', 'gap = ""',
+             ("tests/unit/test_snippets.py",)),
+    Mutation("snippet-piece-too-short", "lore_sidecar/engine/recall/query.py",
+             "before = _flat_end(head, width + 1, from_end=True)", "before = _flat_end(head, width // 3, from_end=True)",
+             ("tests/unit/test_snippets.py",)),
 ]
 
 

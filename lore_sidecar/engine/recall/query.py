@@ -73,7 +73,19 @@ def cues(
 
 
 def snippet(text: str, terms: Sequence[str], width: int = 240) -> str:
-    """A window of `text` around the first occurrence of any term (case-insensitive)."""
+    """A window of `text` around the first occurrence of any term (case-insensitive), its
+    whitespace runs shown as single spaces."""
+    if len(text) > LONG_TEXT and text.isascii() and terms and all(WORD.fullmatch(t) for t in terms):
+        return _snippet_of_long(text, terms, width)
+    return _snippet_of_flat(text, terms, width)
+
+
+# Beyond this a text (a distillation of a long session: 10-130 KB) is not flattened and
+# lowered whole to cut 240 characters out of it: only around the first match.
+LONG_TEXT = 4096
+
+
+def _snippet_of_flat(text: str, terms: Sequence[str], width: int) -> str:
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
@@ -83,6 +95,13 @@ def snippet(text: str, terms: Sequence[str], width: int = 240) -> str:
         m = re.search(r"\b" + re.escape(t.lower()), lower)
         if m and (best < 0 or m.start() < best):
             best = m.start()
+    return _window(flat, best, width)
+
+
+def _window(flat: str, best: int, width: int) -> str:
+    """`width` characters of `flat` around position `best` (-1: no match: its start)."""
+    if len(flat) <= width:
+        return flat
     if best < 0:
         return flat[: width - 1].rstrip() + "…"
     start = max(0, best - width // 3)
@@ -90,6 +109,39 @@ def snippet(text: str, terms: Sequence[str], width: int = 240) -> str:
     start = max(0, end - width)
     out = flat[start:end].strip()
     return ("…" if start > 0 else "") + out + ("…" if end < len(flat) else "")
+
+
+@functools.lru_cache(maxsize=1024)
+def _first_of(terms: tuple[str, ...]) -> re.Pattern:
+    return re.compile(r"\b(?:" + "|".join(re.escape(t.lower()) for t in terms) + ")", re.IGNORECASE)
+
+
+def _snippet_of_long(text: str, terms: Sequence[str], width: int) -> str:
+    """What `_snippet_of_flat` gives, flattening only the text around the first match.
+
+    Why it is the same: on ASCII, a case-insensitive search of the raw text finds each term
+    where a search of the lowered, flattened text does (collapsing a whitespace run moves
+    no word boundary), and the leftmost match of the alternation is the earliest of the
+    terms' first matches. Flattening a piece of the text gives a piece of the flattened
+    whole; where the piece stops short of the text's end it still holds more than `width`
+    flattened characters on that side of the match, so every decision `_window` makes (how
+    far to reach, whether more text lies beyond) falls inside it."""
+    m = _first_of(tuple(terms)).search(text)
+    head, tail = (text[: m.start()], text[m.start():]) if m else ("", text)
+    before = _flat_end(head, width + 1, from_end=True)
+    after = _flat_end(tail, width + 1, from_end=False)
+    gap = " " if before and after and head[-1:].isspace() else ""
+    return _window(before + gap + after, len(before) + len(gap) if m else -1, width)
+
+
+def _flat_end(raw: str, need: int, *, from_end: bool) -> str:
+    """At least `need` flattened characters from one end of `raw`, or all of it."""
+    span = 2 * need
+    while True:
+        flat = " ".join((raw[-span:] if from_end else raw[:span]).split())
+        if span >= len(raw) or len(flat) >= need:
+            return flat
+        span *= 4
 
 
 # A pasted 10 MB prompt is still a query of a few thousand words.
