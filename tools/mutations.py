@@ -207,6 +207,10 @@ MUTATIONS = [
     Mutation("snippet-piece-too-short", "lore_sidecar/engine/recall/query.py",
              "before = _flat_end(head, width + 1, from_end=True)", "before = _flat_end(head, width // 3, from_end=True)",
              ("tests/unit/test_snippets.py",)),
+    Mutation("stems-wrong-initial", "lore_sidecar/engine/recall/query.py", "        initial = stem[:1]\n",
+             "        initial = stem[-1:]\n", ("tests/unit/test_snippets.py",)),
+    Mutation("stems-mid-word", "lore_sidecar/engine/recall/query.py", 'r"(?<![A-Za-z0-9_])" + re.escape(initial)',
+             "re.escape(initial)", ("tests/unit/test_snippets.py",)),
 ]
 
 

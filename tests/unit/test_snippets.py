@@ -1,5 +1,6 @@
-"""A hit's snippet: a long text is cut around its first match without flattening it whole,
-and the cut is exactly the one the whole flattened text gives."""
+"""What a hit shows of its text: the snippet of a long text is cut around its first match
+without flattening the text whole, and the cues stem only the words that could hold a query
+stem; each is exactly what the whole-text way gives."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lore_sidecar.engine.recall import query as q
+from lore_sidecar.store.text_index import _analyzer
+
+ANALYZE = _analyzer().analyze
 
 _words = st.sampled_from(["retry", "Retry", "RETRY", "backoff", "(retry)", "retrying", "x", "a1", "gamma_delta",
                           "foo-bar", "e.g.", "zz", "upload", "the"])
@@ -32,3 +36,35 @@ def test_a_long_text_takes_the_fast_path_and_a_match_deep_in_it_is_found():
     assert "RETRY backoff was lowered" in got and got.startswith("…") and got.endswith("…")
     # The control: the same text without the word is cut from its start.
     assert q.snippet(text, ["absent"]).startswith("filler words here")
+
+
+_stem_words = st.builds(lambda a, b, c: a + b + c,
+                        st.text("abcdefghijklmnopqrstuvwxyz0123456789_", min_size=1, max_size=8),
+                        st.text("aeiouy", max_size=3),
+                        st.sampled_from(["", "ing", "ies", "ied", "ly", "ness", "ational", "ization", "s", "es", "ed",
+                                         "y", "iness", "ement", "ful", "ous", "ive", "ize", "ance", "er", "est"]))
+
+
+@settings(max_examples=600, deadline=None)
+@given(word=_stem_words)
+def test_a_stem_begins_with_its_words_first_character(word):
+    # What TextStems relies on; checked too over the 83,550 distinct words of ../shared/data.
+    for stem in ANALYZE(word):
+        assert stem[:1] == word[:1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(words=st.lists(_stem_words, min_size=1, max_size=60), seps=st.sampled_from([" ", "\n", ", ", "-", "."]),
+       asked=st.lists(_stem_words, max_size=8))
+def test_stems_found_one_initial_at_a_time_are_the_stems_of_the_whole_text(words, seps, asked):
+    text = seps.join(w.upper() if i % 3 == 0 else w for i, w in enumerate(words))
+    whole = frozenset(ANALYZE(" ".join(set(q.WORD.findall(text.lower())))))
+    lazy = q.stems_of(ANALYZE, text)
+    assert isinstance(lazy, q.TextStems)
+    for stem in [*whole, *(s for a in asked for s in ANALYZE(a))]:
+        assert (stem in lazy) == (stem in whole), stem
+
+
+def test_cues_name_the_query_words_a_text_holds_and_no_other():
+    text = "We RETRIED the uploads twice; the back-off doubled each time."
+    assert q.cues(["retry", "upload", "backoff", "double", "missing"], text, ANALYZE) == ["retry", "upload", "double"]
