@@ -68,3 +68,7 @@ def test_stems_found_one_initial_at_a_time_are_the_stems_of_the_whole_text(words
 def test_cues_name_the_query_words_a_text_holds_and_no_other():
     text = "We RETRIED the uploads twice; the back-off doubled each time."
     assert q.cues(["retry", "upload", "backoff", "double", "missing"], text, ANALYZE) == ["retry", "upload", "double"]
+    # A word inside another word is not a word of the text: "ads" is in "uploads" only.
+    stems = q.stems_of(ANALYZE, "we fixed the uploads")
+    assert ANALYZE("uploads")[0] in stems and ANALYZE("ads")[0] not in stems
+    assert q.cues(["ads", "uploads"], "we fixed the uploads", ANALYZE) == ["uploads"]
