@@ -209,7 +209,7 @@ MUTATIONS = [
              ("tests/unit/test_snippets.py",)),
     Mutation("stems-wrong-initial", "lore_sidecar/engine/recall/query.py", "        initial = stem[:1]\n",
              "        initial = stem[-1:]\n", ("tests/unit/test_snippets.py",)),
-    Mutation("stems-mid-word", "lore_sidecar/engine/recall/query.py", 'r"(?<![A-Za-z0-9_])" + re.escape(initial)',
+    Mutation("stems-mid-word", "lore_sidecar/engine/recall/query.py", 'f"(?<![{WORD_CHARS}])" + re.escape(initial)',
              "re.escape(initial)", ("tests/unit/test_snippets.py",)),
 ]
 

@@ -6,7 +6,9 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 
-WORD = re.compile(r"[A-Za-z0-9_]+")
+# What a word is made of: the characters the text index's analyzer tokenises on.
+WORD_CHARS = "A-Za-z0-9_"
+WORD = re.compile(f"[{WORD_CHARS}]+")
 
 # A short English stopword list: words that carry no topic. Kept small on purpose; BM25's
 # idf already discounts frequent words, this only keeps them out of the AND query.
@@ -83,7 +85,7 @@ class TextStems:
 
 @functools.lru_cache(maxsize=64)
 def _words_from(initial: str) -> re.Pattern:
-    return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(initial) + r"[A-Za-z0-9_]*")
+    return re.compile(f"(?<![{WORD_CHARS}])" + re.escape(initial) + f"[{WORD_CHARS}]*")
 
 
 @functools.lru_cache(maxsize=1024)
