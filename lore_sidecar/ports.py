@@ -14,6 +14,9 @@ from lore_sidecar.model import Doc
 class Embedder(Protocol):
     name: str
     dim: int
+    # Texts one call embeds well at a time, for a slow model (None: any number). A caller that
+    # must stay stoppable embeds that many, shortest first, and checks between calls.
+    batch: int | None
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), dim) float32, rows L2-normalised (all-zero for empty text)."""

@@ -211,6 +211,16 @@ MUTATIONS = [
              "        initial = stem[-1:]\n", ("tests/unit/test_snippets.py",)),
     Mutation("stems-mid-word", "lore_sidecar/engine/recall/query.py", 'f"(?<![{WORD_CHARS}])" + re.escape(initial)',
              "re.escape(initial)", ("tests/unit/test_snippets.py",)),
+    Mutation("embed-whole-part", "lore_sidecar/engine/indexing/dense.py", 'step = getattr(model, "batch", None)',
+             "step = None", ("tests/integration/test_dense_leg.py::test_a_stop_in_the_middle_of_embedding_waits_for_one_call_and_the_next_start_finishes_the_batch",)),
+    Mutation("embed-no-stop-check", "lore_sidecar/engine/indexing/dense.py",
+             "        for start in range(0, len(order), step):\n            if self._stop.is_set():",
+             "        for start in range(0, len(order), step):\n            if False:",
+             ("tests/integration/test_dense_leg.py::test_a_stop_in_the_middle_of_embedding_waits_for_one_call_and_the_next_start_finishes_the_batch",)),
+    Mutation("rebuild-stop-is-a-failure", "lore_sidecar/engine/indexing/indexer.py",
+             "            except (LoreError, Interrupted):\n                raise\n            except Exception as exc:  # keep serving",
+             "            except LoreError:\n                raise\n            except Exception as exc:  # keep serving",
+             ("tests/integration/test_dense_leg.py::test_a_stop_in_the_middle_of_a_rebuild_leaves_a_store_the_next_start_rebuilds_whole",)),
 ]
 
 

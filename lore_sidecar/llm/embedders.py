@@ -84,6 +84,7 @@ class WordLlamaEmbedder:
 
     name = "wordllama-l2-supercat-256"
     dim = 256
+    batch = None  # ~30,000 texts/s: a call is over in milliseconds
 
     def __init__(self) -> None:
         from tokenizers import Tokenizer
@@ -136,6 +137,7 @@ class MiniLMEmbedder:
 
     name = "all-minilm-l6-v2-int8"
     dim = 384
+    batch = MINILM_BATCH  # one batch: ~2 s of the background's two cores at 128 tokens a text
 
     def __init__(self) -> None:
         try:
@@ -195,6 +197,7 @@ class LazyMiniLM:
 
     name = MiniLMEmbedder.name
     dim = MiniLMEmbedder.dim
+    batch = MINILM_BATCH
 
     def __init__(self) -> None:
         try:

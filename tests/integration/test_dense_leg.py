@@ -184,3 +184,81 @@ def test_distilling_waits_while_the_text_leg_has_writes_to_index_and_then_catche
             time.sleep(0.05)
     finally:
         e.close()
+
+
+def test_a_stop_in_the_middle_of_embedding_waits_for_one_call_and_the_next_start_finishes_the_batch(tmp_path, workspace):
+    """A slow model (MiniLM, ~2 s a batch of 64 on two busy cores) is called one batch at a
+    time with a stop check between: closing mid catch-up waits for the call in flight, not
+    for the whole part (which outlasted the join and aborted the process inside
+    onnxruntime); the batch is not counted done, so the next start embeds it."""
+    store = tmp_path / "store"
+    e = engine_for(store, [str(workspace)], watch=False, distiller="off")
+    model = e.embedder.for_kind("messages")
+    real_embed, calls = model.embed, []
+    inside, release = threading.Event(), threading.Event()
+
+    def slow_embed(texts):
+        calls.append(len(texts))
+        inside.set()
+        release.wait(30)
+        return real_embed(texts)
+
+    model.embed, model.batch = slow_embed, 8  # a slow model's batch, on the real one
+    record(e, "s", [SAID] + [f"filler message number {i}" for i in range(39)])
+    assert e.view.indexer.wait_for(e.records.outbox_head(), 30)
+    assert inside.wait(30)  # the dense thread is in its first call
+    dense = e.view.indexer.dense
+    closer = threading.Thread(target=e.close)
+    closer.start()
+    deadline = time.monotonic() + 10
+    while not dense._stop.is_set():
+        assert time.monotonic() < deadline, "close never asked the dense leg to stop"
+        time.sleep(0.01)
+    release.set()
+    closer.join(30)
+    assert not closer.is_alive()
+    assert calls == [8]  # the call in flight finished; the other 32 texts were never embedded
+
+    again = engine_for(store, [str(workspace)], watch=False, distiller="off")
+    try:
+        assert again.index.wait(60)
+        assert again.view.vectors.size() == 40
+        assert [h.uri for h in again.recall(ASKED, sources=["messages"]).hits][:1] == ["session://s/s-0"]
+    finally:
+        again.close()
+
+
+def test_a_stop_in_the_middle_of_a_rebuild_leaves_a_store_the_next_start_rebuilds_whole(tmp_path, workspace):
+    store = tmp_path / "store"
+    e = engine_for(store, [str(workspace)], watch=False, distiller="off")
+    record(e, "s", [SAID] + [f"filler message number {i}" for i in range(39)])
+    assert e.index.wait(30)
+    model = e.embedder.for_kind("messages")
+    real_embed = model.embed
+    inside, release = threading.Event(), threading.Event()
+
+    def slow_embed(texts):
+        inside.set()
+        release.wait(30)
+        return real_embed(texts)
+
+    model.embed, model.batch = slow_embed, 8
+    threading.Thread(target=e.view.indexer.request_rebuild, args=(60,), daemon=True).start()
+    assert inside.wait(30)  # the rebuild has cleared both indexes and is embedding
+    closer = threading.Thread(target=e.close)
+    closer.start()
+    while not e.view.indexer.dense._stop.is_set():
+        time.sleep(0.01)
+    release.set()
+    closer.join(30)
+    assert not closer.is_alive()
+    assert e.view.indexer.error is None  # a stop, not a failure
+
+    again = engine_for(store, [str(workspace)], watch=False, distiller="off")
+    try:
+        assert again.index.wait(60)
+        assert again.view.vectors.size() == 40 and again.view.text.num_docs() == 40
+        assert [h.uri for h in again.recall(ASKED, sources=["messages"]).hits][:1] == ["session://s/s-0"]
+        assert [h.uri for h in again.recall("automobile overheated", sources=["messages"]).hits][:1] == ["session://s/s-0"]
+    finally:
+        again.close()

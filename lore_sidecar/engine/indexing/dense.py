@@ -32,6 +32,10 @@ SAVE_INTERVAL_S = 2.0
 RELEASE_AFTER_BATCHES = 3  # full batches in one catch-up, after which freed memory is handed back
 
 
+class Interrupted(Exception):
+    """The worker was asked to stop in the middle of embedding a batch."""
+
+
 def embed_text(doc: Doc) -> str:
     if doc.kind == "files":
         return f"{doc.title}\n{doc.path}\n{doc.body}"
@@ -64,9 +68,13 @@ class DenseWorker:
         self._thread = threading.Thread(target=self._run, name="lore-dense", daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
+    def interrupt(self) -> None:
+        """Ask the worker to stop between two embedding calls, without waiting for it."""
         self._stop.set()
         self._wake.set()
+
+    def stop(self) -> None:
+        self.interrupt()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=30)
         self._pool.shutdown(wait=True)
@@ -110,6 +118,8 @@ class DenseWorker:
                     # graph's thread arenas: ~85 MB after 100k messages (measured).
                     release_memory()
                 self.error = None
+            except Interrupted:
+                return  # the batch is not advanced past: the next start embeds it again
             except LoreError as exc:
                 if exc.kind in FENCED:
                     log.warning("dense worker stopped: %s", exc)
@@ -167,7 +177,12 @@ class DenseWorker:
         for mid, group in by_model.items():
             for start in range(0, len(group), EMBED_CHUNK):
                 part = group[start : start + EMBED_CHUNK]
-                vecs = models[mid].embed([embed_text(d) for d in part])
+                try:
+                    vecs = self._embed(models[mid], [embed_text(d) for d in part])
+                except Interrupted:
+                    for fut in pending:  # the graph is left whole: the insert in flight finishes
+                        fut.result()
+                    raise
                 if pending:  # one insert in flight at most, so a pause below pauses the graph too
                     pending.pop().result()
                 if yielding:  # the dense thread's own catch-up (a rebuild runs on the text leg's thread)
@@ -175,6 +190,27 @@ class DenseWorker:
                 pending.append(self._pool.submit(self._insert, part, vecs))
         for fut in pending:
             fut.result()
+
+    def _embed(self, model, texts: list[str]) -> np.ndarray:
+        """model.embed(texts). Trigger: a slow model (`batch` set: MiniLM embeds ~30 chunks/s on
+        two busy cores, so a part of 500 is ~15 s). Why: a sidecar told to exit waited out the
+        part, then its join timed out and the process aborted with onnxruntime mid-run.
+        Outcome: the texts go in calls of `batch`, shortest first (the batches the model makes
+        of the whole part itself, so the vectors are the same), with a stop check before
+        each; a stop raises Interrupted."""
+        step = getattr(model, "batch", None)
+        if not step or len(texts) <= step:
+            if self._stop.is_set():
+                raise Interrupted
+            return model.embed(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), model.dim), dtype=np.float32)
+        for start in range(0, len(order), step):
+            if self._stop.is_set():
+                raise Interrupted
+            rows = order[start : start + step]
+            out[rows] = model.embed([texts[i] for i in rows])
+        return out
 
     def _insert(self, docs: list[Doc], vecs: np.ndarray) -> None:
         groups: dict[tuple[str, int], list[int]] = {}

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 
-from lore_sidecar.engine.indexing.dense import BATCH, DenseWorker
+from lore_sidecar.engine.indexing.dense import BATCH, DenseWorker, Interrupted
 from lore_sidecar.errors import FENCED, LoreError
 from lore_sidecar.model import INDEXED_SOURCES, Doc
 from lore_sidecar.ports import DenseModels, TextIndex, VectorIndex
@@ -52,6 +52,7 @@ class Indexer:
         self._thread: threading.Thread | None = None
         self.error: str | None = None
         self.fenced = False  # set when the store refused our epoch: we are no longer the writer
+        self._rebuilding = False  # a rebuild has cleared the indexes and not yet refilled them
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -62,11 +63,14 @@ class Indexer:
         """Stop both legs; with `save`, snapshot vectors first (a fenced ex-writer must not)."""
         self._stop.set()
         self._wake.set()
+        if self.dense is not None:
+            self.dense.interrupt()  # a rebuild on this leg's thread embeds through it too
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=30)
         if self.dense is not None:
             self.dense.stop()
-            if save and not self.fenced and not self.dense.fenced:
+            # A rebuild stopped half way holds part of the vectors: the snapshot on disk stays.
+            if save and not self.fenced and not self.dense.fenced and not self._rebuilding:
                 try:
                     self.dense.save(force=True)
                 except LoreError as exc:
@@ -109,6 +113,11 @@ class Indexer:
     def _run(self) -> None:
         try:
             self._work()
+        except Interrupted:
+            # Stopped mid-rebuild: the text index was cleared (its SEQ with it) and the vector
+            # snapshot on disk is not overwritten, so the next start finds the text index
+            # behind the trimmed outbox and rebuilds from the record again.
+            log.info("index rebuild interrupted by stop")
         except LoreError as exc:
             if exc.kind not in FENCED:
                 raise
@@ -122,7 +131,7 @@ class Indexer:
     def _work(self) -> None:
         try:
             self._catch_up_on_start()
-        except LoreError:
+        except (LoreError, Interrupted):
             raise
         except Exception:
             log.exception("index start-up failed; rebuilding from the record")
@@ -149,7 +158,7 @@ class Indexer:
                 if self.dense is None:
                     self._trim()
                 self.error = None
-            except LoreError:
+            except (LoreError, Interrupted):
                 raise
             except Exception as exc:  # keep serving; the record is safe, retry on next wake
                 self.error = f"{type(exc).__name__}: {exc}"
@@ -239,6 +248,7 @@ class Indexer:
         """Wipe both indexes and re-add every record row (`lore/reindex`, lost indexes)."""
         head = self.records.outbox_head()
         dense = self.dense
+        self._rebuilding = True
         with dense.paused() if dense is not None else nullcontext():
             self.text.clear()
             if self.vectors is not None:
@@ -259,6 +269,7 @@ class Indexer:
                 dense.save(force=True)
             else:
                 self._trim()
+        self._rebuilding = False
 
 
 def time_left(timeout: float) -> Callable[[], float]:
