@@ -76,3 +76,24 @@ def source_file(rng: random.Random, i: int) -> tuple[str, str]:
         lines += [f"    {rng.choice(WORDS)} = {rng.choice(WORDS)}.{_fn(rng)}()" for _ in range(rng.randint(3, 15))]
         lines += [f"    return {rng.choice(WORDS)}", "", ""]
     return f"src/{m}/mod_{i}.py", "\n".join(lines)
+
+
+def note_file(rng: random.Random, i: int) -> tuple[str, str]:
+    """A markdown note as people keep them: a heading, a few short paragraphs, a list, now
+    and then a fenced command (~1 KB)."""
+    m = rng.choice(MODULES)
+
+    def sentence() -> str:
+        return f"The {rng.choice(WORDS)} {rng.choice(WORDS)} in {m} {rng.choice(['needs', 'keeps', 'drops', 'caches'])} " \
+               f"the {rng.choice(WORDS)} {rng.choice(['before', 'after', 'without'])} {rng.choice(WORDS)}."
+
+    lines = [f"# {m.title()}: {rng.choice(WORDS)} {rng.choice(WORDS)}", ""]
+    for _ in range(rng.randint(1, 3)):
+        lines += [" ".join(sentence() for _ in range(rng.randint(2, 4))), ""]
+    if rng.random() < 0.7:
+        lines += [f"## {rng.choice(VERBS).title()} {rng.choice(WORDS)}", ""]
+        lines += [f"- {rng.choice(VERBS)} `{_fn(rng)}` {rng.choice(['first', 'later', 'weekly'])}" for _ in range(rng.randint(2, 6))]
+        lines.append("")
+    if rng.random() < 0.3:
+        lines += ["```sh", rng.choice(COMMANDS).format(m=m, f=_fn(rng)), "```", ""]
+    return f"notes/{m}/note-{i}.md", "\n".join(lines)

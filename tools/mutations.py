@@ -221,6 +221,10 @@ MUTATIONS = [
              "            except (LoreError, Interrupted):\n                raise\n            except Exception as exc:  # keep serving",
              "            except LoreError:\n                raise\n            except Exception as exc:  # keep serving",
              ("tests/integration/test_dense_leg.py::test_a_stop_in_the_middle_of_a_rebuild_leaves_a_store_the_next_start_rebuilds_whole",)),
+    Mutation("parts-ascii-runs-in-unicode", "lore_sidecar/store/text_index.py", '_RUN = re.compile(r"\\w+")',
+             '_RUN = re.compile(r"[A-Za-z0-9_]+")', ("tests/unit/test_index_text.py",)),
+    Mutation("words-only-drops-underscore", "lore_sidecar/store/text_index.py", "(chr(b).isalnum() or b == 95) else 32",
+             "chr(b).isalnum() else 32", ("tests/unit/test_index_text.py",)),
 ]
 
 

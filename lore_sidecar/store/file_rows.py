@@ -54,17 +54,17 @@ class FileRows:
             (project_id, f.path, f.sha256, f.size, f.mtime_ns, utc_now()),
         )
         file_id = cur.lastrowid
-        for ch in f.chunks:
-            cur = c.execute(
-                "INSERT INTO chunks(file_id, start_line, end_line, kind, title, text)"
-                " VALUES (?,?,?,?,?,?)",
-                (file_id, ch.start_line, ch.end_line, ch.kind, ch.title, ch.text),
-            )
-            c.execute(
-                "INSERT INTO index_outbox(op, kind, key, project_id) VALUES"
-                " ('upsert', 'files', ?, ?)",
-                (cur.lastrowid, project_id),
-            )
+        # The chunks in one statement, then their outbox rows in another, in chunk order (a
+        # statement per row was half the cost of writing a scanned file).
+        c.executemany(
+            "INSERT INTO chunks(file_id, start_line, end_line, kind, title, text) VALUES (?,?,?,?,?,?)",
+            [(file_id, ch.start_line, ch.end_line, ch.kind, ch.title, ch.text) for ch in f.chunks],
+        )
+        c.execute(
+            "INSERT INTO index_outbox(op, kind, key, project_id)"
+            " SELECT 'upsert', 'files', id, ? FROM chunks WHERE file_id=? ORDER BY id",
+            (project_id, file_id),
+        )
 
     def delete_files(
         self, project_id: int, paths: Iterable[str], after: Callable[[sqlite3.Connection, str], None] | None = None

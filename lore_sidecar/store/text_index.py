@@ -48,6 +48,36 @@ def compound_parts(text: str) -> str:
     return " ".join(p for m in _COMPOUND.finditer(text) for p in _PART.findall(m.group(0)) if len(p) > 1)
 
 
+# ASCII bytes of a word ([A-Za-z0-9_], what \w is in ASCII text) kept, every other byte a space.
+_ASCII_WORDS = bytes(b if chr(b).isascii() and (chr(b).isalnum() or b == 95) else 32 for b in range(256))
+_RUN = re.compile(r"\w+")
+PARTS_CACHE_WORDS = 1 << 16  # distinct words remembered (~6 MB at most); then forgotten at once
+
+
+class CompoundParts:
+    """compound_parts(text), a word at a time: the same string, ~3x faster on source files.
+
+    Trigger: every document indexed (the regex cost ~60 ns a character, half the text leg's
+    time on a workspace). Why it is the same: a match of `_COMPOUND` holds only word
+    characters and begins at a word boundary, so no match spans two runs of word characters
+    and each run is matched alone exactly as inside the text (at its start the boundary holds
+    either way, inside it none does). Outcome: the text is cut into its runs (in ASCII text by
+    a byte table and split, else by `\\w+`), each distinct run is split once and remembered, and
+    the runs' parts are joined in order."""
+
+    def __init__(self) -> None:
+        self._words: dict[bytes | str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        runs = text.encode("ascii").translate(_ASCII_WORDS).split() if text.isascii() else _RUN.findall(text)
+        words = self._words
+        if len(words) > PARTS_CACHE_WORDS:
+            words.clear()
+        for run in set(runs).difference(words):
+            words[run] = compound_parts(run.decode("ascii") if isinstance(run, bytes) else run)
+        return " ".join(filter(None, map(words.get, runs)))
+
+
 def _title_field(d: Doc) -> str:
     """Where a document's title is indexed. A code chunk's title is its symbol's name; a
     prose chunk's is its section heading, which the chunk's body already holds when the
@@ -58,14 +88,29 @@ def _title_field(d: Doc) -> str:
     return "symbol" if is_code_path(d.path) else "context"
 
 
-def _analyzer() -> tantivy.TextAnalyzer:
+def _analyzer(tokenizer: tantivy.Tokenizer | None = None) -> tantivy.TextAnalyzer:
+    """Words are runs of [A-Za-z0-9_], lowercased, stemmed; none longer than 64 bytes."""
     return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"[A-Za-z0-9_]+"))
+        tantivy.TextAnalyzerBuilder(tokenizer or tantivy.Tokenizer.regex(r"[A-Za-z0-9_]+"))
         .filter(tantivy.Filter.lowercase())
         .filter(tantivy.Filter.remove_long(64))
         .filter(tantivy.Filter.stemmer("english"))
         .build()
     )
+
+
+# Every byte of UTF-8 text that is not an ASCII word character ([A-Za-z0-9_]) becomes a space.
+_WORD_BYTES = bytes(b if b < 128 and (chr(b).isalnum() or b == 95) else 32 for b in range(256))
+
+
+def words_only(text: str) -> str:
+    """`text` with every character outside [A-Za-z0-9_] blanked, byte for byte (so offsets in
+    UTF-8 stay where they were). Trigger: every field of every document indexed. Why: split
+    on spaces, this is exactly the words the analyzer's regex finds, and Tantivy's regex
+    tokenizer costs ~4x its whitespace tokenizer (0.38 vs 0.09 s for 8 MB of source).
+    Outcome: the index is given these and tokenises on whitespace; the same terms at the
+    same positions."""
+    return text.encode("utf-8", "surrogatepass").translate(_WORD_BYTES).decode("ascii")
 
 
 def _schema() -> tantivy.Schema:
@@ -110,7 +155,10 @@ class TextIndex:
         self.directory = directory
         self.writable = writable
         self._lock = threading.Lock()
-        self._analyzer = _analyzer()
+        self._analyzer = _analyzer()  # what Python asks the index's terms of
+        # What the index runs on words_only() text, and its query parser on plain words.
+        self._index_analyzer = _analyzer(tantivy.Tokenizer.whitespace())
+        self._parts = CompoundParts()  # used by the writer thread only
         self._open()
 
     def _open(self) -> None:
@@ -120,7 +168,7 @@ class TextIndex:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.schema = _schema()
         self.index = tantivy.Index(self.schema, path=str(self.directory), reuse=True)
-        self.index.register_tokenizer("lore", self._analyzer)
+        self.index.register_tokenizer("lore", self._index_analyzer)
         if self.writable:
             tag.write_text(SCHEMA_TAG)
             self._writer = self.index.writer(heap_size=64_000_000, num_threads=1)
@@ -142,12 +190,12 @@ class TextIndex:
             doc.add_text("project", str(d.project_id))
             doc.add_unsigned("kind", KIND_CODES[d.kind])
             doc.add_unsigned("key", d.key)
-            doc.add_text(_title_field(d), d.title)
-            doc.add_text("path", d.path)
-            doc.add_text("body", d.body)
+            doc.add_text(_title_field(d), words_only(d.title))
+            doc.add_text("path", words_only(d.path))
+            doc.add_text("body", words_only(d.body))
             if d.context:
-                doc.add_text("context", d.context)
-            parts = compound_parts(f"{d.title} {d.body}")
+                doc.add_text("context", words_only(d.context))
+            parts = self._parts(f"{d.title} {d.body}")
             if parts:
                 doc.add_text("parts", parts)
             w.add_document(doc)

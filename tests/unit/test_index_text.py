@@ -1,0 +1,63 @@
+"""What the text leg hands Tantivy is what the analysis defines, made faster: a field's text
+with every non-word byte blanked, split on spaces, gives the very terms the regex tokenizer
+finds in the original (same order, so the same positions); and the `parts` field, found word
+by word with a cache, is exactly what the whole-text regex gives — in ASCII and in Unicode
+text, with the cache full, cold, or forgotten half way."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tantivy
+
+from lore_sidecar.store import text_index
+from lore_sidecar.store.text_index import CompoundParts, _analyzer, compound_parts, words_only
+
+_pieces = st.sampled_from([
+    "dates_in_range", "HTTPServer", "parseHeader", "__init__", "_private", "x_y", "a1_b2", "foo__bar", "ABCdef",
+    "plain", "words", "os.path.join", "kebab-case", "42", "_", "__", "é", "naïveCase", "Straße_Weg", "ǅungla",
+    "²", "日本語_テキスト", "’", "e.g.", "ID", "iOS", "getHTTPResponseCode", "\u00a0", "fooBar\u0301", "İstanbul_x"])
+_gaps = st.sampled_from(["", " ", "\n", "(", ").", "-", "’", "\t", "é", "_"])
+_text = st.lists(st.tuples(_pieces, _gaps), max_size=40).map(lambda pairs: "".join(p + g for p, g in pairs))
+SHARED = CompoundParts()  # one cache across every example, as the index's writer keeps it
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=_text)
+def test_the_parts_found_a_word_at_a_time_are_the_parts_of_the_whole_text(text):
+    assert SHARED(text) == compound_parts(text)
+    assert CompoundParts()(text) == compound_parts(text)  # cold
+
+
+def test_a_full_cache_is_forgotten_and_the_parts_stay_the_same(monkeypatch):
+    monkeypatch.setattr(text_index, "PARTS_CACHE_WORDS", 3)
+    parts = CompoundParts()
+    text = "def dates_in_range(start): return HTTPServer(parseHeader) and naïve_Case"
+    for _ in range(3):
+        assert parts(text) == compound_parts(text) == "dates in range HTTP Server parse Header"
+        assert len(parts._words) <= 10  # cleared before each text once past the bound
+    assert parts("plain words only") == "" == compound_parts("plain words only")  # the control: nothing to split
+
+
+BY_REGEX = _analyzer().analyze
+ON_SPACES = _analyzer(tantivy.Tokenizer.whitespace()).analyze
+_any_text = st.text(st.characters(codec="utf-8"), max_size=200)
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=st.one_of(_text, _any_text, st.lists(_any_text, max_size=4).map("\n".join)))
+def test_blanked_text_split_on_spaces_gives_the_terms_the_regex_finds(text):
+    blanked = words_only(text)
+    assert len(blanked.encode()) == len(text.encode())  # byte offsets stay where they were
+    assert ON_SPACES(blanked) == BY_REGEX(text)
+
+
+def test_blanking_keeps_words_and_long_words_are_still_dropped():
+    text = "Retrying the dates_in_range() call — e.g. naïve café; " + "x" * 70
+    assert words_only(text).split() == ["Retrying", "the", "dates_in_range", "call", "e", "g", "na", "ve", "caf",
+                                        "x" * 70]
+    assert ON_SPACES(words_only(text)) == BY_REGEX(text) == ["retri", "the", "dates_in_rang", "call", "e", "g", "na",
+                                                             "ve", "caf"]
+    # Control: without blanking, the same whitespace analyzer keeps punctuation in its terms.
+    assert ON_SPACES(text) != BY_REGEX(text)
