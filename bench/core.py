@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import machine, pct, write_result  # noqa: E402
-from bench.corpus import message, queries, source_file  # noqa: E402
+from bench.corpus import message, note_file, queries, source_file  # noqa: E402
 from lore_sidecar import __version__  # noqa: E402
 from lore_sidecar.app import open_engine  # noqa: E402
 from lore_sidecar.client import StdioClient, sidecar_command  # noqa: E402
@@ -165,15 +165,50 @@ def bench_sidecar(store: Path, project: Path, qs: list[str], messages: int) -> d
         c.close()
 
 
-def bench_workspace(tmp: Path, n_files: int) -> dict:
-    rng = random.Random(SEED + 2)
-    ws = tmp / "ws"
+def _write_tree(ws: Path, n_files: int, make, seed: int) -> None:
+    rng = random.Random(seed)
     for i in range(n_files):
-        rel, text = source_file(rng, i)
+        rel, text = make(rng, i)
         p = ws / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
     (ws / ".git").mkdir()
+
+
+def _fts5_folder(ws: Path, db: Path) -> float:
+    """The peer: every file under `ws` read and inserted into SQLite FTS5 (porter), one
+    transaction; seconds until committed."""
+    t0 = time.perf_counter()
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE VIRTUAL TABLE f USING fts5(path, text, tokenize='porter')")
+    conn.executemany("INSERT INTO f VALUES (?, ?)", ((str(p), p.read_text()) for p in ws.rglob("*") if p.is_file()))
+    conn.commit()
+    conn.close()
+    return time.perf_counter() - t0
+
+
+def bench_notes(tmp: Path, n_notes: int) -> dict:
+    """A folder of markdown notes (issue 14: 20,000 of them searchable by their words in
+    10 s), FTS5 on the same files in the same run."""
+    ws = tmp / "notes"
+    _write_tree(ws, n_notes, note_file, SEED + 3)
+    e = engine(tmp / "notes-store", [str(ws)])
+    try:
+        t0 = time.perf_counter()
+        e.index.scan()
+        e.view.indexer.wait_for(e.records.outbox_head(), 3600)
+        by_words = time.perf_counter() - t0
+        counts = e.records.counts(None)
+    finally:
+        e.close()
+    fts = _fts5_folder(ws, tmp / "notes-fts.db")
+    return {"notes": counts["files"], "chunks": counts["chunks"], "lexical_wall_s": round(by_words, 2),
+            "notes_per_s_lexical": round(counts["files"] / by_words), "fts5_wall_s": round(fts, 2)}
+
+
+def bench_workspace(tmp: Path, n_files: int) -> dict:
+    ws = tmp / "ws"
+    _write_tree(ws, n_files, source_file, SEED + 2)
     e = engine(tmp / "ws-store", [str(ws)])
     t0 = time.perf_counter()
     e.index.scan()
@@ -187,7 +222,9 @@ def bench_workspace(tmp: Path, n_files: int) -> dict:
     e.index.wait(3600)
     rescan = time.perf_counter() - t1
     e.close()
+    fts = _fts5_folder(ws, tmp / "ws-fts.db")
     return {"files": counts["files"], "chunks": counts["chunks"], "files_per_s_lexical": round(counts["files"] / by_words),
+            "fts5_files_per_s": round(counts["files"] / fts),
             "files_per_s": round(counts["files"] / took), "chunks_per_s_dense": round(counts["chunks"] / took),
             "unchanged_rescan_ms": round(rescan * 1000, 1)}
 
@@ -197,6 +234,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--files", type=int, default=2000)
+    ap.add_argument("--notes", type=int, default=20000)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "core.json"))
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="lore-bench-"))
@@ -209,6 +247,7 @@ def main() -> int:
             # the RSS of a conversation store.
             "messages": bench_messages(tmp, [int(s) for s in args.sizes.split(",")], args.queries),
             "workspace": bench_workspace(tmp, args.files),
+            "notes": bench_notes(tmp, args.notes),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         }
     finally:
