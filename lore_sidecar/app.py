@@ -181,7 +181,7 @@ class Root:
         idx = self.settings.index
         workspace = WorkspaceIndex(self.records, max_file_bytes=idx.max_file_bytes, on_change=indexer.notify,
                                    note_hook=self.facts.update_note, file_hook=self.knowledge.file_changed,
-                                   link_roots=idx.link_roots)
+                                   link_roots=idx.link_roots, writing=indexer.writing)
         self.records.publish_index_epoch(epoch)
         index_dirs.sweep(self.store, {previous, epoch})  # readers may still be on `previous`
         return View(text=text, vectors=vectors, recaller=self._recaller(text, vectors), index_epoch=epoch,
@@ -285,4 +285,4 @@ class Root:
 def _words_pending(engine) -> bool:
     """Whether the current view's text leg has writes it has not indexed yet."""
     indexer = engine.view.indexer
-    return indexer is not None and indexer.words_pending.is_set()
+    return indexer is not None and indexer.words_busy()

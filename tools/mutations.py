@@ -225,6 +225,16 @@ MUTATIONS = [
              '_RUN = re.compile(r"[A-Za-z0-9_]+")', ("tests/unit/test_index_text.py",)),
     Mutation("words-only-drops-underscore", "lore_sidecar/store/text_index.py", "(chr(b).isalnum() or b == 95) else 32",
              "chr(b).isalnum() else 32", ("tests/unit/test_index_text.py",)),
+    Mutation("workers-prepare-unchanged-too", "lore_sidecar/engine/workspace/index.py",
+             "todo = [e for e in entries if self._changed(states.get(e.rel), e.size, e.mtime_ns, force)]",
+             "todo = list(entries)", ("tests/integration/test_scan_workers.py",)),
+    Mutation("workers-no-fallback", "lore_sidecar/engine/workspace/index.py",
+             "                        log.warning(\"%s; preparing the rest here\", exc)\n                        results = None\n",
+             "                        log.warning(\"%s; preparing the rest here\", exc)\n",
+             ("tests/integration/test_scan_workers.py",)),
+    Mutation("scan-does-not-hold", "lore_sidecar/engine/workspace/index.py",
+             "        with self.writing():\n            return self._scan(", "        if True:\n            return self._scan(",
+             ("tests/integration/test_dense_leg.py::test_a_scan_holds_the_legs_that_follow_the_text_leg_until_it_has_written_its_last_batch",)),
 ]
 
 

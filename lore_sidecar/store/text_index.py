@@ -25,7 +25,7 @@ PARTS_BOOST = 0.8  # the pieces of a compound name count a little less than a wh
 # A code chunk's symbol name (also in its body) is a hint, not the topic: `def check(...)`
 # must not win every query that says "check". A heading of prose keeps the title's weight.
 SYMBOL_BOOST = 0.5
-SCHEMA_TAG = "lore-text-5"
+SCHEMA_TAG = "lore-text-6"
 KIND_CODES = {"messages": 1, "files": 2, "distillations": 3, "knowledge": 4, "facts": 5, "entities": 6}
 CODE_KINDS = {v: k for k, v in KIND_CODES.items()}
 FIELD_BOOSTS = {"title": 1.0, "symbol": SYMBOL_BOOST, "path": 1.5, "body": 1.0, "context": CONTEXT_BOOST,
@@ -119,12 +119,10 @@ def _schema() -> tantivy.Schema:
     sb.add_text_field("project", tokenizer_name="raw")
     sb.add_unsigned_field("kind", fast=True, indexed=True)
     sb.add_unsigned_field("key", fast=True)
-    sb.add_text_field("title", tokenizer_name="lore")
-    sb.add_text_field("symbol", tokenizer_name="lore")
-    sb.add_text_field("path", tokenizer_name="lore")
-    sb.add_text_field("body", tokenizer_name="lore")
-    sb.add_text_field("context", tokenizer_name="lore")
-    sb.add_text_field("parts", tokenizer_name="lore")
+    # Term frequencies, no positions: every search is a bag of words (search() strips any
+    # phrase syntax), and BM25 reads only frequencies and field lengths.
+    for field in ("title", "symbol", "path", "body", "context", "parts"):
+        sb.add_text_field(field, tokenizer_name="lore", index_option="freq")
     return sb.build()
 
 

@@ -262,3 +262,23 @@ def test_a_stop_in_the_middle_of_a_rebuild_leaves_a_store_the_next_start_rebuild
         assert [h.uri for h in again.recall("automobile overheated", sources=["messages"]).hits][:1] == ["session://s/s-0"]
     finally:
         again.close()
+
+
+def test_a_scan_holds_the_legs_that_follow_the_text_leg_until_it_has_written_its_last_batch(tmp_path):
+    """Between two of a scan's batches the text leg is level for a moment; the dense leg
+    (MiniLM: ~2 s of a core a batch) must not take that moment while the scan still writes."""
+    ws = _code_workspace(tmp_path / "code")
+    for i in range(40):
+        (ws / f"mod_{i}.py").write_text(f"def f_{i}(x):\n    return x + {i}\n")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off")
+    try:
+        assert e.index.wait(30)
+        seen = []
+        hook = e.view.workspace.file_hook
+        e.view.workspace.file_hook = lambda *a: seen.append(e.view.indexer.words_busy()) or hook(*a)
+        e.index.scan()
+        assert len(seen) == 42 and all(seen)  # every file written while the scan held the others back
+        assert e.index.wait(120)
+        assert not e.view.indexer.words_busy()  # control: the hold ends with the scan
+    finally:
+        e.close()

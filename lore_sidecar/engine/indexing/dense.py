@@ -44,14 +44,14 @@ def embed_text(doc: Doc) -> str:
 
 class DenseWorker:
     def __init__(self, records, vectors: VectorIndex, models: DenseModels, *, load: Callable[[str, Sequence[int]], list[Doc]],
-                 text_seq: Callable[[], int], trim: Callable[[], None], words_first: threading.Event | None = None):
+                 text_seq: Callable[[], int], trim: Callable[[], None], words_busy: Callable[[], bool] = lambda: False):
         self.records = records
         self.vectors = vectors
         self.models = models  # each kind's model (None: that kind has no vectors)
         self.load = load  # (kind, keys) -> docs, as the text leg loads them
         self.text_seq = text_seq  # how far the text index has committed
         self.trim = trim  # the outbox may shrink to what both legs saved
-        self.words_first = words_first  # set while the text leg has writes to drain
+        self.words_busy = words_busy  # true while the text leg has writes to drain, or a scan writes
         self.seq = vectors.saved_seq
         self.lock = threading.Lock()  # one batch, or one rebuild, at a time
         self.fenced = False
@@ -139,7 +139,7 @@ class DenseWorker:
         """Trigger: the text leg has writes it has not drained. Why: a write must be
         searchable by its words first, its vectors are the catch-up. Outcome: the dense leg
         waits (bounded) for the text leg (engine/indexing/words_first.py)."""
-        wait_for_words(lambda: self.words_first is not None and self.words_first.is_set(), self._stop)
+        wait_for_words(self.words_busy, self._stop)
 
     def _once(self) -> bool:
         upto = self.text_seq()
@@ -159,6 +159,8 @@ class DenseWorker:
         for (kind, pid), keys in deletes.items():
             self.vectors.remove(kind, pid, keys)
         for kind, keys in upserts.items():
+            if self.models.for_kind(kind) is None:
+                continue  # searched by its words only: nothing to read for it (a scan's chunks were ~8 MB a batch)
             self.add(self.load(kind, keys), yielding=True)
         self._advance(entries[-1].seq)
         return len(entries) == BATCH

@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 
 from lore_sidecar.engine.indexing.dense import BATCH, DenseWorker, Interrupted
 from lore_sidecar.errors import FENCED, LoreError
@@ -42,8 +42,9 @@ class Indexer:
         self.applied_seq = 0  # searchable by its words up to here
         self.generation = int(records.meta("generation", "0") or 0)
         self.words_pending = threading.Event()  # writes the text leg has not drained yet
+        self._writing = 0  # scans writing batches now (engine/workspace/index.py)
         self.dense = (DenseWorker(records, vectors, models, load=self._load, text_seq=lambda: self.applied_seq,
-                                  words_first=self.words_pending,
+                                  words_busy=self.words_busy,
                                   trim=self._trim) if vectors is not None and models is not None else None)
         self._cond = threading.Condition()
         self._wake = threading.Event()
@@ -75,6 +76,25 @@ class Indexer:
                     self.dense.save(force=True)
                 except LoreError as exc:
                     log.warning("final vector snapshot refused: %s", exc)
+
+    @contextmanager
+    def writing(self):
+        """Around a scan that writes batch after batch. Trigger: between two batches the
+        text leg is briefly level, and the dense leg started a batch of MiniLM (~2 s of a
+        core) every time. Why: words first (engine/indexing/words_first.py): the scan's
+        files must be searchable by their words before they are embedded. Outcome: the
+        legs that follow wait (each wait bounded) until the scan has written its last."""
+        with self._cond:
+            self._writing += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writing -= 1
+
+    def words_busy(self) -> bool:
+        """Whether the text leg has writes to index, or a scan is still writing them."""
+        return self.words_pending.is_set() or self._writing > 0
 
     def notify(self) -> None:
         self.words_pending.set()

@@ -1,0 +1,56 @@
+"""What a changed file becomes before it is written: read, hashed, redacted, chunked. Pure.
+
+A first scan of a big folder spends most of its Python time here (redaction alone ~45% of
+the scan thread's), and the index worker needs the same interpreter lock. So a scan with
+many files to read runs this in worker processes (engine/workspace/workers.py); anything
+smaller, and the watcher's single files, run it in process. Both call `prepare`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from lore_sidecar.engine.capture.redact import redact
+from lore_sidecar.engine.workspace.chunking import chunk_file
+from lore_sidecar.engine.workspace.walk import read_text
+from lore_sidecar.model import Chunk
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """One file read. `kind`: "text" (chunks, and the redacted text when asked for),
+    "same" (its bytes hash to the known sha: nothing to re-chunk), "binary" (binary or not
+    UTF-8), "unreadable" (`error` says why)."""
+
+    kind: str
+    sha256: str = ""
+    chunks: tuple[Chunk, ...] = ()
+    text: str | None = None  # redacted; only when asked for (a note's facts are read from it)
+    error: str | None = None  # "unreadable": the OSError; "text": a chunker failure (one chunk-less file)
+
+
+def prepare(rel: str, path: str | Path, known_sha: str | None, keep_text: bool) -> Prepared:
+    """`path` (the file at `rel`) as it should be recorded. `known_sha`: the recorded hash,
+    when its content may be unchanged."""
+    try:
+        got = read_text(Path(path))
+    except OSError as exc:
+        return Prepared("unreadable", error=f"{type(exc).__name__}: {exc}")
+    if got is None:
+        return Prepared("binary")
+    text, sha = got
+    if known_sha is not None and known_sha == sha:
+        return Prepared("same", sha)
+    text = redact(text)  # the hash stays the file's; what is stored and indexed is redacted
+    error = None
+    try:
+        chunks = tuple(chunk_file(rel, text))
+    except Exception as exc:  # a chunker bug must not stop indexing: the file keeps no chunks
+        chunks, error = (), f"chunking failed: {type(exc).__name__}: {exc}"
+    return Prepared("text", sha, chunks, text if keep_text else None, error)
+
+
+def prepare_all(items: list[tuple[str, str, str | None, bool]]) -> list[Prepared]:
+    """`prepare` over (rel, path, known_sha, keep_text) items, in order."""
+    return [prepare(*item) for item in items]

@@ -1,0 +1,142 @@
+"""Worker processes that prepare files for a big scan (read, hash, redact, chunk).
+
+Why processes: preparing a file is pure Python (regexes over its text), and on the scan's
+thread it holds the interpreter lock the index worker needs to make the same files
+searchable. In another process it runs on another core instead.
+
+Why not multiprocessing: its spawn start re-imports the parent's main module (the sidecar's
+whole server) and its fork start copies a process with running native threads. A worker
+here is `python -m lore_sidecar.engine.workspace.workers`: it imports only what `prepare`
+needs (~60 ms), reads length-prefixed pickled batches on stdin and writes the prepared
+files back on stdout, in order. Both ends are this package, spawned by this process; the
+pipes are private to them. A worker exits at the end of its input, so it cannot outlive
+the scan or the sidecar (a dead parent closes the pipe).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO
+
+from lore_sidecar.engine.workspace.prep import Prepared, prepare_all
+from lore_sidecar.model import Chunk
+
+log = logging.getLogger(__name__)
+
+BATCH_FILES = 32  # files per request: large enough to amortise the pipe, small enough to keep both cores busy
+_HEADER = struct.Struct("<I")
+
+
+class WorkerFailed(RuntimeError):
+    pass
+
+
+def worker_count() -> int:
+    """One core is the scan's and the index worker's; the rest prepare (at most 4)."""
+    return max(1, min(4, (os.cpu_count() or 1) - 1))
+
+
+def worker_command() -> list[str]:
+    return [sys.executable, "-m", __name__]
+
+
+def _send(stream: BinaryIO, obj) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def _receive(stream: BinaryIO):
+    head = stream.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        return None
+    (n,) = _HEADER.unpack(head)
+    data = stream.read(n)
+    if len(data) < n:
+        return None
+    return pickle.loads(data)
+
+
+class Workers:
+    """`n` worker processes; `map` prepares items on them and yields the results in order."""
+
+    def __init__(self, n: int):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        self._procs = [
+            subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             env=env, close_fds=True)
+            for _ in range(n)
+        ]
+
+    def map(self, items: Iterable[tuple]) -> Iterator:
+        """Each item's `prepare_all` result, in order; raises WorkerFailed if a worker dies."""
+        batches: list[list[tuple]] = []
+        batch: list[tuple] = []
+        for item in items:
+            batch.append(item)
+            if len(batch) >= BATCH_FILES:
+                batches.append(batch)
+                batch = []
+        if batch:
+            batches.append(batch)
+        procs = self._procs
+        failed: list[BaseException] = []
+
+        def feed() -> None:
+            # Requests go out on their own thread: a worker blocked writing a result the
+            # reader has not reached yet must never stop the others being fed.
+            try:
+                for i, b in enumerate(batches):
+                    _send(procs[i % len(procs)].stdin, b)
+            except (OSError, ValueError) as exc:
+                failed.append(exc)
+
+        feeder = threading.Thread(target=feed, name="lore-prep-feed", daemon=True)
+        feeder.start()
+        for i, b in enumerate(batches):
+            got = _receive(procs[i % len(procs)].stdout)
+            if got is None or len(got) != len(b):
+                raise WorkerFailed(f"a file preparation worker stopped ({failed[0] if failed else 'no reply'})")
+            for kind, sha, chunks, text, error in got:
+                yield Prepared(kind, sha, tuple(Chunk(*c) for c in chunks), text, error)
+        feeder.join()
+
+    def close(self) -> None:
+        for p in self._procs:
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+        for p in self._procs:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            p.stdout.close()
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """The worker's loop: a batch in, its files prepared out (as plain tuples, which pickle
+    several times faster than the dataclasses), until the input ends."""
+    while (batch := _receive(stdin)) is not None:
+        _send(stdout, [(p.kind, p.sha256, [(c.start_line, c.end_line, c.kind, c.title, c.text) for c in p.chunks],
+                        p.text, p.error) for p in prepare_all(batch)])
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    serve(sys.stdin.buffer, sys.stdout.buffer)
