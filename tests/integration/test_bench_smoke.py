@@ -19,10 +19,11 @@ def run_bench(tmp_path, script: str, *args: str) -> dict:
 
 
 def test_core_benchmark_smoke(tmp_path):
-    result = run_bench(tmp_path, "core", "--sizes", "300", "--queries", "10", "--files", "10", "--notes", "20")
+    result = run_bench(tmp_path, "core", "--sizes", "300", "--queries", "10", "--files", "10", "--notes", "20", "--dense-files", "5")
     size = result["messages"]["sizes"][0]
     assert size["messages"] == 300 and size["recall_hybrid_p50_ms"] > 0 and size["fts5_p50_ms"] > 0
     assert result["workspace"]["files"] == 10 and result["initialize"]["runs"] == 7
+    assert result["workspace_dense"]["files"] == 5 and result["workspace_dense"]["chunks_per_s_dense"] > 0
     assert result["notes"]["notes"] == 20 and result["notes"]["fts5_wall_s"] >= 0
     sidecar = result["messages"]["sidecar"]  # a real sidecar on the store the messages went into
     assert sidecar["messages"] == 300 and sidecar["rss_mb"] > 0 and sidecar["recall_p50_ms"] > 0
