@@ -61,7 +61,10 @@ def _receive(stream: BinaryIO):
     data = stream.read(n)
     if len(data) < n:
         return None
-    return pickle.loads(data)
+    try:
+        return pickle.loads(data)
+    except Exception as exc:  # a worker that died mid-write, or wrote something else
+        raise WorkerFailed(f"unreadable reply from a file preparation worker: {exc}") from exc
 
 
 class Workers:
@@ -69,11 +72,14 @@ class Workers:
 
     def __init__(self, n: int):
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        self._procs = [
-            subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             env=env, close_fds=True)
-            for _ in range(n)
-        ]
+        self._procs: list[subprocess.Popen] = []
+        try:
+            for _ in range(n):
+                self._procs.append(subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                    env=env, close_fds=True))
+        except OSError:
+            self.close()  # the ones that did start
+            raise
 
     def map(self, items: Iterable[tuple]) -> Iterator:
         """Each item's `prepare_all` result, in order; raises WorkerFailed if a worker dies."""
