@@ -48,8 +48,9 @@ def compound_parts(text: str) -> str:
     return " ".join(p for m in _COMPOUND.finditer(text) for p in _PART.findall(m.group(0)) if len(p) > 1)
 
 
-# ASCII bytes of a word ([A-Za-z0-9_], what \w is in ASCII text) kept, every other byte a space.
-_ASCII_WORDS = bytes(b if chr(b).isascii() and (chr(b).isalnum() or b == 95) else 32 for b in range(256))
+# Every byte of UTF-8 text that is not an ASCII word character ([A-Za-z0-9_], what \w is in
+# ASCII text) becomes a space.
+_WORD_BYTES = bytes(b if b < 128 and (chr(b).isalnum() or b == 95) else 32 for b in range(256))
 _RUN = re.compile(r"\w+")
 PARTS_CACHE_WORDS = 1 << 16  # distinct words remembered (~6 MB at most); then forgotten at once
 
@@ -69,7 +70,7 @@ class CompoundParts:
         self._words: dict[bytes | str, str] = {}
 
     def __call__(self, text: str) -> str:
-        runs = text.encode("ascii").translate(_ASCII_WORDS).split() if text.isascii() else _RUN.findall(text)
+        runs = text.encode("ascii").translate(_WORD_BYTES).split() if text.isascii() else _RUN.findall(text)
         words = self._words
         if len(words) > PARTS_CACHE_WORDS:
             words.clear()
@@ -97,10 +98,6 @@ def _analyzer(tokenizer: tantivy.Tokenizer | None = None) -> tantivy.TextAnalyze
         .filter(tantivy.Filter.stemmer("english"))
         .build()
     )
-
-
-# Every byte of UTF-8 text that is not an ASCII word character ([A-Za-z0-9_]) becomes a space.
-_WORD_BYTES = bytes(b if b < 128 and (chr(b).isalnum() or b == 95) else 32 for b in range(256))
 
 
 def words_only(text: str) -> str:
