@@ -187,6 +187,18 @@ def _fts5_folder(ws: Path, db: Path) -> float:
     return time.perf_counter() - t0
 
 
+def _timed_scan(e, *, embedded: bool = False) -> float:
+    """Seconds for a scan of the engine's folders until searchable by their words (or, with
+    `embedded`, until the files' model has embedded every chunk too)."""
+    t0 = time.perf_counter()
+    e.index.scan()
+    if embedded:
+        e.index.wait(3600)
+    else:
+        e.view.indexer.wait_for(e.records.outbox_head(), 3600)
+    return time.perf_counter() - t0
+
+
 def bench_notes(tmp: Path, n_notes: int) -> dict:
     """A folder of markdown notes (issue 14: 20,000 of them searchable by their words in
     10 s), FTS5 on the same files in the same run."""
@@ -194,10 +206,7 @@ def bench_notes(tmp: Path, n_notes: int) -> dict:
     _write_tree(ws, n_notes, note_file, SEED + 3)
     e = engine(tmp / "notes-store", [str(ws)])
     try:
-        t0 = time.perf_counter()
-        e.index.scan()
-        e.view.indexer.wait_for(e.records.outbox_head(), 3600)
-        by_words = time.perf_counter() - t0
+        by_words = _timed_scan(e)
         counts = e.records.counts(None)
     finally:
         e.close()
@@ -214,15 +223,9 @@ def bench_workspace(tmp: Path, n_files: int) -> dict:
     _write_tree(ws, n_files, source_file, SEED + 2)
     e = engine(tmp / "ws-store", [str(ws)])
     try:
-        t0 = time.perf_counter()
-        e.index.scan()
-        e.view.indexer.wait_for(e.records.outbox_head(), 3600)  # searchable by its words
-        by_words = time.perf_counter() - t0
+        by_words = _timed_scan(e)
         counts = e.records.counts(None)
-        t1 = time.perf_counter()
-        e.index.scan()  # nothing changed: stat-only rescan
-        e.view.indexer.wait_for(e.records.outbox_head(), 3600)
-        rescan = time.perf_counter() - t1
+        rescan = _timed_scan(e)  # nothing changed: stat-only rescan
     finally:
         e.close()  # mid catch-up: the dense leg stops after the batch it is embedding
     fts = _fts5_folder(ws, tmp / "ws-fts.db")
@@ -237,10 +240,7 @@ def bench_workspace_dense(tmp: Path, n_files: int) -> dict:
     _write_tree(ws, n_files, source_file, SEED + 2)
     e = engine(tmp / "ws-dense-store", [str(ws)])
     try:
-        t0 = time.perf_counter()
-        e.index.scan()
-        e.index.wait(3600)
-        took = time.perf_counter() - t0
+        took = _timed_scan(e, embedded=True)
         counts = e.records.counts(None)
     finally:
         e.close()

@@ -226,7 +226,7 @@ MUTATIONS = [
     Mutation("words-only-drops-underscore", "lore_sidecar/store/text_index.py", "(chr(b).isalnum() or b == 95) else 32",
              "chr(b).isalnum() else 32", ("tests/unit/test_index_text.py",)),
     Mutation("workers-prepare-unchanged-too", "lore_sidecar/engine/workspace/index.py",
-             "todo = [e for e in entries if self._changed(states.get(e.rel), e.size, e.mtime_ns, force)]",
+             "todo = [e for e, c in zip(entries, changed, strict=True) if c]",
              "todo = list(entries)", ("tests/integration/test_scan_workers.py",)),
     Mutation("workers-no-fallback", "lore_sidecar/engine/workspace/index.py",
              "                        log.warning(\"%s; preparing the rest here\", exc)\n                        results = None\n",

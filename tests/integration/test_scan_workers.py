@@ -38,10 +38,23 @@ def _record(store) -> list[tuple]:
     return [files, chunks, facts]
 
 
+def _engine(store, ws):
+    return engine_for(store, [str(ws)], watch=False, distiller="off", filesEmbedder="none")
+
+
+def _files_after_a_scan(store, ws) -> int:
+    e = _engine(store, ws)
+    try:
+        e.index.scan()
+        return e.records.counts(None)["files"]
+    finally:
+        e.close()
+
+
 def _scan_twice(tmp_path, name: str, parallel: bool, used: list[int]):
     ws = tmp_path / f"ws-{name}"
     _tree(ws, N)
-    e = engine_for(tmp_path / f"store-{name}", [str(ws)], watch=False, distiller="off", filesEmbedder="none")
+    e = _engine(tmp_path / f"store-{name}", ws)
     try:
         e.view.workspace.parallel = parallel
         e.index.scan()
@@ -92,19 +105,9 @@ def test_a_worker_that_dies_mid_scan_leaves_the_rest_to_this_process(tmp_path, m
     monkeypatch.setattr(W, "worker_command", lambda: dying)
     ws = tmp_path / "ws"
     _tree(ws, N)
-    e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off", filesEmbedder="none")
-    try:
-        e.index.scan()
-        assert e.records.counts(None)["files"] == N + 1
-    finally:
-        e.close()
+    assert _files_after_a_scan(tmp_path / "store", ws) == N + 1
     assert "preparing the rest here" in caplog.text  # the worker did die, and was noticed
     # Control: the same tree with working workers records the same files.
     monkeypatch.undo()
-    e = engine_for(tmp_path / "store2", [str(ws)], watch=False, distiller="off", filesEmbedder="none")
-    try:
-        e.index.scan()
-        assert e.records.counts(None)["files"] == N + 1
-    finally:
-        e.close()
+    assert _files_after_a_scan(tmp_path / "store2", ws) == N + 1
     assert _record(tmp_path / "store") == _record(tmp_path / "store2")

@@ -83,15 +83,8 @@ class Workers:
 
     def map(self, items: Iterable[tuple]) -> Iterator:
         """Each item's `prepare_all` result, in order; raises WorkerFailed if a worker dies."""
-        batches: list[list[tuple]] = []
-        batch: list[tuple] = []
-        for item in items:
-            batch.append(item)
-            if len(batch) >= BATCH_FILES:
-                batches.append(batch)
-                batch = []
-        if batch:
-            batches.append(batch)
+        items = list(items)
+        batches = [items[i : i + BATCH_FILES] for i in range(0, len(items), BATCH_FILES)]
         procs = self._procs
         failed: list[BaseException] = []
 
@@ -127,12 +120,6 @@ class Workers:
                 p.kill()
                 p.wait()
             p.stdout.close()
-
-    def __enter__(self) -> Workers:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
