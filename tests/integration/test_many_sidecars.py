@@ -63,8 +63,15 @@ def test_an_acknowledged_write_survives_when_every_process_dies(fleet):
         time.sleep(0.05)
     ids = stored_ids(fleet.store)
     assert ids.count(("s2", "lonely-1")) == 1 and ids.count(("s2", "lonely-2")) == 1
-    hits = fresh.request("lore/recall", {"query": "nobody could apply", "sources": ["messages"]})["hits"]
-    assert {h["uri"] for h in hits} == {"session://s2/lonely-1", "session://s2/lonely-2"}
+    # Applied is stored; the text index commits just after, on its own thread.
+    want = {"session://s2/lonely-1", "session://s2/lonely-2"}
+    deadline = time.monotonic() + 10
+    while True:
+        hits = fresh.request("lore/recall", {"query": "nobody could apply", "sources": ["messages"]})["hits"]
+        if {h["uri"] for h in hits} == want or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert {h["uri"] for h in hits} == want
 
 
 def test_the_writer_dies_and_a_follower_takes_over(fleet):

@@ -43,13 +43,27 @@ def chrome() -> webdriver.Chrome:
 
 def submit(driver: webdriver.Chrome, css: str, timeout: float = 30) -> None:
     """Click a form's button and wait until the page it leads to has replaced this one."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.wait import WebDriverWait
 
     old = driver.find_element(By.TAG_NAME, "html")
     driver.find_element(By.CSS_SELECTOR, css).click()
-    WebDriverWait(driver, timeout).until(expected_conditions.staleness_of(old))
+
+    def replaced(_driver) -> bool:
+        # Mid-swap, Chromium can answer a probe of the old node with a plain inspector
+        # error instead of a stale reference; both say the old document is gone.
+        try:
+            old.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as exc:
+            if "does not belong to the document" in str(exc):
+                return True
+            raise
+        return False
+
+    WebDriverWait(driver, timeout).until(replaced)
 
 
 def screenshot(driver: webdriver.Chrome, name: str) -> Path:
