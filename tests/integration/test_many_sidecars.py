@@ -20,6 +20,21 @@ def fleet(tmp_path, workspace):
     f.close()
 
 
+def poll(probe, done, timeout: float = 10):
+    """`probe()` again every 50 ms until `done` holds for its value or `timeout` passes; the last value."""
+    deadline = time.monotonic() + timeout
+    value = probe()
+    while not done(value) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        value = probe()
+    return value
+
+
+def drained(client) -> None:
+    """Wait (up to 10 s) until this sidecar's spool has no operation left to apply."""
+    poll(lambda: client.request("lore/status")["election"]["spoolPending"], lambda pending: not pending)
+
+
 def test_a_follower_write_is_durable_applied_and_visible_everywhere(fleet):
     writer = fleet.spawn()
     follower = fleet.spawn()
@@ -58,20 +73,14 @@ def test_an_acknowledged_write_survives_when_every_process_dies(fleet):
     fleet.kill(follower)
     fleet.kill(writer)
     fresh = fleet.spawn()
-    deadline = time.monotonic() + 10
-    while fresh.request("lore/status")["election"]["spoolPending"] and time.monotonic() < deadline:
-        time.sleep(0.05)
+    drained(fresh)
     ids = stored_ids(fleet.store)
     assert ids.count(("s2", "lonely-1")) == 1 and ids.count(("s2", "lonely-2")) == 1
     # Applied is stored; the text index commits just after, on its own thread.
     want = {"session://s2/lonely-1", "session://s2/lonely-2"}
-    deadline = time.monotonic() + 10
-    while True:
-        hits = fresh.request("lore/recall", {"query": "nobody could apply", "sources": ["messages"]})["hits"]
-        if {h["uri"] for h in hits} == want or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    assert {h["uri"] for h in hits} == want
+    found = poll(lambda: {h["uri"] for h in fresh.request(
+        "lore/recall", {"query": "nobody could apply", "sources": ["messages"]})["hits"]}, lambda uris: uris == want)
+    assert found == want
 
 
 def test_the_writer_dies_and_a_follower_takes_over(fleet):
@@ -169,9 +178,7 @@ def test_a_damaged_spooled_operation_is_quarantined_and_never_blocks_the_others(
     assert r["applied"] is False and len(list(spool.glob("*.op.json"))) == 3
     fleet.kill(writer)  # the follower takes over and drains
     follower.wait_notification("lore/writerChanged", timeout=10)
-    deadline = time.monotonic() + 10
-    while follower.request("lore/status")["election"]["spoolPending"] and time.monotonic() < deadline:
-        time.sleep(0.05)
+    drained(follower)
     assert stored_ids(fleet.store) == [("s5", "good")]
     assert sorted(p.name for p in (spool / "bad").iterdir()) == [
         "00000000000000000001-1-aaaa.op.json",
@@ -239,9 +246,7 @@ def test_a_spooled_fact_whose_line_was_journaled_before_a_crash_is_applied_once(
                    "source": None, "confidence": None, "fact_id": fid, "recorded_at": recorded}}
     (fleet.store / "spool" / f"{op['opId']}.op.json").write_text(json.dumps(op))
     second = fleet.spawn()
-    deadline = time.monotonic() + 10
-    while second.request("lore/status")["election"]["spoolPending"] and time.monotonic() < deadline:
-        time.sleep(0.05)
+    drained(second)
     facts = second.request("lore/queryFacts", {"subject": "payments", "history": True})["facts"]
     assert [f["factId"] for f in facts] == [fid]
     assert "".join(p.read_text() for p in (fleet.store / "journal").rglob("*.md")).count(fid) == 1
