@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Literal
 
 from lore_sidecar.sources import ALL_SOURCES  # a leaf the CLI imports cheaply
@@ -14,6 +15,7 @@ Source = Literal["messages", "distillations", "knowledge", "facts", "files", "en
 INDEXED_SOURCES: tuple[str, ...] = ALL_SOURCES
 # The project id global knowledge nodes carry in the indexes: searched with every project.
 GLOBAL_PROJECT = 0
+EPOCH_DATE = date(1970, 1, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,16 @@ class NewMessage:
     tool_call_id: str | None = None
 
 
+def day_number(iso: str | None) -> int | None:
+    """Days since 1970-01-01 of an ISO-8601 time or date (its UTC date), or None."""
+    if not iso or len(iso) < 10:
+        return None
+    try:
+        return (date.fromisoformat(iso[:10]) - EPOCH_DATE).days
+    except ValueError:
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class Doc:
     """One indexable unit (a message or a workspace chunk) as the indexes see it."""
@@ -48,6 +60,7 @@ class Doc:
     body: str
     path: str = ""
     context: str = ""  # text around it that helps find it (for a message: the one before)
+    day: int = 0  # a message's day (days since 1970-01-01, UTC), for searches in a time window; 0: none
 
 
 @dataclass(frozen=True, slots=True)

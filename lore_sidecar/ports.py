@@ -51,6 +51,7 @@ class TextIndex(Protocol):
         project_ids: Sequence[int] | None,
         limit: int,
         conjunctive: bool,
+        days: Sequence[tuple[int, int]] = (),
     ) -> list[tuple[str, int, float]]: ...
 
 

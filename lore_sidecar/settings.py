@@ -54,6 +54,7 @@ class RecallSettings:
     files_vector_weight: float = 0.67
     code_vector_weight: float = 3.0
     neighbours: int = 3
+    date_weight: float = 0.6
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +157,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "filesVectorWeight": (conv.number(0, 100), ("recall", "files_vector_weight")),
     "codeVectorWeight": (conv.number(0, 100), ("recall", "code_vector_weight")),
     "neighbours": (conv.integer(0, 50), ("recall", "neighbours")),
+    "dateWeight": (conv.number(0, 100), ("recall", "date_weight")),
     "writerStaleMs": (conv.integer(500, 600_000), ("store", "writer_stale_ms")),
     "applyWaitMs": (conv.integer(0, 60_000), ("store", "apply_wait_ms")),
     "allowNetworkFs": (conv.boolean, ("store", "allow_network_fs")),
@@ -197,7 +199,7 @@ ENV_PREFIX = "LORE_"
 # Ranking and timing knobs a repository may set: they change no destination and read nothing.
 WORKSPACE_OK = frozenset({
     "lexicalWeight", "vectorWeight", "rrfK", "recencyWeight", "recencyHalfLifeDays", "recallCandidates",
-    "vectorFloor", "fusion", "filesVectorWeight", "codeVectorWeight", "neighbours", "debounceMs",
+    "vectorFloor", "fusion", "filesVectorWeight", "codeVectorWeight", "neighbours", "dateWeight", "debounceMs",
 })
 _DISTILLER_RANK = {"off": 0, "extractive": 1, "auto": 2, "llm": 2}
 # Options a repository may only restrict: (the value so far, the repository's) -> narrower?

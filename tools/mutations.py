@@ -36,6 +36,7 @@ CTX = "tests/e2e/test_context_assembly.py"
 ASK = "tests/e2e/test_ask.py"
 MNT = "tests/integration/test_maintenance.py"
 SHR = "tests/integration/test_shared.py"
+DATES = "tests/integration/test_recall_dates.py"
 SCOPE = "tests/integration/test_store_and_index.py::test_text_search_keeps_to_the_asked_kinds_and_projects_and_the_scope_never_scores"
 MUTATIONS = [
     Mutation("fence", "lore_sidecar/store/db.py", "if current != epoch:", "if False:",
@@ -235,6 +236,19 @@ MUTATIONS = [
     Mutation("scan-does-not-hold", "lore_sidecar/engine/workspace/index.py",
              "        with self.writing():\n            return self._scan(", "        if True:\n            return self._scan(",
              ("tests/integration/test_dense_leg.py::test_a_scan_holds_the_legs_that_follow_the_text_leg_until_it_has_written_its_last_batch",)),
+    Mutation("date-window-search", "lore_sidecar/engine/recall/recaller.py",
+             "lex = self._within(lex, when, q.search_terms(query), project_ids, pool)", "lex = lex",
+             (f"{DATES}::test_a_query_naming_a_day_finds_that_days_message_beyond_the_candidate_pool",)),
+    Mutation("date-bonus", "lore_sidecar/engine/recall/recaller.py",
+             "                    score += self._date_bonus()\n", "                    pass\n",
+             (f"{DATES}::test_a_query_naming_a_day_finds_that_days_message_beyond_the_candidate_pool",)),
+    Mutation("date-field-unindexed", "lore_sidecar/store/text_index.py",
+             '                doc.add_unsigned("day", d.day)\n', "                pass\n",
+             (f"{DATES}::test_a_query_naming_a_day_finds_that_days_message_beyond_the_candidate_pool",)),
+    Mutation("date-slack", "lore_sidecar/engine/recall/when.py", "DAY_SLACK = 1 ", "DAY_SLACK = 0 ",
+             ("tests/unit/test_when.py",)),
+    Mutation("date-modal-may", "lore_sidecar/engine/recall/when.py", 'r"\\b(?P<m>January|February|March|April|June|',
+             'r"\\b(?P<m>January|February|March|April|May|June|', ("tests/unit/test_when.py",)),
 ]
 
 

@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from lore_sidecar.model import Doc, NewMessage, Project
+from lore_sidecar.model import Doc, NewMessage, Project, day_number
 from lore_sidecar.store.db import Database, select_in, utc_now
 from lore_sidecar.store.file_rows import FileRows
 from lore_sidecar.store.memory_rows import MemoryRows
@@ -238,7 +238,7 @@ class Records:
         # in its own words what the question asked in others. (A new message re-queues the
         # one before it, whose context it completes: see `_insert_messages`.)
         rows = self._in(
-            "SELECT m.id, m.project_id, m.role, m.text, (SELECT p.text FROM messages p"
+            "SELECT m.id, m.project_id, m.role, m.text, m.created_at, (SELECT p.text FROM messages p"
             " WHERE p.session_id=m.session_id AND p.id<m.id ORDER BY p.id DESC LIMIT 1) AS prev,"
             " (SELECT n.text FROM messages n"
             " WHERE n.session_id=m.session_id AND n.id>m.id ORDER BY n.id LIMIT 1) AS next"
@@ -253,6 +253,7 @@ class Records:
                 title=r["role"],
                 body=r["text"],
                 context=(r["prev"] or "")[:CONTEXT_CHARS] + "\n" + (r["next"] or "")[:CONTEXT_CHARS],
+                day=day_number(r["created_at"]) or 0,
             )
             for r in rows
         ]

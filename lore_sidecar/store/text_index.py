@@ -25,7 +25,7 @@ PARTS_BOOST = 0.8  # the pieces of a compound name count a little less than a wh
 # A code chunk's symbol name (also in its body) is a hint, not the topic: `def check(...)`
 # must not win every query that says "check". A heading of prose keeps the title's weight.
 SYMBOL_BOOST = 0.5
-SCHEMA_TAG = "lore-text-6"
+SCHEMA_TAG = "lore-text-7"
 KIND_CODES = {"messages": 1, "files": 2, "distillations": 3, "knowledge": 4, "facts": 5, "entities": 6}
 CODE_KINDS = {v: k for k, v in KIND_CODES.items()}
 FIELD_BOOSTS = {"title": 1.0, "symbol": SYMBOL_BOOST, "path": 1.5, "body": 1.0, "context": CONTEXT_BOOST,
@@ -116,6 +116,7 @@ def _schema() -> tantivy.Schema:
     sb.add_text_field("project", tokenizer_name="raw")
     sb.add_unsigned_field("kind", fast=True, indexed=True)
     sb.add_unsigned_field("key", fast=True)
+    sb.add_unsigned_field("day", fast=True)  # a message's day: searches inside a time window
     # Term frequencies, no positions: every search is a bag of words (search() strips any
     # phrase syntax), and BM25 reads only frequencies and field lengths.
     for field in ("title", "symbol", "path", "body", "context", "parts"):
@@ -143,6 +144,16 @@ def _scope(schema, field: str, asked: set, present: Sequence[tuple]) -> list[tup
         return [(Occur.MustNot, Q.term_query(schema, field, v)) for v, _ in others]
     return [(Occur.Must, Q.const_score_query(
         Q.boolean_query([(Occur.Should, Q.term_query(schema, field, v)) for v in sorted(asked)]), 0.0))]
+
+
+def _in_days(schema, days: Sequence[tuple[int, int]]) -> tantivy.Query:
+    """A non-scoring clause: the document's day lies in one of the [first, last) ranges."""
+    Q = tantivy.Query
+    ranges = [(tantivy.Occur.Should, Q.range_query(schema, "day", tantivy.FieldType.Unsigned, max(1, a), b - 1))
+              for a, b in days if b - 1 >= max(1, a)]
+    if not ranges:
+        return Q.boolean_query([(tantivy.Occur.MustNot, Q.all_query())])
+    return Q.const_score_query(Q.boolean_query(ranges), 0.0)
 
 
 class TextIndex:
@@ -185,6 +196,8 @@ class TextIndex:
             doc.add_text("project", str(d.project_id))
             doc.add_unsigned("kind", KIND_CODES[d.kind])
             doc.add_unsigned("key", d.key)
+            if d.day > 0:
+                doc.add_unsigned("day", d.day)
             doc.add_text(_title_field(d), words_only(d.title))
             doc.add_text("path", words_only(d.path))
             doc.add_text("body", words_only(d.body))
@@ -258,9 +271,12 @@ class TextIndex:
         project_ids: Sequence[int] | None,
         limit: int,
         conjunctive: bool,
+        days: Sequence[tuple[int, int]] = (),
     ) -> list[tuple[str, int, float]]:
         """Top `limit` (kind, key, bm25) for the given plain terms. Terms are sanitised here, so
-        no query syntax from the user ever reaches Tantivy's parser."""
+        no query syntax from the user ever reaches Tantivy's parser. `days`: only documents
+        whose day falls in one of these [first, last) ranges (a document without a day never
+        does); the clause does not score."""
         words = [w.lower() for t in terms for w in _TERM.findall(t)]
         words = [w for w in words if w not in ("and", "or", "not")]
         if not words or not kinds:
@@ -276,6 +292,8 @@ class TextIndex:
         if project_ids is not None:
             asked = {str(p) for p in project_ids}
             scope += _scope(self.schema, "project", asked, searcher.terms_with_prefix("project", ""))
+        if days:
+            scope.append((tantivy.Occur.Must, _in_days(self.schema, days)))
         query = tantivy.Query.boolean_query([(tantivy.Occur.Must, text_q), *scope]) if scope else text_q
         # Trigger: equal scores at the cut. Why: Tantivy breaks ties by document address,
         # which differs between the live index and one rebuilt from the record; the design

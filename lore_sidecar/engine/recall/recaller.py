@@ -12,6 +12,7 @@ from pathlib import Path
 from lore_sidecar.engine.facts import rules as facts
 from lore_sidecar.engine.recall import fusion
 from lore_sidecar.engine.recall import query as q
+from lore_sidecar.engine.recall import when as dates
 from lore_sidecar.engine.uris import chunk_uri, message_uri
 from lore_sidecar.filetypes import is_code_path
 from lore_sidecar.model import GLOBAL_PROJECT, INDEXED_SOURCES, Candidate, Hit, RecallResult
@@ -30,6 +31,16 @@ def _fact_in_force(row, at: str) -> bool:
     if row["merged_into"] is not None or row["shadowed"]:
         return False
     return facts.holds(row["valid_from"], row["eff_until"], at)
+
+
+def _reference(as_of: str | None) -> datetime | None:
+    """The time relative words ("yesterday") count from: the recall's `asOf`, else now."""
+    if not as_of:
+        return None
+    try:
+        return datetime.fromisoformat(as_of.replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _age_days(iso: str | None, now: float) -> float:
@@ -74,6 +85,10 @@ class Recaller:
         s = self.settings
         kinds = [k for k in sources if k in INDEXED_SOURCES]
         terms = q.query_terms(query)
+        # A query that names a time ("on 3 June 2023", "last week") prefers the messages of
+        # that window. Its words stay in the query (measured: the same either way; a date may
+        # also be written in the text looked for).
+        when = dates.mentioned(query, _reference(as_of)) if "messages" in kinds and s.date_weight > 0 else None
         pool = max(s.candidates, offset + limit)
         cands: list[Candidate] = []
         chunk_rows = None
@@ -82,6 +97,8 @@ class Recaller:
         if kinds and (project_ids is None or project_ids) and terms:
             extra = self.memory.expansions(project_ids, query) if self.memory is not None else []
             lex = self._lexical(q.search_terms(query), kinds, project_ids, pool, q.query_terms(" ".join(extra)))
+            if when is not None:
+                lex = self._within(lex, when, q.search_terms(query), project_ids, pool)
             dense = not lexical_only and self.vectors is not None and self.embedder is not None and s.vector_weight > 0
             held = self.vectors.holds(kinds, project_ids) if dense else set()
             # Trigger: every vector hit would be backfilled (no workspace file with a vector
@@ -96,12 +113,12 @@ class Recaller:
                 s.fusion == "backfill" or (s.fusion == "auto" and "files" not in held))
             vec = self._dense(query, kinds, project_ids, pool, held) if dense and not deferred else []
             cands, chunk_rows = self._fused(lex, vec)
-            hits, total, last = self._materialise(cands, terms, offset, limit, as_of, chunk_rows)
-            if deferred and held and (last is None or last <= self._backfill_ceiling(lex, kinds)):
+            hits, total, last = self._materialise(cands, terms, offset, limit, as_of, chunk_rows, when)
+            if deferred and held and (last is None or last <= self._backfill_ceiling(lex, kinds, when)):
                 vec = self._dense(query, kinds, project_ids, pool, held)
                 if vec:
                     cands, chunk_rows = self._fused(lex, vec)
-                    hits, total, last = self._materialise(cands, terms, offset, limit, as_of, chunk_rows)
+                    hits, total, last = self._materialise(cands, terms, offset, limit, as_of, chunk_rows, when)
         else:
             hits, total, _ = self._materialise(cands, terms, offset, limit, as_of, chunk_rows)
         truncated = total > offset + len(hits)
@@ -130,14 +147,27 @@ class Recaller:
                                 k=s.rrf_k, mode=s.fusion)
         return self._with_neighbours(cands), chunk_rows
 
-    def _backfill_ceiling(self, lex, kinds) -> float:
+    def _backfill_ceiling(self, lex, kinds, when=None) -> float:
         """The most a backfilled vector-only hit can score once ranked: the first place below
-        its group's lexical hits, plus the largest recency and priority bonuses."""
+        its group's lexical hits, plus the largest recency, date and priority bonuses."""
         s = self.settings
         group = len(lex) if s.fusion == "backfill" else sum(1 for h in lex if h[0] != "files")
         ceiling = s.lexical_weight / (s.rrf_k + group + 1) * s.vector_weight
         ceiling += fusion.recency_bonus(0.0, weight=s.recency_weight, half_life_days=s.recency_half_life_days, k=s.rrf_k)
+        ceiling += self._date_bonus() if when is not None else 0.0
         return ceiling + (PRIORITY_BONUS * 4 if "knowledge" in kinds else 0.0)
+
+    def _date_bonus(self) -> float:
+        return self.settings.date_weight / (self.settings.rrf_k + 1)
+
+    def _within(self, lex, when: dates.When, terms, project_ids, pool) -> list[tuple[str, int, float]]:
+        """The lexical leg with the best word matches among the messages of the named window
+        added after it: a turn of that day that the whole store's top ranks low (its words
+        are common elsewhere) still reaches the date bonus."""
+        inside = self.text.search(terms, kinds=["messages"], project_ids=project_ids, limit=pool,
+                                  conjunctive=False, days=when.ranges)
+        seen = {(k, key) for k, key, _ in lex}
+        return lex + [h for h in inside if (h[0], h[1]) not in seen]
 
     def _dense(self, query: str, kinds, project_ids, pool, held: set[str]) -> list[tuple[str, int, float]]:
         """The vector leg: the query embedded once by each model the asked kinds use.
@@ -192,7 +222,8 @@ class Recaller:
                     have.fused = score
         return sorted(by_id.values(), key=lambda c: (-c.fused, c.kind, c.key))
 
-    def _materialise(self, cands, terms, offset, limit, as_of, chunk_rows=None) -> tuple[list[Hit], int, float | None]:
+    def _materialise(self, cands, terms, offset, limit, as_of, chunk_rows=None,
+                     when: dates.When | None = None) -> tuple[list[Hit], int, float | None]:
         """The page of hits, how many there are, and the page's last score if it is full."""
         s = self.settings
         msg_rows = self.records.message_rows([c.key for c in cands if c.kind == "messages"])
@@ -225,6 +256,8 @@ class Recaller:
                     half_life_days=s.recency_half_life_days,
                     k=s.rrf_k,
                 )
+                if when is not None and when.holds(row["created_at"]):
+                    score += self._date_bonus()
             elif c.kind == "knowledge":
                 # Curated knowledge ranks by priority; priority 0-1 nodes never decay.
                 age = 0.0 if row["priority"] <= 1 else _age_days(row["updated_at"], now)

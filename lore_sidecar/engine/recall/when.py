@@ -1,0 +1,132 @@
+"""The time a query names ("on 3 June, 2023", "in March 2024", "yesterday"), as day ranges.
+
+A question that names a date asks about what was said then: recall prefers messages written
+in that window (a bonus, not a filter: a query whose date matches nothing keeps its plain
+answer) and also searches inside it, so a turn of that day that BM25 ranks low still
+surfaces. Pure: the reference time is given.
+
+Days are counted from 1970-01-01 (UTC); a range is [first, last) in days.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+from lore_sidecar.model import EPOCH_DATE, day_number
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+          "october", "november", "december")
+_ABBR = {m[:3]: i for i, m in enumerate(MONTHS, 1)} | {"sept": 9}
+_FULL = {m: i for i, m in enumerate(MONTHS, 1)}
+# A month or day named without a year means that month in any of the last this-many years.
+ANY_YEAR_SPAN = 10
+DAY_SLACK = 1  # a named day also covers the days either side (time zones, "last night")
+
+_MONTH = r"(?P<{0}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_DAY = r"(?P<{0}>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?P<{0}>(?:19|20)\d\d)"
+# Longest forms first: a match consumes its text, so "3 June 2023" is not also "June 2023".
+_FORMS = [
+    ("day", re.compile(r"\b(?P<y>(?:19|20)\d\d)-(?P<m>[01]\d)-(?P<d>[0-3]\d)\b")),
+    ("day", re.compile(rf"\b{_DAY.format('d')}(?: of)? {_MONTH.format('m')}\.?,? {_YEAR.format('y')}\b", re.I)),
+    ("day", re.compile(rf"\b{_MONTH.format('m')}\.? {_DAY.format('d')},? {_YEAR.format('y')}\b", re.I)),
+    ("month", re.compile(r"\b(?P<y>(?:19|20)\d\d)-(?P<m>0[1-9]|1[0-2])\b(?!-)")),
+    ("month", re.compile(rf"\b{_MONTH.format('m')}\.?,? (?:of )?{_YEAR.format('y')}\b", re.I)),
+    ("any-day", re.compile(rf"\b{_DAY.format('d')}(?: of)? {_MONTH.format('m')}\b", re.I)),
+    ("any-day", re.compile(rf"\b{_MONTH.format('m')}\.? {_DAY.format('d')}(?:st|nd|rd|th)?\b(?!:)", re.I)),
+    ("year", re.compile(r"\b(?<![-/.])(?P<y>(?:19|20)\d\d)\b(?![-/.]\d)")),
+    # A month alone only as a capitalised full name ("in June"): "may", "march" and "sept"
+    # are ordinary words too, and "May" starts questions ("May I ...").
+    ("any-month", re.compile(r"\b(?P<m>January|February|March|April|June|July|August|September|October"
+                             r"|November|December)\b")),
+]
+_RELATIVE = re.compile(r"\b(?P<w>today|yesterday|(?:this|last) (?:week|month|year))\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class When:
+    """Where a query's time points: day ranges."""
+
+    ranges: tuple[tuple[int, int], ...]
+
+    def holds(self, iso: str | None) -> bool:
+        """Whether an ISO-8601 time falls in one of the ranges."""
+        d = day_number(iso)
+        return d is not None and any(a <= d < b for a, b in self.ranges)
+
+
+def _n(d: date) -> int:
+    return (d - EPOCH_DATE).days
+
+
+def _month_range(y: int, m: int) -> tuple[int, int]:
+    first = date(y, m, 1)
+    nxt = date(y + (m == 12), m % 12 + 1, 1)
+    return _n(first), _n(nxt)
+
+
+def _day_range(y: int, m: int, d: int) -> tuple[int, int] | None:
+    try:
+        n = _n(date(y, m, d))
+    except ValueError:
+        return None  # 31 June: no such day
+    return n - DAY_SLACK, n + 1 + DAY_SLACK
+
+
+def _month_of(name: str) -> int:
+    name = name.lower().rstrip(".")
+    return _FULL.get(name) or _ABBR[name[:4] if name.startswith("sept") else name[:3]]
+
+
+def _ranges(kind: str, m: re.Match, ref: date) -> list[tuple[int, int]]:
+    g = m.groupdict()
+    if kind == "year":
+        y = int(g["y"])
+        return [(_n(date(y, 1, 1)), _n(date(y + 1, 1, 1)))]
+    month = int(g["m"]) if g["m"].isdigit() else _month_of(g["m"])
+    years = [int(g["y"])] if g.get("y") else list(range(ref.year - ANY_YEAR_SPAN + 1, ref.year + 1))
+    if kind in ("month", "any-month"):
+        return [_month_range(y, month) for y in years]
+    out = [_day_range(y, month, int(g["d"])) for y in years]
+    return [r for r in out if r is not None]
+
+
+def _relative(word: str, ref: date) -> tuple[int, int]:
+    word = " ".join(word.lower().split())
+    today = _n(ref)
+    if word == "today":
+        return today - DAY_SLACK, today + 1
+    if word == "yesterday":
+        return today - 1 - DAY_SLACK, today + 1
+    if word.endswith("week"):
+        monday = today - ref.weekday()
+        return (monday, today + 1) if word.startswith("this") else (monday - 7, monday)
+    if word.endswith("month"):
+        first = date(ref.year, ref.month, 1)
+        if word.startswith("this"):
+            return _n(first), today + 1
+        prev = first - timedelta(days=1)
+        return _month_range(prev.year, prev.month)
+    if word.startswith("this"):
+        return _n(date(ref.year, 1, 1)), today + 1
+    return _n(date(ref.year - 1, 1, 1)), _n(date(ref.year, 1, 1))
+
+
+def mentioned(query: str, now: datetime | None = None) -> When | None:
+    """The time `query` names, or None. Absolute dates win over relative words ("last week
+    before 10 April 2023" is about April 2023); relative words count from `now`."""
+    ref = (now or datetime.now(UTC)).astimezone(UTC).date()
+    ranges: list[tuple[int, int]] = []
+    left = query  # what no longer form has claimed: "3 June 2023" is not also "June 2023"
+    for kind, form in _FORMS:
+        for m in form.finditer(left):
+            try:
+                ranges += _ranges(kind, m, ref)
+            except (KeyError, ValueError):
+                continue  # a near miss such as "13 Marching 2020"
+            left = left[: m.start()] + " " * (m.end() - m.start()) + left[m.end():]
+    if not ranges:
+        ranges = [_relative(m.group("w"), ref) for m in _RELATIVE.finditer(query)]
+    return When(ranges=tuple(sorted(set(ranges)))) if ranges else None

@@ -1,0 +1,86 @@
+"""Recall of a query that names a time, on a real store (SQLite, Tantivy, usearch)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lore_sidecar.app import open_engine
+from lore_sidecar.settings import load_settings
+
+MARCH_5 = "we rolled back the deploy because the migration locked the orders table"
+
+
+def engine_for(store: Path, **options):
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
+                                init_options={"storeDir": str(store), "indexWorkspace": False, "watch": False,
+                                              "neighbours": 0, **options})
+    return open_engine(settings, [])
+
+
+def fill(engine) -> None:
+    """One message of 5 March 2024 among thirty that say "deploy" more often, on other days."""
+    def msg(i, text, when):
+        return {"role": "user", "content": text, "msg_id": f"m{i}", "created_at": when,
+                "tool_name": None, "tool_call_id": None}
+    others = [msg(i, f"deploy deploy notes {i}: the deploy pipeline ran", f"2024-{4 + i % 8:02d}-{1 + i % 27:02d}T10:00:00Z")
+              for i in range(30)]
+    engine.capture.record_messages(project=None, session_id="later", harness="test", messages=others)
+    engine.capture.record_messages(project=None, session_id="march", harness="test",
+                                   messages=[msg(99, MARCH_5, "2024-03-05T16:20:00Z")])
+    engine.index.wait()
+
+
+def first_texts(engine, query: str, n: int = 3, **kw) -> list[str]:
+    hits = engine.recall(query, sources=["messages"], limit=n, **kw).hits
+    return [h.snippet for h in hits]
+
+
+def test_a_query_naming_a_day_finds_that_days_message_beyond_the_candidate_pool(tmp_path):
+    # Three candidates per leg: the whole store's word matches cannot reach the 5 March turn.
+    e = engine_for(tmp_path / "store", recallCandidates=3)
+    try:
+        fill(e)
+        # Control: without a date the turn is not in the first three at all.
+        assert MARCH_5 not in first_texts(e, "what happened with the deploy")
+        for said in ("what happened with the deploy on 5 March 2024",
+                     "what happened with the deploy on 2024-03-05",
+                     "the deploy in March 2024"):
+            assert first_texts(e, said)[0] == MARCH_5, said
+        # Relative words count from the recall's asOf.
+        assert first_texts(e, "the deploy yesterday", as_of="2024-03-06T09:00:00Z")[0] == MARCH_5
+        assert first_texts(e, "the deploy yesterday", as_of="2024-09-06T09:00:00Z")[0] != MARCH_5
+    finally:
+        e.close()
+
+
+def test_with_the_date_bonus_off_a_named_day_changes_nothing(tmp_path):
+    e = engine_for(tmp_path / "store", recallCandidates=3, dateWeight=0)
+    try:
+        fill(e)
+        assert MARCH_5 not in first_texts(e, "what happened with the deploy on 5 March 2024")
+    finally:
+        e.close()
+
+
+def test_a_named_day_with_nothing_said_then_keeps_the_plain_answer(tmp_path):
+    e = engine_for(tmp_path / "store")
+    try:
+        fill(e)
+        plain = first_texts(e, "orders table migration", n=5)
+        assert plain[0] == MARCH_5  # control: the words alone find it
+        assert first_texts(e, "orders table migration on 1 January 2020", n=5) == plain
+    finally:
+        e.close()
+
+
+def test_the_rebuilt_index_answers_dated_queries_like_the_live_one(tmp_path):
+    e = engine_for(tmp_path / "store", recallCandidates=3)
+    try:
+        fill(e)
+        queries = ["the deploy on 5 March 2024", "deploy pipeline in 2024", "notes from June 2024", "deploy"]
+        live = {q: [(h.uri, h.score) for h in e.recall(q, sources=["messages"], limit=10).hits] for q in queries}
+        e.index.rebuild("all")
+        rebuilt = {q: [(h.uri, h.score) for h in e.recall(q, sources=["messages"], limit=10).hits] for q in queries}
+        assert rebuilt == live and all(live.values())
+    finally:
+        e.close()

@@ -1,0 +1,87 @@
+"""The time a query names: which forms are read as dates, and which words are left alone."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+
+from lore_sidecar.engine.recall.when import ANY_YEAR_SPAN, mentioned
+from lore_sidecar.model import EPOCH_DATE, day_number
+
+NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)  # a Wednesday
+
+
+def days(ranges) -> list[tuple[str, str]]:
+    """[first, last) day numbers as ISO dates, last inclusive: easier to read in a failure."""
+    show = lambda n: str(EPOCH_DATE + timedelta(days=n))  # noqa: E731
+    return [(show(a), show(b - 1)) for a, b in ranges]
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("what did we decide on 2024-03-05", [("2024-03-04", "2024-03-06")]),
+    ("the outage on 5 March 2024", [("2024-03-04", "2024-03-06")]),
+    ("the outage on the 5th of March, 2024", [("2024-03-04", "2024-03-06")]),
+    ("What painting did Mel show on October 13, 2023?", [("2023-10-12", "2023-10-14")]),
+    ("the Jan 5, 2024 release", [("2024-01-04", "2024-01-06")]),
+    ("what happened in December 2023?", [("2023-12-01", "2023-12-31")]),
+    ("the 2024-02 migration", [("2024-02-01", "2024-02-29")]),
+    ("how often did it fail in 2023", [("2023-01-01", "2023-12-31")]),
+    ("what did we do yesterday", [("2026-11-30", "2026-12-02")]),
+    ("what broke last week", [("2026-11-23", "2026-11-29")]),
+    ("the plan this month", [("2026-12-01", "2026-12-02")]),
+    ("the plan last month", [("2026-11-01", "2026-11-30")]),
+])
+def test_a_named_time_becomes_its_days(query, expected):
+    when = mentioned(query, NOW)
+    assert when is not None, query
+    assert days(when.ranges) == expected
+
+
+def test_a_month_or_day_without_a_year_means_it_in_each_recent_year():
+    june = mentioned("When did we go camping in June?", NOW)
+    assert len(june.ranges) == ANY_YEAR_SPAN
+    assert days(june.ranges)[-1] == ("2026-06-01", "2026-06-30")
+    assert days(june.ranges)[0] == (f"{2026 - ANY_YEAR_SPAN + 1}-06-01", f"{2026 - ANY_YEAR_SPAN + 1}-06-30")
+    third = mentioned("the March 3rd incident", NOW)
+    assert days(third.ranges)[-1] == ("2026-03-02", "2026-03-04")
+
+
+def test_the_longest_form_wins_and_each_date_counts_once():
+    # "3 June 2023" is a day, not also the month "June 2023" and the year "2023".
+    assert days(mentioned("on 3 June 2023", NOW).ranges) == [("2023-06-02", "2023-06-04")]
+    both = mentioned("between 3 June 2023 and 2024-01-09", NOW)
+    assert days(both.ranges) == [("2023-06-02", "2023-06-04"), ("2024-01-08", "2024-01-10")]
+
+
+def test_an_absolute_date_wins_over_relative_words():
+    when = mentioned("what did she do last weekend before April 10, 2023?", NOW)
+    assert days(when.ranges) == [("2023-04-09", "2023-04-11")]
+
+
+@pytest.mark.parametrize("query", [
+    "May I ask how the writer is elected?",  # the modal verb, not the month
+    "we march on with the refactor",
+    "the cache keeps 2000000 entries",
+    "error 404 on /v1/messages",
+    "on 31 June 2023",  # no such day
+    "version 3.2023.1",
+    "",
+])
+def test_words_that_only_look_like_dates_name_no_time(query):
+    assert mentioned(query, NOW) is None
+
+
+def test_relative_words_count_from_the_reference_time():
+    then = datetime(2023, 5, 10, tzinfo=UTC)
+    assert days(mentioned("yesterday", then).ranges) == [("2023-05-08", "2023-05-10")]
+    # Control: the same word today points elsewhere.
+    assert days(mentioned("yesterday", NOW).ranges) != days(mentioned("yesterday", then).ranges)
+
+
+def test_holds_reads_the_utc_date_of_a_stored_time():
+    when = mentioned("on 2024-03-05", NOW)
+    assert when.holds("2024-03-05T23:59:59Z") and when.holds("2024-03-04T00:00:00Z")
+    assert not when.holds("2024-03-07T00:00:00Z") and not when.holds("2024-03-03T23:59:59Z")
+    assert not when.holds(None) and not when.holds("not a time")
+    assert day_number("2024-03-05T10:00:00Z") == (date(2024, 3, 5) - EPOCH_DATE).days
