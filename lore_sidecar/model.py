@@ -126,6 +126,9 @@ class RecallResult:
     # The vector leg had not yet embedded everything the words already find (it follows
     # the text index on its own thread): the ranking is lexical for the newest writes.
     dense_partial: bool = False
+    # The days the query named ("on 3 June 2023"), as [first, last) ISO dates: messages
+    # written then were preferred. Empty: the query named no time.
+    time_windows: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ def recall_to_wire(r: RecallResult) -> dict[str, Any]:
         "nextOffset": r.next_offset,
         "tookMs": r.took_ms,
         "densePartial": r.dense_partial,
+        "timeWindows": [{"from": a, "until": b} for a, b in r.time_windows],
     }
 
 

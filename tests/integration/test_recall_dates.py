@@ -6,6 +6,7 @@ from pathlib import Path
 
 from lore_sidecar.app import open_engine
 from lore_sidecar.settings import load_settings
+from lore_sidecar.wire.results import recall_to_wire
 
 MARCH_5 = "we rolled back the deploy because the migration locked the orders table"
 
@@ -46,6 +47,10 @@ def test_a_query_naming_a_day_finds_that_days_message_beyond_the_candidate_pool(
                      "what happened with the deploy on 2024-03-05",
                      "the deploy in March 2024"):
             assert first_texts(e, said)[0] == MARCH_5, said
+        # The reply says which days it read the query as (`until` exclusive).
+        dated = recall_to_wire(e.recall("the deploy on 5 March 2024", sources=["messages"]))
+        assert dated["timeWindows"] == [{"from": "2024-03-04", "until": "2024-03-07"}]
+        assert recall_to_wire(e.recall("the deploy", sources=["messages"]))["timeWindows"] == []
         # Relative words count from the recall's asOf.
         assert first_texts(e, "the deploy yesterday", as_of="2024-03-06T09:00:00Z")[0] == MARCH_5
         assert first_texts(e, "the deploy yesterday", as_of="2024-09-06T09:00:00Z")[0] != MARCH_5

@@ -129,6 +129,7 @@ class Recaller:
             truncated=truncated,
             took_ms=round((time.perf_counter() - t0) * 1000, 3),
             next_offset=offset + len(hits) if truncated else None,
+            time_windows=when.dates() if when is not None else (),
         )
 
     def _fused(self, lex, vec) -> tuple[list[Candidate], dict | None]:

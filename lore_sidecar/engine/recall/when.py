@@ -51,6 +51,11 @@ class When:
 
     ranges: tuple[tuple[int, int], ...]
 
+    def dates(self) -> tuple[tuple[str, str], ...]:
+        """The ranges as ISO dates, [first, until)."""
+        show = lambda n: (EPOCH_DATE + timedelta(days=n)).isoformat()  # noqa: E731
+        return tuple((show(a), show(b)) for a, b in self.ranges)
+
     def holds(self, iso: str | None) -> bool:
         """Whether an ISO-8601 time falls in one of the ranges."""
         d = day_number(iso)
