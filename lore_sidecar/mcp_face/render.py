@@ -8,6 +8,7 @@ what it left out and how to get the rest (DESIGN.md §2.8).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import date, timedelta
 from typing import Any
 
 from lore_sidecar.engine.lifecycle.blocks import inert, quote
@@ -30,9 +31,21 @@ def recall(r: Mapping[str, Any], session_id: str | None) -> str:
             lines.append(f"   cues: {inert(' · '.join(h['cues']))}")
         lines.append(f"   {quote(h['snippet'], EXCERPT_CHARS)}")
     lines.append(more(r, "leads"))
+    if r.get("timeWindows"):
+        lines.append(f"(Read as asking about {windows(r['timeWindows'])}: messages written then rank first.)")
     if r.get("densePartial"):
         lines.append("(The semantic index is still catching up: these leads are by words only.)")
     return "\n".join(x for x in lines if x)
+
+
+def windows(spans: list[Mapping[str, str]], shown: int = 2) -> str:
+    """Day windows as a person says them: the latest first, 'and N more' after a few."""
+    def one(w: Mapping[str, str]) -> str:
+        last = (date.fromisoformat(w["until"]) - timedelta(days=1)).isoformat()
+        return w["from"] if last == w["from"] else f"{w['from']} to {last}"
+    latest = sorted(spans, key=lambda w: w["from"], reverse=True)
+    text = ", ".join(one(w) for w in latest[:shown])
+    return text + (f" and {len(latest) - shown} more" if len(latest) > shown else "")
 
 
 def node(n: Mapping[str, Any]) -> str:

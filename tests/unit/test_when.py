@@ -85,3 +85,16 @@ def test_holds_reads_the_utc_date_of_a_stored_time():
     assert not when.holds("2024-03-07T00:00:00Z") and not when.holds("2024-03-03T23:59:59Z")
     assert not when.holds(None) and not when.holds("not a time")
     assert day_number("2024-03-05T10:00:00Z") == (date(2024, 3, 5) - EPOCH_DATE).days
+
+
+def test_the_mcp_tool_result_says_which_days_the_query_was_read_as():
+    from lore_sidecar.mcp_face.render import recall
+    hit = {"uri": "session://s/m1", "source": "messages", "score": 0.02, "snippet": "rolled back", "cues": [],
+           "path": None, "range": None, "createdAt": "2024-03-05T16:20:00Z"}
+    base = {"queryId": "q", "hits": [hit], "total": 1, "truncated": False, "nextOffset": None}
+    dated = recall({**base, "timeWindows": [{"from": "2024-03-04", "until": "2024-03-07"}]}, None)
+    assert "Read as asking about 2024-03-04 to 2024-03-06" in dated
+    many = [{"from": f"{y}-06-01", "until": f"{y}-07-01"} for y in range(2017, 2027)]
+    assert "2026-06-01 to 2026-06-30, 2025-06-01 to 2025-06-30 and 8 more" in recall({**base, "timeWindows": many}, None)
+    # Control: an undated query's result says nothing about time.
+    assert "Read as asking" not in recall({**base, "timeWindows": []}, None)
