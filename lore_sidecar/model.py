@@ -64,6 +64,16 @@ class Doc:
 
 
 @dataclass(frozen=True, slots=True)
+class Neighbours:
+    """A message's place in its session: the ids right before and after it (None at an
+    end), and whether it asks a question."""
+
+    before: int | None
+    after: int | None
+    asks: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Chunk:
     start_line: int  # 1-based, inclusive
     end_line: int

@@ -37,6 +37,7 @@ ASK = "tests/e2e/test_ask.py"
 MNT = "tests/integration/test_maintenance.py"
 SHR = "tests/integration/test_shared.py"
 DATES = "tests/integration/test_recall_dates.py"
+REPLIES = "tests/integration/test_recall_replies.py"
 SCOPE = "tests/integration/test_store_and_index.py::test_text_search_keeps_to_the_asked_kinds_and_projects_and_the_scope_never_scores"
 MUTATIONS = [
     Mutation("fence", "lore_sidecar/store/db.py", "if current != epoch:", "if False:",
@@ -249,6 +250,21 @@ MUTATIONS = [
              ("tests/unit/test_when.py",)),
     Mutation("date-modal-may", "lore_sidecar/engine/recall/when.py", 'r"\\b(?P<m>January|February|March|April|June|',
              'r"\\b(?P<m>January|February|March|April|May|June|', ("tests/unit/test_when.py",)),
+    Mutation("reply-not-brought", "lore_sidecar/engine/recall/recaller.py",
+             "            if place.asks and place.after is not None:", "            if False:",
+             (f"{REPLIES}::test_a_question_hit_brings_its_reply_in_just_ahead_of_it",)),
+    Mutation("reply-below-question", "lore_sidecar/engine/recall/recaller.py", "REPLY_LEAD = 1e-9", "REPLY_LEAD = -1e-9",
+             (f"{REPLIES}::test_a_question_hit_brings_its_reply_in_just_ahead_of_it",)),
+    Mutation("reply-for-statements", "lore_sidecar/engine/recall/recaller.py",
+             "            if place.asks and place.after is not None:", "            if place.after is not None:",
+             (f"{REPLIES}::test_a_statement_hit_keeps_its_next_turn_below_it",)),
+    Mutation("asks-anywhere", "lore_sidecar/store/records.py",
+             "substr(rtrim(m.text, ' ' || char(9, 10, 13)), -1) = '?'", "instr(m.text, '?') > 0",
+             (f"{REPLIES}::test_asking_is_read_from_the_end_of_the_text",)),
+    Mutation("reply-across-sessions", "lore_sidecar/store/records.py",
+             "(SELECT MIN(n.id) FROM messages n WHERE n.session_id=m.session_id AND n.id>m.id)",
+             "(SELECT MIN(n.id) FROM messages n WHERE n.id>m.id)",
+             (f"{REPLIES}::test_a_reply_is_the_next_turn_of_the_same_session_only",)),
 ]
 
 
