@@ -259,7 +259,7 @@ MUTATIONS = [
              "            if place.asks and place.after is not None:", "            if place.after is not None:",
              (f"{REPLIES}::test_a_statement_hit_keeps_its_next_turn_below_it",)),
     Mutation("asks-anywhere", "lore_sidecar/store/records.py",
-             "substr(rtrim(m.text, ' ' || char(9, 10, 13)), -1) = '?'", "instr(m.text, '?') > 0",
+             "substr(rtrim(substr(m.text, -64), ' ' || char(9, 10, 13)), -1) = '?'", "instr(m.text, '?') > 0",
              (f"{REPLIES}::test_asking_is_read_from_the_end_of_the_text",)),
     Mutation("reply-across-sessions", "lore_sidecar/store/records.py",
              "(SELECT MIN(n.id) FROM messages n WHERE n.session_id=m.session_id AND n.id>m.id)",

@@ -274,11 +274,12 @@ class Records:
 
     def message_neighbours(self, keys: Iterable[int]) -> dict[int, Neighbours]:
         """The messages right before and after each one in its session, and whether it asks
-        a question (its text ends with '?')."""
+        a question (its text ends with '?', white space aside; only the last 64 characters
+        are read, so a long message costs no more than a short one)."""
         rows = self._in(
             "SELECT m.id, (SELECT MAX(p.id) FROM messages p WHERE p.session_id=m.session_id AND p.id<m.id),"
             " (SELECT MIN(n.id) FROM messages n WHERE n.session_id=m.session_id AND n.id>m.id),"
-            " substr(rtrim(m.text, ' ' || char(9, 10, 13)), -1) = '?'"
+            " substr(rtrim(substr(m.text, -64), ' ' || char(9, 10, 13)), -1) = '?'"
             " FROM messages m WHERE m.id IN ({})",
             list(keys),
         )
