@@ -265,6 +265,16 @@ MUTATIONS = [
              "(SELECT MIN(n.id) FROM messages n WHERE n.session_id=m.session_id AND n.id>m.id)",
              "(SELECT MIN(n.id) FROM messages n WHERE n.id>m.id)",
              (f"{REPLIES}::test_a_reply_is_the_next_turn_of_the_same_session_only",)),
+    Mutation("date-alone-as-words", "lore_sidecar/engine/recall/recaller.py",
+             "        if not q.asks_for_words(when.rest):", "        if False:",
+             (f"{DATES}::test_a_query_about_a_day_alone_returns_that_days_messages_latest_first",)),
+    Mutation("date-alone-oldest-first", "lore_sidecar/store/text_index.py",
+             "            return sorted(found, key=lambda h: (h[0], -h[1]))[:limit]",
+             "            return sorted(found, key=lambda h: (h[0], h[1]))[:limit]",
+             (f"{DATES}::test_a_query_about_a_day_alone_returns_that_days_messages_latest_first",)),
+    Mutation("date-alone-empty-window", "lore_sidecar/engine/recall/recaller.py", "            return inside or lex",
+             "            return inside",
+             (f"{DATES}::test_a_query_about_a_day_alone_returns_that_days_messages_latest_first",)),
 ]
 
 

@@ -279,14 +279,15 @@ class TextIndex:
         does); the clause does not score."""
         words = [w.lower() for t in terms for w in _TERM.findall(t)]
         words = [w for w in words if w not in ("and", "or", "not")]
-        if not words or not kinds:
+        if not (words or days) or not kinds:
             return []
+        # No words but days: every document of those days, the latest first (all score 0).
         text_q = self.index.parse_query(
             " ".join(words),
             list(FIELD_BOOSTS),
             field_boosts=FIELD_BOOSTS,
             conjunction_by_default=conjunctive,
-        )
+        ) if words else tantivy.Query.all_query()
         searcher = self.index.searcher()
         scope = _scope(self.schema, "kind", {KIND_CODES[k] for k in kinds}, [(c, searcher.doc_freq("kind", c)) for c in CODE_KINDS])
         if project_ids is not None:
@@ -311,4 +312,6 @@ class TextIndex:
         kinds_v = searcher.fast_field_values("kind", addrs)
         keys_v = searcher.fast_field_values("key", addrs)
         found = [(CODE_KINDS[k], key, score) for (score, _), k, key in zip(hits, kinds_v, keys_v, strict=True)]
+        if not words:
+            return sorted(found, key=lambda h: (h[0], -h[1]))[:limit]
         return sorted(found, key=lambda h: (-h[2], h[0], h[1]))[:limit]

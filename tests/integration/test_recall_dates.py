@@ -89,3 +89,26 @@ def test_the_rebuilt_index_answers_dated_queries_like_the_live_one(tmp_path):
         assert rebuilt == live and all(live.values())
     finally:
         e.close()
+
+
+def test_a_query_about_a_day_alone_returns_that_days_messages_latest_first(tmp_path):
+    e = engine_for(tmp_path / "store")
+    try:
+        fill(e)
+        def msg(i, text, when):
+            return {"role": "user", "content": text, "msg_id": f"d{i}", "created_at": when,
+                    "tool_name": None, "tool_call_id": None}
+        e.capture.record_messages(project=None, session_id="next-day", harness="test", messages=[
+            msg(1, "renamed the billing module", "2024-03-06T09:00:00Z"),
+            msg(2, "the orders table is fine again", "2024-03-06T17:00:00Z"),
+            msg(3, "yesterday the build was slow", "2024-06-20T10:00:00Z")])
+        e.index.wait()
+        # "yesterday" is all it asks: that day's messages, the latest first, though none of
+        # them says "yesterday" (the day either side counts too: 5 March is there, last).
+        hits = first_texts(e, "what did we do yesterday?", n=5, as_of="2024-03-07T08:00:00Z")
+        assert hits == ["the orders table is fine again", "renamed the billing module", MARCH_5]
+        # Control: a day on which nothing was said leaves the word matches as they were.
+        assert first_texts(e, "what did we do yesterday?", as_of="2025-01-01T08:00:00Z")[0] == \
+            "yesterday the build was slow"
+    finally:
+        e.close()

@@ -23,6 +23,11 @@ STOPWORDS = frozenset(
 )
 
 
+def asks_for_words(query: str) -> bool:
+    """Whether the query holds a content word (a word that is not a stopword)."""
+    return any(w.lower() not in STOPWORDS for w in WORD.findall(query))
+
+
 def query_terms(query: str) -> list[str]:
     """The query's content words, in order, deduplicated, lowercased."""
     seen: dict[str, None] = {}

@@ -166,7 +166,15 @@ class Recaller:
     def _within(self, lex, when: dates.When, terms, project_ids, pool) -> list[tuple[str, int, float]]:
         """The lexical leg with the best word matches among the messages of the named window
         added after it: a turn of that day that the whole store's top ranks low (its words
-        are common elsewhere) still reaches the date bonus."""
+        are common elsewhere) still reaches the date bonus.
+        Trigger: the date is all the query asks about ("what did we do yesterday?"). Why: its
+        only content word is then the date's own ("yesterday"), which few of that day's
+        messages say. Outcome: the window's messages, the latest first, are the leg; a window
+        in which nothing was said leaves the word matches as they were."""
+        if not q.asks_for_words(when.rest):
+            inside = self.text.search([], kinds=["messages"], project_ids=project_ids, limit=pool,
+                                      conjunctive=False, days=when.ranges)
+            return inside or lex
         inside = self.text.search(terms, kinds=["messages"], project_ids=project_ids, limit=pool,
                                   conjunctive=False, days=when.ranges)
         seen = {(k, key) for k, key, _ in lex}

@@ -50,9 +50,11 @@ _RELATIVE = re.compile(r"\b(?P<w>today|yesterday|(?:this|last) (?:week|month|yea
 
 @dataclass(frozen=True, slots=True)
 class When:
-    """Where a query's time points: day ranges."""
+    """Where a query's time points: day ranges, and the query with the words that named
+    them blanked (what else it asks about)."""
 
     ranges: tuple[tuple[int, int], ...]
+    rest: str = ""
 
     def dates(self) -> tuple[tuple[str, str], ...]:
         """The ranges as ISO dates, [first, until)."""
@@ -138,5 +140,7 @@ def mentioned(query: str, now: datetime | None = None) -> When | None:
                 continue  # a near miss such as "13 Marching 2020"
             left = left[: m.start()] + " " * (m.end() - m.start()) + left[m.end():]
     if not ranges:
-        ranges = [_relative(m.group("w"), ref) for m in _RELATIVE.finditer(query)]
-    return When(ranges=tuple(sorted(set(ranges)))) if ranges else None
+        for m in _RELATIVE.finditer(query):
+            ranges.append(_relative(m.group("w"), ref))
+            left = left[: m.start()] + " " * (m.end() - m.start()) + left[m.end():]
+    return When(ranges=tuple(sorted(set(ranges))), rest=" ".join(left.split())) if ranges else None
