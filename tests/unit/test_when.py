@@ -98,3 +98,14 @@ def test_the_mcp_tool_result_says_which_days_the_query_was_read_as():
     assert "2026-06-01 to 2026-06-30, 2025-06-01 to 2025-06-30 and 8 more" in recall({**base, "timeWindows": many}, None)
     # Control: an undated query's result says nothing about time.
     assert "Read as asking" not in recall({**base, "timeWindows": []}, None)
+
+
+def test_a_query_naming_many_days_is_read_by_its_first_ones():
+    from lore_sidecar.engine.recall.when import MAX_RANGES
+    named = [date(2023, 1, 1) + timedelta(days=i) for i in range(0, 600, 3)]  # 200 days, none adjacent
+    when = mentioned(" and ".join(d.isoformat() for d in named), NOW)
+    assert len(when.ranges) == MAX_RANGES
+    firsts = [(EPOCH_DATE + timedelta(days=a + 1)) for a, _ in when.ranges]
+    assert firsts == named[:MAX_RANGES]
+    # Control: a few days are all kept.
+    assert len(mentioned("2023-01-01 and 2023-01-10", NOW).ranges) == 2

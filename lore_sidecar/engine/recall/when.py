@@ -11,6 +11,7 @@ Days are counted from 1970-01-01 (UTC); a range is [first, last) in days.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
@@ -22,6 +23,7 @@ _ABBR = {m[:3]: i for i, m in enumerate(MONTHS, 1)} | {"sept": 9}
 _FULL = {m: i for i, m in enumerate(MONTHS, 1)}
 # A month or day named without a year means that month in any of the last this-many years.
 ANY_YEAR_SPAN = 10
+MAX_RANGES = 64  # a query naming more days than this is read by its first ones
 DAY_SLACK = 1  # a named day also covers the days either side (time zones, "last night")
 
 _MONTH = r"(?P<{0}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
@@ -126,21 +128,28 @@ def _relative(word: str, ref: date) -> tuple[int, int]:
 
 def mentioned(query: str, now: datetime | None = None) -> When | None:
     """The time `query` names, or None. Absolute dates win over relative words ("last week
-    before 10 April 2023" is about April 2023); relative words count from `now`."""
+    before 10 April 2023" is about April 2023); relative words count from `now`. Linear in
+    the query's length; at most MAX_RANGES distinct ranges, the first named."""
     if not _MAYBE.search(query):
         return None
     ref = (now or datetime.now(UTC)).astimezone(UTC).date()
-    ranges: list[tuple[int, int]] = []
+    ranges: dict[tuple[int, int], None] = {}
+
+    def claim(read: Callable[[re.Match], list[tuple[int, int]]]) -> Callable[[re.Match], str]:
+        def blank(m: re.Match) -> str:
+            try:
+                found = read(m)
+            except (KeyError, ValueError):
+                return m.group(0)  # a near miss such as "13 Marching 2020": left to shorter forms
+            for r in found:
+                if len(ranges) < MAX_RANGES:
+                    ranges.setdefault(r)
+            return " " * len(m.group(0))
+        return blank
+
     left = query  # what no longer form has claimed: "3 June 2023" is not also "June 2023"
     for kind, form in _FORMS:
-        for m in form.finditer(left):
-            try:
-                ranges += _ranges(kind, m, ref)
-            except (KeyError, ValueError):
-                continue  # a near miss such as "13 Marching 2020"
-            left = left[: m.start()] + " " * (m.end() - m.start()) + left[m.end():]
+        left = form.sub(claim(lambda m, kind=kind: _ranges(kind, m, ref)), left)
     if not ranges:
-        for m in _RELATIVE.finditer(query):
-            ranges.append(_relative(m.group("w"), ref))
-            left = left[: m.start()] + " " * (m.end() - m.start()) + left[m.end():]
-    return When(ranges=tuple(sorted(set(ranges))), rest=" ".join(left.split())) if ranges else None
+        left = _RELATIVE.sub(claim(lambda m: [_relative(m.group("w"), ref)]), left)
+    return When(ranges=tuple(sorted(ranges)), rest=" ".join(left.split())) if ranges else None
