@@ -275,6 +275,8 @@ MUTATIONS = [
     Mutation("date-alone-empty-window", "lore_sidecar/engine/recall/recaller.py", "            return inside or lex",
              "            return inside",
              (f"{DATES}::test_a_query_about_a_day_alone_returns_that_days_messages_latest_first",)),
+    Mutation("date-ranges-uncapped", "lore_sidecar/engine/recall/when.py", "                if len(ranges) < MAX_RANGES:",
+             "                if True:", ("tests/unit/test_when.py",)),
 ]
 
 
