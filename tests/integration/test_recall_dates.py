@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from lore_sidecar.app import open_engine
@@ -11,11 +13,18 @@ from lore_sidecar.wire.results import recall_to_wire
 MARCH_5 = "we rolled back the deploy because the migration locked the orders table"
 
 
-def engine_for(store: Path, **options):
+@contextmanager
+def filled(store: Path, **options) -> Iterator:
+    """An engine on a new store holding `fill`'s messages, closed afterwards."""
     settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
                                 init_options={"storeDir": str(store), "indexWorkspace": False, "watch": False,
                                               "neighbours": 0, **options})
-    return open_engine(settings, [])
+    engine = open_engine(settings, [])
+    try:
+        fill(engine)
+        yield engine
+    finally:
+        engine.close()
 
 
 def fill(engine) -> None:
@@ -38,9 +47,7 @@ def first_texts(engine, query: str, n: int = 3, **kw) -> list[str]:
 
 def test_a_query_naming_a_day_finds_that_days_message_beyond_the_candidate_pool(tmp_path):
     # Three candidates per leg: the whole store's word matches cannot reach the 5 March turn.
-    e = engine_for(tmp_path / "store", recallCandidates=3)
-    try:
-        fill(e)
+    with filled(tmp_path / "store", recallCandidates=3) as e:
         # Control: without a date the turn is not in the first three at all.
         assert MARCH_5 not in first_texts(e, "what happened with the deploy")
         for said in ("what happened with the deploy on 5 March 2024",
@@ -54,47 +61,31 @@ def test_a_query_naming_a_day_finds_that_days_message_beyond_the_candidate_pool(
         # Relative words count from the recall's asOf.
         assert first_texts(e, "the deploy yesterday", as_of="2024-03-06T09:00:00Z")[0] == MARCH_5
         assert first_texts(e, "the deploy yesterday", as_of="2024-09-06T09:00:00Z")[0] != MARCH_5
-    finally:
-        e.close()
 
 
 def test_with_the_date_bonus_off_a_named_day_changes_nothing(tmp_path):
-    e = engine_for(tmp_path / "store", recallCandidates=3, dateWeight=0)
-    try:
-        fill(e)
+    with filled(tmp_path / "store", recallCandidates=3, dateWeight=0) as e:
         assert MARCH_5 not in first_texts(e, "what happened with the deploy on 5 March 2024")
-    finally:
-        e.close()
 
 
 def test_a_named_day_with_nothing_said_then_keeps_the_plain_answer(tmp_path):
-    e = engine_for(tmp_path / "store")
-    try:
-        fill(e)
+    with filled(tmp_path / "store") as e:
         plain = first_texts(e, "orders table migration", n=5)
         assert plain[0] == MARCH_5  # control: the words alone find it
         assert first_texts(e, "orders table migration on 1 January 2020", n=5) == plain
-    finally:
-        e.close()
 
 
 def test_the_rebuilt_index_answers_dated_queries_like_the_live_one(tmp_path):
-    e = engine_for(tmp_path / "store", recallCandidates=3)
-    try:
-        fill(e)
+    with filled(tmp_path / "store", recallCandidates=3) as e:
         queries = ["the deploy on 5 March 2024", "deploy pipeline in 2024", "notes from June 2024", "deploy"]
         live = {q: [(h.uri, h.score) for h in e.recall(q, sources=["messages"], limit=10).hits] for q in queries}
         e.index.rebuild("all")
         rebuilt = {q: [(h.uri, h.score) for h in e.recall(q, sources=["messages"], limit=10).hits] for q in queries}
         assert rebuilt == live and all(live.values())
-    finally:
-        e.close()
 
 
 def test_a_query_about_a_day_alone_returns_that_days_messages_latest_first(tmp_path):
-    e = engine_for(tmp_path / "store")
-    try:
-        fill(e)
+    with filled(tmp_path / "store") as e:
         def msg(i, text, when):
             return {"role": "user", "content": text, "msg_id": f"d{i}", "created_at": when,
                     "tool_name": None, "tool_call_id": None}
@@ -110,5 +101,3 @@ def test_a_query_about_a_day_alone_returns_that_days_messages_latest_first(tmp_p
         # Control: a day on which nothing was said leaves the word matches as they were.
         assert first_texts(e, "what did we do yesterday?", as_of="2025-01-01T08:00:00Z")[0] == \
             "yesterday the build was slow"
-    finally:
-        e.close()

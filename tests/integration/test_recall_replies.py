@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from lore_sidecar.app import open_engine
@@ -11,10 +13,15 @@ REPLY = "Move the gzip step into a process pool; it holds the GIL for minutes."
 FILLER = [f"the nightly job log {i}: nightly export ran, export finished, nightly ok" for i in range(12)]
 
 
-def engine_for(store: Path, **options):
+@contextmanager
+def engine_for(store: Path, **options) -> Iterator:
     settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
                                 init_options={"storeDir": str(store), "indexWorkspace": False, "watch": False, **options})
-    return open_engine(settings, [])
+    engine = open_engine(settings, [])
+    try:
+        yield engine
+    finally:
+        engine.close()
 
 
 def record(engine, session: str, texts: list[str]) -> None:
@@ -27,6 +34,13 @@ def snippets(engine, query: str, n: int = 5) -> list[str]:
     return [h.snippet for h in engine.recall(query, sources=["messages"], limit=n).hits]
 
 
+def reply_is_below(engine, said: str) -> bool:
+    """Whether, for the query, REPLY ranks nowhere above the turn that starts with `said`."""
+    top = snippets(engine, "why does the nightly export time out", n=10)
+    turn = next(i for i, s in enumerate(top) if s.startswith(said))
+    return REPLY not in top[: turn + 1]
+
+
 def conversation(question: str) -> list[str]:
     # The question is said once among turns that share its words; its reply shares none of
     # the query's words (it matches only through its context, at half weight).
@@ -34,64 +48,44 @@ def conversation(question: str) -> list[str]:
 
 
 def test_a_question_hit_brings_its_reply_in_just_ahead_of_it(tmp_path):
-    e = engine_for(tmp_path / "store")
-    try:
+    with engine_for(tmp_path / "store") as e:
         record(e, "s", conversation("Why does the nightly export time out?"))
         e.index.wait()
         top = snippets(e, "why does the nightly export time out", n=10)
         question = next(i for i, s in enumerate(top) if s.startswith("Why does"))
         assert top[question - 1] == REPLY  # right ahead of the question it answers
-    finally:
-        e.close()
 
 
 def test_a_statement_hit_keeps_its_next_turn_below_it(tmp_path):
     # Control: the same words as a statement. Its next turn still joins (a top hit's
     # neighbours do), but below it: only a question's reply is brought ahead.
-    e = engine_for(tmp_path / "store")
-    try:
+    with engine_for(tmp_path / "store") as e:
         record(e, "s", conversation("The nightly export does time out."))
         e.index.wait()
-        top = snippets(e, "why does the nightly export time out", n=10)
-        statement = next(i for i, s in enumerate(top) if s.startswith("The nightly export does"))
-        assert REPLY not in top[: statement + 1]
-    finally:
-        e.close()
+        assert reply_is_below(e, "The nightly export does")
 
 
 def test_a_reply_is_the_next_turn_of_the_same_session_only(tmp_path):
-    e = engine_for(tmp_path / "store")
-    try:
+    with engine_for(tmp_path / "store") as e:
         record(e, "a", ["Why does the nightly export time out?"])  # asked, never answered here
         record(e, "b", [REPLY])
         e.index.wait()
-        hits = e.recall("why does the nightly export time out", sources=["messages"], limit=5).hits
-        assert [h.snippet for h in hits] == ["Why does the nightly export time out?"]
-    finally:
-        e.close()
+        assert snippets(e, "why does the nightly export time out") == ["Why does the nightly export time out?"]
 
 
 def test_the_reply_rule_is_off_with_neighbours_off(tmp_path):
-    e = engine_for(tmp_path / "store", neighbours=0)
-    try:
+    with engine_for(tmp_path / "store", neighbours=0) as e:
         record(e, "s", conversation("Why does the nightly export time out?"))
         e.index.wait()
-        top = snippets(e, "why does the nightly export time out", n=10)
-        question = top.index("Why does the nightly export time out?")
         # The reply still matches the question's words as its context, but below the question.
-        assert REPLY not in top[: question + 1]
-    finally:
-        e.close()
+        assert reply_is_below(e, "Why does")
 
 
 def test_asking_is_read_from_the_end_of_the_text(tmp_path):
-    e = engine_for(tmp_path / "store")
-    try:
+    with engine_for(tmp_path / "store") as e:
         record(e, "s", ["Why? Because the export is slow.", "Is it slow?  \n\t", "Is it?\n\nno"])
         ids = [r[0] for r in e.records.db.reader().execute("SELECT id FROM messages ORDER BY id")]
         places = e.records.message_neighbours(ids)
         assert [places[i].asks for i in ids] == [False, True, False]
         assert places[ids[0]].before is None and places[ids[0]].after == ids[1]
         assert places[ids[2]].after is None
-    finally:
-        e.close()
