@@ -35,24 +35,19 @@ def _fact_in_force(row, at: str) -> bool:
     return facts.holds(row["valid_from"], row["eff_until"], at)
 
 
-def _reference(as_of: str | None) -> datetime | None:
-    """The time relative words ("yesterday") count from: the recall's `asOf`, else now."""
-    if not as_of:
+def _time(iso: str | None) -> datetime | None:
+    """An ISO-8601 time, or None when there is none or it does not parse."""
+    if not iso:
         return None
     try:
-        return datetime.fromisoformat(as_of.replace("Z", "+00:00"))
+        return datetime.fromisoformat(iso.replace("Z", "+00:00"))
     except ValueError:
         return None
 
 
 def _age_days(iso: str | None, now: float) -> float:
-    if not iso:
-        return float("nan")
-    try:
-        ts = datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return float("nan")
-    return (now - ts) / 86400.0
+    t = _time(iso)
+    return float("nan") if t is None else (now - t.timestamp()) / 86400.0
 
 
 class Recaller:
@@ -90,7 +85,8 @@ class Recaller:
         # A query that names a time ("on 3 June 2023", "last week") prefers the messages of
         # that window. Its words stay in the query (measured: the same either way; a date may
         # also be written in the text looked for).
-        when = dates.mentioned(query, _reference(as_of)) if "messages" in kinds and s.date_weight > 0 else None
+        # Relative words ("yesterday") count from the recall's asOf, else now.
+        when = dates.mentioned(query, _time(as_of)) if "messages" in kinds and s.date_weight > 0 else None
         pool = max(s.candidates, offset + limit)
         cands: list[Candidate] = []
         chunk_rows = None
@@ -98,9 +94,10 @@ class Recaller:
             project_ids = [*project_ids, GLOBAL_PROJECT]  # global knowledge applies everywhere
         if kinds and (project_ids is None or project_ids) and terms:
             extra = self.memory.expansions(project_ids, query) if self.memory is not None else []
-            lex = self._lexical(q.search_terms(query), kinds, project_ids, pool, q.query_terms(" ".join(extra)))
+            words = q.search_terms(query)
+            lex = self._lexical(words, kinds, project_ids, pool, q.query_terms(" ".join(extra)))
             if when is not None:
-                lex = self._within(lex, when, q.search_terms(query), project_ids, pool)
+                lex = self._within(lex, when, words, project_ids, pool)
             dense = not lexical_only and self.vectors is not None and self.embedder is not None and s.vector_weight > 0
             held = self.vectors.holds(kinds, project_ids) if dense else set()
             # Trigger: every vector hit would be backfilled (no workspace file with a vector
@@ -171,12 +168,11 @@ class Recaller:
         only content word is then the date's own ("yesterday"), which few of that day's
         messages say. Outcome: the window's messages, the latest first, are the leg; a window
         in which nothing was said leaves the word matches as they were."""
-        if not q.asks_for_words(when.rest):
-            inside = self.text.search([], kinds=["messages"], project_ids=project_ids, limit=pool,
-                                      conjunctive=False, days=when.ranges)
-            return inside or lex
-        inside = self.text.search(terms, kinds=["messages"], project_ids=project_ids, limit=pool,
+        alone = not q.asks_for_words(when.rest)
+        inside = self.text.search([] if alone else terms, kinds=["messages"], project_ids=project_ids, limit=pool,
                                   conjunctive=False, days=when.ranges)
+        if alone:
+            return inside or lex
         seen = {(k, key) for k, key, _ in lex}
         return lex + [h for h in inside if (h[0], h[1]) not in seen]
 

@@ -19,8 +19,7 @@ from lore_sidecar.model import EPOCH_DATE, day_number
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
           "october", "november", "december")
-_ABBR = {m[:3]: i for i, m in enumerate(MONTHS, 1)} | {"sept": 9}
-_FULL = {m: i for i, m in enumerate(MONTHS, 1)}
+_ABBR = {m[:3]: i for i, m in enumerate(MONTHS, 1)}  # every form the patterns take starts so
 # A month or day named without a year means that month in any of the last this-many years.
 ANY_YEAR_SPAN = 10
 MAX_RANGES = 64  # a query naming more days than this is read by its first ones
@@ -37,7 +36,7 @@ _FORMS = [
     ("month", re.compile(r"\b(?P<y>(?:19|20)\d\d)-(?P<m>0[1-9]|1[0-2])\b(?!-)")),
     ("month", re.compile(rf"\b{_MONTH.format('m')}\.?,? (?:of )?{_YEAR.format('y')}\b", re.I)),
     ("any-day", re.compile(rf"\b{_DAY.format('d')}(?: of)? {_MONTH.format('m')}\b", re.I)),
-    ("any-day", re.compile(rf"\b{_MONTH.format('m')}\.? {_DAY.format('d')}(?:st|nd|rd|th)?\b(?!:)", re.I)),
+    ("any-day", re.compile(rf"\b{_MONTH.format('m')}\.? {_DAY.format('d')}\b(?!:)", re.I)),
     ("year", re.compile(r"\b(?<![-/.])(?P<y>(?:19|20)\d\d)\b(?![-/.]\d)")),
     # A month alone only as a capitalised full name ("in June"): "may", "march" and "sept"
     # are ordinary words too, and "May" starts questions ("May I ...").
@@ -88,8 +87,7 @@ def _day_range(y: int, m: int, d: int) -> tuple[int, int] | None:
 
 
 def _month_of(name: str) -> int:
-    name = name.lower().rstrip(".")
-    return _FULL.get(name) or _ABBR[name[:4] if name.startswith("sept") else name[:3]]
+    return _ABBR[name.lower()[:3]]
 
 
 def _ranges(kind: str, m: re.Match, ref: date) -> list[tuple[int, int]]:
