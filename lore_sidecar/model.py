@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
@@ -63,14 +64,52 @@ class Doc:
     day: int = 0  # a message's day (days since 1970-01-01, UTC), for searches in a time window; 0: none
 
 
+# How a message's text shows a call the model made to a tool (capture renders a tool_use
+# block so): a step of the agent's work, not something it said.
+TOOL_CALL_MARK = "[tool call "
+# A line that opens or closes a fenced block of code or output in markdown.
+_FENCES = ("```", "~~~")
+_ASKS = re.compile(r"\?(?:\s|$)")  # a question mark that ends a sentence
+
+
 @dataclass(frozen=True, slots=True)
 class Neighbours:
     """A message's place in its session: the ids right before and after it (None at an
-    end), and whether it asks a question."""
+    end), whether it asks a question, and the message that answers it (`reply`: the first
+    later one from the other side of the conversation that says something, before the
+    asker speaks again; None when it does not ask, or nothing answered)."""
 
     before: int | None
     after: int | None
     asks: bool
+    reply: int | None = None
+
+
+def says_nothing(text: str) -> bool:
+    """A turn with no words of its own for a reader: empty (a redacted thought) or only a
+    call to a tool."""
+    text = text.lstrip()
+    return not text or text.startswith(TOOL_CALL_MARK)
+
+
+def asks_question(text: str) -> bool:
+    """Whether a message ends by asking something: its text ends with '?', white space
+    aside. A message that ends with pasted code or output in a fenced block asks when the
+    last paragraph before the block does ("Why does this fail? The log:" and then the log)."""
+    text = text.rstrip()
+    if text.endswith("?"):
+        return True
+    if not text.endswith(_FENCES):
+        return False
+    while text.endswith(_FENCES):
+        # The last line closes a block; the fence line before it opens it.
+        close = max(text.rfind("\n" + f) for f in _FENCES)
+        opened = max(text.rfind("\n" + f, 0, close) for f in _FENCES) if close > 0 else -1
+        if opened < 0:
+            return False  # a block that opens at the very start, or a stray fence: no prose before it
+        text = text[:opened].rstrip()
+    paragraph = text[text.rfind("\n\n") + 1 :]
+    return _ASKS.search(paragraph[-2000:]) is not None
 
 
 @dataclass(frozen=True, slots=True)

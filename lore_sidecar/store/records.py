@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from lore_sidecar.model import Doc, Neighbours, NewMessage, Project, day_number
+from lore_sidecar.store import turns
 from lore_sidecar.store.db import Database, select_in, utc_now
 from lore_sidecar.store.file_rows import FileRows
 from lore_sidecar.store.memory_rows import MemoryRows
@@ -273,17 +274,8 @@ class Records:
         return {r["id"]: r for r in rows}
 
     def message_neighbours(self, keys: Iterable[int]) -> dict[int, Neighbours]:
-        """The messages right before and after each one in its session, and whether it asks
-        a question (its text ends with '?', white space aside; only the last 64 characters
-        are read, so a long message costs no more than a short one)."""
-        rows = self._in(
-            "SELECT m.id, (SELECT MAX(p.id) FROM messages p WHERE p.session_id=m.session_id AND p.id<m.id),"
-            " (SELECT MIN(n.id) FROM messages n WHERE n.session_id=m.session_id AND n.id>m.id),"
-            " substr(rtrim(substr(m.text, -64), ' ' || char(9, 10, 13)), -1) = '?'"
-            " FROM messages m WHERE m.id IN ({})",
-            list(keys),
-        )
-        return {r[0]: Neighbours(before=r[1], after=r[2], asks=bool(r[3])) for r in rows}
+        """Each message's place in its session (`store/turns.py`)."""
+        return turns.neighbours(self.db.reader(), list(keys))
 
     def message_rows(self, keys: Iterable[int]) -> dict[int, sqlite3.Row]:
         """What ranking and a hit's address need, without the texts (a recall reads ~80

@@ -68,9 +68,14 @@ def test_a_statement_hit_keeps_its_next_turn_below_it(tmp_path):
 def test_a_reply_is_the_next_turn_of_the_same_session_only(tmp_path):
     with engine_for(tmp_path / "store") as e:
         record(e, "a", ["Why does the nightly export time out?"])  # asked, never answered here
-        record(e, "b", [REPLY])
+        for session, role, text in (("b", "assistant", REPLY), ("a", "user", "never mind")):
+            # Next in time: another session's answer to something else, then this one moves on.
+            e.capture.record_messages(project=None, session_id=session, harness="test", messages=[
+                {"role": role, "content": text, "msg_id": f"{session}-later", "created_at": None, "tool_name": None,
+                 "tool_call_id": None}])
         e.index.wait()
-        assert snippets(e, "why does the nightly export time out") == ["Why does the nightly export time out?"]
+        top = snippets(e, "why does the nightly export time out")
+        assert top[0] == "Why does the nightly export time out?" and REPLY not in top
 
 
 def test_the_reply_rule_is_off_with_neighbours_off(tmp_path):
@@ -89,3 +94,56 @@ def test_asking_is_read_from_the_end_of_the_text(tmp_path):
         assert [places[i].asks for i in ids] == [False, True, False]
         assert places[ids[0]].before is None and places[ids[0]].after == ids[1]
         assert places[ids[2]].after is None
+
+
+def agent_session(question: str, *, answered: bool = True) -> list[dict]:
+    """An agent's turn as a harness records it: the prompt, a tool call, its (long) result,
+    an empty redacted thought, then the answer in prose (or, unanswered, the next prompt)."""
+    def msg(i: int, role: str, content) -> dict:
+        return {"role": role, "content": content, "msg_id": f"a-{i}", "created_at": None, "tool_name": None,
+                "tool_call_id": None}
+    turns = [(("user" if i % 2 == 0 else "assistant"), t) for i, t in enumerate(FILLER[:6])]
+    turns += [
+        ("user", question),
+        ("assistant", [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"path": "jobs/nightly.py"}}]),
+        ("tool", [{"type": "tool_result", "tool_use_id": "t1", "content": "def export():\n    gzip(all_rows)\n" * 400}]),
+        ("assistant", [{"type": "thinking", "thinking": ""}]),
+        ("assistant", REPLY) if answered else ("user", "never mind, something else"),
+        *((("user" if i % 2 == 0 else "assistant"), t) for i, t in enumerate(FILLER[6:])),
+    ]
+    return [msg(i, role, content) for i, (role, content) in enumerate(turns)]
+
+
+def top_after(engine, question_start: str) -> tuple[list[str], int]:
+    top = snippets(engine, "why does the nightly export time out", n=10)
+    return top, next(i for i, s in enumerate(top) if s.startswith(question_start))
+
+
+def test_in_an_agent_session_the_reply_is_the_answer_past_the_tool_calls(tmp_path):
+    with engine_for(tmp_path / "store") as e:
+        e.capture.record_messages(project=None, session_id="s", harness="test",
+                                  messages=agent_session("Why does the nightly export time out?"))
+        e.index.wait()
+        top, question = top_after(e, "Why does")
+        assert top[question - 1] == REPLY  # the answer, not the Read call right after the prompt
+        assert not any(s.startswith("[tool call") for s in top[:question])
+
+
+def test_an_unanswered_question_in_an_agent_session_brings_nothing_ahead(tmp_path):
+    # Control: the same session where the user moved on before any answer. The tool call
+    # that followed the prompt must not stand in for a reply.
+    with engine_for(tmp_path / "store") as e:
+        e.capture.record_messages(project=None, session_id="s", harness="test",
+                                  messages=agent_session("Why does the nightly export time out?", answered=False))
+        e.index.wait()
+        top, question = top_after(e, "Why does")
+        assert question == 0, top
+
+
+def test_a_question_before_a_pasted_log_still_asks(tmp_path):
+    asked = "Why does the nightly export time out? The log:\n\n```\nTimeoutError: export exceeded 600 s\n```"
+    with engine_for(tmp_path / "store") as e:
+        record(e, "s", conversation(asked))
+        e.index.wait()
+        top, question = top_after(e, "Why does")
+        assert top[question - 1] == REPLY

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lore_sidecar.engine.capture.redact import redact_value
-from lore_sidecar.model import NewMessage
+from lore_sidecar.model import TOOL_CALL_MARK, NewMessage
 
 ROLES = ("user", "assistant", "tool", "system")
 MAX_RENDERED_CHARS = 200_000
@@ -56,7 +56,7 @@ def _render_block(block: dict[str, Any]) -> str:
         args = block.get("input", block.get("arguments", {}))
         if not isinstance(args, str):
             args = json.dumps(args, ensure_ascii=False, sort_keys=True)
-        return f"[tool call {block.get('name', '?')}] {args}"
+        return f"{TOOL_CALL_MARK}{block.get('name', '?')}] {args}"
     if kind in ("tool_result", "function_call_output"):
         inner = block.get("content", block.get("output", ""))
         return render_content(inner)

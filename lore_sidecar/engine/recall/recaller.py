@@ -213,8 +213,9 @@ class Recaller:
     def _with_neighbours(self, cands: list[Candidate]) -> list[Candidate]:
         """The turns right around a top message hit are often the rest of the answer (the
         question it replies to, the detail that follows): they join just below it. A hit
-        that asks a question brings its reply in right after it, at its own score: the
-        words the query shares with the question are the topic, the reply holds the answer
+        that asks a question brings its reply (the other side's next message that says
+        something: past an agent's tool calls and results) in right ahead of it: the words
+        the query shares with the question are the topic, the reply holds the answer
         (measured on a public conversation benchmark: R@5 +0.03 over joining below)."""
         n = self.settings.neighbours
         depth = max(n, REPLY_DEPTH if n else 0)
@@ -239,9 +240,9 @@ class Recaller:
                 for key in (place.before, place.after):
                     if key is not None:
                         join(key, fused * NEIGHBOUR_FACTOR)
-            if place.asks and place.after is not None:
+            if place.reply is not None:
                 # Ties are ordered by key, and the reply's is the larger: it follows the question.
-                join(place.after, fused + REPLY_LEAD)
+                join(place.reply, fused + REPLY_LEAD)
         return sorted(by_id.values(), key=lambda c: (-c.fused, c.kind, c.key))
 
     def _materialise(self, cands, terms, offset, limit, as_of, chunk_rows=None,

@@ -1,0 +1,52 @@
+"""A message's place in its session: its neighbours, whether it asks, and its reply."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from lore_sidecar.model import Neighbours, asks_question, says_nothing
+from lore_sidecar.store.db import select_in
+
+# How far past a question its reply is looked for: an agent's tool calls and their results
+# come between a prompt and the answer.
+REPLY_LOOKAHEAD = 32
+
+
+def neighbours(reader: sqlite3.Connection, keys: list[int]) -> dict[int, Neighbours]:
+    """The messages right before and after each one in its session, whether it asks a
+    question, and if so its reply. A message's end is read first (its last 64 characters),
+    so a long one costs no more than a short one; only one that ends with a fenced block is
+    read whole."""
+    rows = select_in(
+        reader,
+        "SELECT m.id, (SELECT MAX(p.id) FROM messages p WHERE p.session_id=m.session_id AND p.id<m.id),"
+        " (SELECT MIN(n.id) FROM messages n WHERE n.session_id=m.session_id AND n.id>m.id),"
+        " m.session_id, m.role, substr(m.text, -64) FROM messages m WHERE m.id IN ({})",
+        keys,
+    )
+    out: dict[int, Neighbours] = {}
+    for key, before, after, session, role, tail in rows:
+        asks = asks_question(tail)
+        if not asks and tail.rstrip().endswith(("```", "~~~")):
+            asks = asks_question(reader.execute("SELECT text FROM messages WHERE id=?", (key,)).fetchone()[0])
+        reply = _reply(reader, key, session, role) if asks and after is not None else None
+        out[key] = Neighbours(before=before, after=after, asks=asks, reply=reply)
+    return out
+
+
+def _reply(reader: sqlite3.Connection, key: int, session: str, role: str) -> int | None:
+    """The first of the next REPLY_LOOKAHEAD messages of the session that answers message
+    `key` (from `role`): one from another side that says something (in an agent's session
+    the answer comes after its tool calls and their results), before `role` speaks again.
+    A tool result's text, often long, is never read."""
+    later = reader.execute(
+        "SELECT id, role, CASE WHEN role IN (?, 'tool') THEN '' ELSE substr(text, 1, 64) END"
+        " FROM messages WHERE session_id=? AND id>? ORDER BY id LIMIT ?",
+        (role, session, key, REPLY_LOOKAHEAD),
+    )
+    for rid, rrole, head in later:
+        if rrole == role:
+            return None  # asked again, or moved on: nothing answered it
+        if rrole not in ("tool", "system") and not says_nothing(head):
+            return rid
+    return None
