@@ -11,11 +11,12 @@ import json
 import os
 import queue
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from lore_sidecar.spawn import module_command
 
 
 class ProtocolViolation(RuntimeError):
@@ -55,7 +56,7 @@ def read_frame(stream) -> dict[str, Any] | None:
 
 
 def sidecar_command(*extra: str) -> list[str]:
-    return [sys.executable, "-m", "lore_sidecar", "--stdio", *extra]
+    return module_command("lore_sidecar", "--stdio", *extra)
 
 
 class StdioClient:

@@ -62,6 +62,7 @@ class Doc:
     path: str = ""
     context: str = ""  # text around it that helps find it (for a message: the one before)
     day: int = 0  # a message's day (days since 1970-01-01, UTC), for searches in a time window; 0: none
+    parts: str | None = None  # the parts of its compound names when already known (compound.py); None: not yet
 
 
 # How a message's text shows a call the model made to a tool (capture renders a tool_use
@@ -119,6 +120,7 @@ class Chunk:
     kind: str  # "heading" | "definition" | "window"
     title: str
     text: str
+    parts: str | None = None  # its title's and text's compound names cut into parts (compound.py), once prepared
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from lore_sidecar.spawn import module_command
+
 HARNESSES = {"claude": "claude", "codex": "codex", "pi": "pi", "opencode": "opencode"}
 
 
@@ -31,7 +33,7 @@ def ensure_gateway(store: Path, upstream: str | None) -> str:
             return str(known["url"])
     except (OSError, ValueError, KeyError):
         pass
-    args = [sys.executable, "-m", "lore_sidecar", "gateway", "--store-dir", str(store)]
+    args = module_command("lore_sidecar", "gateway", "--store-dir", str(store))
     if upstream:
         args += ["--upstream", upstream]
     proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

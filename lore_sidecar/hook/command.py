@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from lore_sidecar.hook.events import recv_line, socket_path, store_dir_of
+from lore_sidecar.spawn import module_command
 
 DEFAULT_TIMEOUT_MS = 2000
 GRACE_S = 0.25  # the answer may come this much after the timeout (durable capture finishing)
@@ -107,7 +108,7 @@ def start_daemon(store: Path, workspace: str) -> None:
     store.mkdir(parents=True, exist_ok=True)
     log = open(store / "hook-daemon.log", "ab")  # noqa: SIM115 (handed to the child)
     subprocess.Popen(
-        [sys.executable, "-m", "lore_sidecar", "--store-dir", str(store), "hook-daemon", "--workspace", workspace],
+        module_command("lore_sidecar", "--store-dir", str(store), "hook-daemon", "--workspace", workspace),
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True, close_fds=True,
     )
     log.close()

@@ -20,6 +20,7 @@ from typing import Any
 from lore_sidecar.errors import LoreError
 from lore_sidecar.setup import HOSTS, USER_ONLY
 from lore_sidecar.setup import formats as f
+from lore_sidecar.spawn import module_command
 
 CLAUDE_EVENTS = (("SessionStart", None), ("UserPromptSubmit", None), ("PostToolUse", "*"), ("Stop", None),
                  ("SessionEnd", None))
@@ -70,7 +71,7 @@ def this_executable() -> tuple[str, ...]:
     if beside.exists():
         return (str(beside),)
     found = shutil.which("lore-sidecar")
-    return (str(Path(found).resolve()),) if found else (sys.executable, "-m", "lore_sidecar")
+    return (str(Path(found).resolve()),) if found else tuple(module_command("lore_sidecar"))
 
 
 def command_line(args: tuple[str, ...] | list[str]) -> str:

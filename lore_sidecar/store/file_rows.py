@@ -57,8 +57,8 @@ class FileRows:
         # The chunks in one statement, then their outbox rows in another, in chunk order (a
         # statement per row was half the cost of writing a scanned file).
         c.executemany(
-            "INSERT INTO chunks(file_id, start_line, end_line, kind, title, text) VALUES (?,?,?,?,?,?)",
-            [(file_id, ch.start_line, ch.end_line, ch.kind, ch.title, ch.text) for ch in f.chunks],
+            "INSERT INTO chunks(file_id, start_line, end_line, kind, title, text, parts) VALUES (?,?,?,?,?,?,?)",
+            [(file_id, ch.start_line, ch.end_line, ch.kind, ch.title, ch.text, ch.parts) for ch in f.chunks],
         )
         c.execute(
             "INSERT INTO index_outbox(op, kind, key, project_id)"
@@ -93,7 +93,7 @@ class FileRows:
         if not keys:
             return []
         rows = self._in(
-            "SELECT c.id, c.title, c.text, f.project_id, f.path FROM chunks c"
+            "SELECT c.id, c.title, c.text, f.project_id, f.path, c.parts FROM chunks c"
             " JOIN files f ON f.id=c.file_id WHERE c.id IN ({})",
             keys,
         )
@@ -105,6 +105,7 @@ class FileRows:
                 title=r["title"],
                 body=r["text"],
                 path=r["path"],
+                parts=r["parts"],
             )
             for r in rows
         ]

@@ -300,4 +300,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX recall_shown_by_uri ON recall_shown(uri);
         """,
     ),
+    (
+        "0008_chunk_parts",
+        """
+        -- A chunk's compound names cut into parts, computed where the file is prepared (a
+        -- scan's worker process) so the text leg only reads them. NULL: computed when indexed.
+        ALTER TABLE chunks ADD COLUMN parts TEXT;
+        """,
+    ),
 ]

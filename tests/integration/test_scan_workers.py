@@ -5,10 +5,16 @@ that dies mid-scan costs nothing but speed."""
 
 from __future__ import annotations
 
+import array
+import fcntl
 import os
 import sqlite3
 import sys
+import termios
+import threading
+import time
 
+from lore_sidecar.compound import compound_parts
 from lore_sidecar.engine.workspace import index as workspace_index
 from lore_sidecar.engine.workspace import workers as W
 from tests.integration.test_store_and_index import engine_for
@@ -32,7 +38,7 @@ def _tree(root, n: int, edit: str = "") -> None:
 def _record(store) -> list[tuple]:
     with sqlite3.connect(store / "lore.db") as c:
         files = c.execute("SELECT path, sha256, size FROM files ORDER BY path").fetchall()
-        chunks = c.execute("SELECT f.path, c.start_line, c.end_line, c.kind, c.title, c.text FROM chunks c"
+        chunks = c.execute("SELECT f.path, c.start_line, c.end_line, c.kind, c.title, c.text, c.parts FROM chunks c"
                            " JOIN files f ON f.id = c.file_id ORDER BY f.path, c.start_line").fetchall()
         facts = c.execute("SELECT subject, predicate, object FROM facts ORDER BY 1, 2, 3").fetchall()
     return [files, chunks, facts]
@@ -92,8 +98,11 @@ def test_a_scan_prepared_by_workers_records_what_one_prepared_in_process_records
     assert by_workers[:2] == in_process[:2]
     first, second, found = by_workers
     assert len(first[0]) == N + 1 and len(second[0]) == N - 5 + 1  # the binary is never recorded
-    assert all(SECRET not in text for *_, text in first[1] + second[1])
-    assert any("[REDACTED:github-token]" in text for *_, text in second[1])
+    assert all(SECRET not in text for *_, text, _ in first[1] + second[1])
+    # Each chunk's compound names were cut where it was prepared, exactly as the index would.
+    assert all(parts == compound_parts(f"{title} {text}") for *_, title, text, parts in first[1] + second[1])
+    assert any("handle" in parts.split() for *_, parts in first[1])
+    assert any("[REDACTED:github-token]" in text for *_, text, _ in second[1])
     assert ("Team", "owner", "Ada v2") in second[2]  # the note's facts, from the worker's redacted text
     assert not any(SECRET in obj for *_, obj in first[2] + second[2])
     assert found and found[0].endswith("mod_3.py")
@@ -111,3 +120,34 @@ def test_a_worker_that_dies_mid_scan_leaves_the_rest_to_this_process(tmp_path, m
     monkeypatch.undo()
     assert _files_after_a_scan(tmp_path / "store2", ws) == N + 1
     assert _record(tmp_path / "store") == _record(tmp_path / "store2")
+
+
+def test_a_scan_that_stops_reading_its_workers_half_way_still_closes_them(tmp_path):
+    # The scan reads one prepared file and gives up (as when writing the record fails): the
+    # worker is then blocked writing results nobody reads, and the feeding thread blocked
+    # writing it more requests. Closing must not wait on them.
+
+    body = "def handler_{0}(request):\n    return request.get('key_{0}')\n" * 60
+    items = []
+    for i in range(3000):
+        path = tmp_path / f"m{i}.py"
+        path.write_text(body.format(i))
+        items.append((path.name, str(path), None, False))
+    pool = W.Workers(1)
+    results = pool.map(items)
+    assert next(results).kind == "text"  # control: the workers do answer
+    # Wait until the worker has filled the pipe of results it writes (it then stops reading
+    # requests, and the feeding thread soon blocks writing them).
+    out = pool._procs[0].stdout.fileno()
+    waiting = array.array("i", [0])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        fcntl.ioctl(out, termios.FIONREAD, waiting)
+        if waiting[0] >= W.PIPE_BYTES - 256 * 1024:
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    closer = threading.Thread(target=pool.close, daemon=True)
+    closer.start()
+    closer.join(30)
+    assert not closer.is_alive(), "closing the workers hung"

@@ -72,6 +72,29 @@ def test_rebuilt_index_answers_exactly_like_the_live_one(tmp_path, workspace):
         e.close()
 
 
+def test_a_chunk_recorded_without_its_parts_is_still_found_by_them(tmp_path):
+    # A store written before chunks kept their compound names' parts (migration 0008 leaves
+    # them NULL): the index cuts them itself when it rebuilds.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "dates.py").write_text("def dates_in_range(start, end):\n    return list(walk(start, end))\n")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off", filesEmbedder="none")
+    try:
+        e.index.scan()
+        e.index.wait()
+
+        def found() -> list[str]:
+            return [h.path for h in e.recall("range", sources=["files"], lexical_only=True).hits]
+
+        assert found() and found()[0].endswith("dates.py")  # control: found by a part, as prepared
+        with sqlite3.connect(tmp_path / "store" / "lore.db") as c:
+            assert c.execute("UPDATE chunks SET parts=NULL").rowcount > 0
+        e.index.rebuild("all")
+        assert found() and found()[0].endswith("dates.py")
+    finally:
+        e.close()
+
+
 def test_indexes_survive_a_restart_and_a_lost_index_is_rebuilt_from_the_record(tmp_path, workspace):
     store = tmp_path / "store"
     e = engine_for(store, [str(workspace)])

@@ -6,13 +6,13 @@ text, with the cache full, cold, or forgotten half way."""
 
 from __future__ import annotations
 
+import tantivy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import tantivy
-
-from lore_sidecar.store import text_index
-from lore_sidecar.store.text_index import CompoundParts, _analyzer, compound_parts, words_only
+from lore_sidecar import compound
+from lore_sidecar.compound import CompoundParts, compound_parts
+from lore_sidecar.store.text_index import _analyzer, words_only
 
 _pieces = st.sampled_from([
     "dates_in_range", "HTTPServer", "parseHeader", "__init__", "_private", "x_y", "a1_b2", "foo__bar", "ABCdef",
@@ -31,7 +31,7 @@ def test_the_parts_found_a_word_at_a_time_are_the_parts_of_the_whole_text(text):
 
 
 def test_a_full_cache_is_forgotten_and_the_parts_stay_the_same(monkeypatch):
-    monkeypatch.setattr(text_index, "PARTS_CACHE_WORDS", 3)
+    monkeypatch.setattr(compound, "PARTS_CACHE_WORDS", 3)
     parts = CompoundParts()
     text = "def dates_in_range(start): return HTTPServer(parseHeader) and naïve_Case"
     for _ in range(3):

@@ -124,7 +124,7 @@ def test_auto_fusion_lets_a_confident_vector_hit_into_the_top_for_files_but_not_
 
 
 def test_compound_names_are_indexed_by_their_parts_and_one_letter_fragments_are_not_searched():
-    from lore_sidecar.store.text_index import compound_parts
+    from lore_sidecar.compound import compound_parts
 
     assert compound_parts("def dates_in_range(start): return HTTPServer(parseHeader)") == \
         "dates in range HTTP Server parse Header"

@@ -8,13 +8,28 @@ smaller, and the watcher's single files, run it in process. Both call `prepare`.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from lore_sidecar.compound import CompoundParts
 from lore_sidecar.engine.capture.redact import redact
 from lore_sidecar.engine.workspace.chunking import chunk_file
 from lore_sidecar.engine.workspace.walk import read_text
 from lore_sidecar.model import Chunk
+
+# Each thread's own cache of the names it has cut (a scan's worker process, the scan's or
+# the watcher's thread; a cache is not shared between threads). The text leg indexes a
+# chunk's parts as prepared here instead of cutting them on its own thread: in a first scan
+# of 2,000 source files that was a third of its time, on the core the scan also needs.
+_LOCAL = threading.local()
+
+
+def _parts(title: str, text: str) -> str:
+    cut = getattr(_LOCAL, "parts", None)
+    if cut is None:
+        cut = _LOCAL.parts = CompoundParts()
+    return cut.of(title, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +60,8 @@ def prepare(rel: str, path: str | Path, known_sha: str | None, keep_text: bool) 
     text = redact(text)  # the hash stays the file's; what is stored and indexed is redacted
     error = None
     try:
-        chunks = tuple(chunk_file(rel, text))
+        chunks = tuple(Chunk(c.start_line, c.end_line, c.kind, c.title, c.text, _parts(c.title, c.text))
+                       for c in chunk_file(rel, text))
     except Exception as exc:  # a chunker bug must not stop indexing: the file keeps no chunks
         chunks, error = (), f"chunking failed: {type(exc).__name__}: {exc}"
     return Prepared("text", sha, chunks, text if keep_text else None, error)
