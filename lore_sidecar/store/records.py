@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from lore_sidecar.model import Doc, Neighbours, NewMessage, Project, day_number
 from lore_sidecar.store import turns
@@ -16,8 +16,10 @@ from lore_sidecar.store.memory_rows import MemoryRows
 from lore_sidecar.store.node_rows import NodeRows
 
 
-@dataclass(frozen=True, slots=True)
-class OutboxEntry:
+class OutboxEntry(NamedTuple):
+    """A change the indexes must apply. A tuple: a first scan reads tens of thousands, and
+    one builds in half a frozen dataclass's time (0.24 against 0.45 µs)."""
+
     seq: int
     op: str
     kind: str
@@ -328,7 +330,7 @@ class Records:
             "SELECT seq, op, kind, key, project_id FROM index_outbox WHERE seq>? ORDER BY seq LIMIT ?",
             (seq, limit),
         )
-        return [OutboxEntry(*r) for r in rows]
+        return list(map(OutboxEntry._make, rows))
 
     def outbox_head(self) -> int:
         """The newest outbox sequence ever written (trimmed entries included)."""
