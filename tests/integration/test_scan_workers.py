@@ -151,3 +151,8 @@ def test_a_scan_that_stops_reading_its_workers_half_way_still_closes_them(tmp_pa
     closer.start()
     closer.join(30)
     assert not closer.is_alive(), "closing the workers hung"
+    # Control: workers whose every result was read end on their own, at the end of their input.
+    pool = W.Workers(1)
+    assert len(list(pool.map(items[:100]))) == 100
+    pool.close()
+    assert [p.returncode for p in pool._procs] == [0]

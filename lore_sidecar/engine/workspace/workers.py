@@ -129,10 +129,14 @@ class Workers:
             got = _receive(procs[i % len(procs)].stdout)
             if got is None or len(got) != len(b):
                 raise WorkerFailed(f"a file preparation worker stopped ({failed[0] if failed else 'no reply'})")
+            if i == len(batches) - 1:  # every reply read: the feeder has sent its last request
+                feeder.join()
+                self._finished = True
             for kind, sha, chunks, text, error in got:
                 yield Prepared(kind, sha, tuple(Chunk(*c) for c in chunks), text, error)
-        feeder.join()
-        self._finished = True
+        if not batches:
+            feeder.join()
+            self._finished = True
 
     def close(self) -> None:
         if not self._finished:
