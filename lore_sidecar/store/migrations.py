@@ -308,4 +308,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE chunks ADD COLUMN parts TEXT;
         """,
     ),
+    (
+        "0009_messages_meta",
+        """
+        -- What recall ranks a message by, apart from its text: read from this index alone.
+        -- In the table, created_at sits after the text, so reading it walked a long
+        -- message's overflow pages (80 candidates of ~20 KB: 0.8 ms; from here 0.07 ms).
+        CREATE INDEX messages_meta ON messages(id, session_id, msg_id, role, created_at);
+        """,
+    ),
 ]

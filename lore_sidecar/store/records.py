@@ -282,7 +282,10 @@ class Records:
     def message_rows(self, keys: Iterable[int]) -> dict[int, sqlite3.Row]:
         """What ranking and a hit's address need, without the texts (a recall reads ~80
         candidates' rows and shows ten: `message_texts` reads those ten's texts)."""
-        rows = self._in("SELECT id, session_id, msg_id, role, created_at FROM messages WHERE id IN ({})", list(keys))
+        # From the covering index only (migration 0009): SQLite prefers the table's rowid,
+        # where a long message's text lies between these columns.
+        rows = self._in("SELECT id, session_id, msg_id, role, created_at FROM messages INDEXED BY messages_meta"
+                        " WHERE id IN ({})", list(keys))
         return {r["id"]: r for r in rows}
 
     def message_texts(self, keys: Iterable[int]) -> dict[int, str]:
