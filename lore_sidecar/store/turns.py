@@ -10,6 +10,7 @@ from lore_sidecar.store.db import select_in
 # How far past a question its reply is looked for: an agent's tool calls and their results
 # come between a prompt and the answer.
 REPLY_LOOKAHEAD = 32
+ASKERS = ("user", "assistant")
 
 
 def neighbours(reader: sqlite3.Connection, keys: list[int]) -> dict[int, Neighbours]:
@@ -26,8 +27,10 @@ def neighbours(reader: sqlite3.Connection, keys: list[int]) -> dict[int, Neighbo
     )
     out: dict[int, Neighbours] = {}
     for key, before, after, session, role, tail in rows:
-        asks = asks_question(tail)
-        if not asks and tail.rstrip().endswith(("```", "~~~")):
+        # Only the two sides of the conversation ask; a tool's output ending in "?" (a prompt
+        # it printed) asks no one.
+        asks = role in ASKERS and asks_question(tail)
+        if not asks and role in ASKERS and tail.rstrip().endswith(("```", "~~~")):
             asks = asks_question(reader.execute("SELECT text FROM messages WHERE id=?", (key,)).fetchone()[0])
         reply = _reply(reader, key, session, role) if asks and after is not None else None
         out[key] = Neighbours(before=before, after=after, asks=asks, reply=reply)

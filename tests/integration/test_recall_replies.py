@@ -147,3 +147,16 @@ def test_a_question_before_a_pasted_log_still_asks(tmp_path):
         e.index.wait()
         top, question = top_after(e, "Why does")
         assert top[question - 1] == REPLY
+
+
+def test_a_tools_output_ending_in_a_question_mark_asks_no_one(tmp_path):
+    with engine_for(tmp_path / "store") as e:
+        e.capture.record_messages(project=None, session_id="s", harness="test", messages=[
+            {"role": role, "content": text, "msg_id": f"s-{i}", "created_at": None, "tool_name": None,
+             "tool_call_id": None}
+            for i, (role, text) in enumerate([("tool", "export.csv exists. Overwrite it?"), ("assistant", "It asked; I said no."),
+                                              ("user", "Overwrite export.csv?"), ("assistant", "No.")])])
+        ids = [r[0] for r in e.records.db.reader().execute("SELECT id FROM messages ORDER BY id")]
+        places = e.records.message_neighbours(ids)
+        assert not places[ids[0]].asks and places[ids[0]].reply is None
+        assert places[ids[2]].asks and places[ids[2]].reply == ids[3]  # control: the user's same words ask
