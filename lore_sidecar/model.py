@@ -69,7 +69,7 @@ class Doc:
 # block so): a step of the agent's work, not something it said.
 TOOL_CALL_MARK = "[tool call "
 # A line that opens or closes a fenced block of code or output in markdown.
-_FENCES = ("```", "~~~")
+FENCES = ("```", "~~~")
 _ASKS = re.compile(r"\?(?:\s|$)")  # a question mark that ends a sentence
 
 
@@ -100,12 +100,12 @@ def asks_question(text: str) -> bool:
     text = text.rstrip()
     if text.endswith("?"):
         return True
-    if not text.endswith(_FENCES):
+    if not text.endswith(FENCES):
         return False
-    while text.endswith(_FENCES):
+    while text.endswith(FENCES):
         # The last line closes a block; the fence line before it opens it.
-        close = max(text.rfind("\n" + f) for f in _FENCES)
-        opened = max(text.rfind("\n" + f, 0, close) for f in _FENCES) if close > 0 else -1
+        close = max(text.rfind("\n" + f) for f in FENCES)
+        opened = max(text.rfind("\n" + f, 0, close) for f in FENCES) if close > 0 else -1
         if opened < 0:
             return False  # a block that opens at the very start, or a stray fence: no prose before it
         text = text[:opened].rstrip()

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 
-from lore_sidecar.model import Neighbours, asks_question, says_nothing
+from lore_sidecar.model import FENCES, Neighbours, asks_question, says_nothing
 from lore_sidecar.store.db import select_in
 
 # How far past a question its reply is looked for: an agent's tool calls and their results
 # come between a prompt and the answer.
 REPLY_LOOKAHEAD = 32
-ASKERS = ("user", "assistant")
+SIDES = ("user", "assistant")  # the two sides of a conversation: who asks, who answers
 
 
 def neighbours(reader: sqlite3.Connection, keys: list[int]) -> dict[int, Neighbours]:
@@ -27,11 +27,13 @@ def neighbours(reader: sqlite3.Connection, keys: list[int]) -> dict[int, Neighbo
     )
     out: dict[int, Neighbours] = {}
     for key, before, after, session, role, tail in rows:
+        asks = False
         # Only the two sides of the conversation ask; a tool's output ending in "?" (a prompt
         # it printed) asks no one.
-        asks = role in ASKERS and asks_question(tail)
-        if not asks and role in ASKERS and tail.rstrip().endswith(("```", "~~~")):
-            asks = asks_question(reader.execute("SELECT text FROM messages WHERE id=?", (key,)).fetchone()[0])
+        if role in SIDES:
+            asks = asks_question(tail)
+            if not asks and tail.rstrip().endswith(FENCES):  # the block may open before the tail
+                asks = asks_question(reader.execute("SELECT text FROM messages WHERE id=?", (key,)).fetchone()[0])
         reply = _reply(reader, key, session, role) if asks and after is not None else None
         out[key] = Neighbours(before=before, after=after, asks=asks, reply=reply)
     return out
@@ -41,15 +43,15 @@ def _reply(reader: sqlite3.Connection, key: int, session: str, role: str) -> int
     """The first of the next REPLY_LOOKAHEAD messages of the session that answers message
     `key` (from `role`): one from another side that says something (in an agent's session
     the answer comes after its tool calls and their results), before `role` speaks again.
-    A tool result's text, often long, is never read."""
+    Only the other side's texts are read: a tool result's, often long, never is."""
     later = reader.execute(
-        "SELECT id, role, CASE WHEN role IN (?, 'tool') THEN '' ELSE substr(text, 1, 64) END"
+        "SELECT id, role, CASE WHEN role IN (?, ?) AND role<>? THEN substr(text, 1, 64) ELSE '' END"
         " FROM messages WHERE session_id=? AND id>? ORDER BY id LIMIT ?",
-        (role, session, key, REPLY_LOOKAHEAD),
+        (*SIDES, role, session, key, REPLY_LOOKAHEAD),
     )
     for rid, rrole, head in later:
         if rrole == role:
             return None  # asked again, or moved on: nothing answered it
-        if rrole not in ("tool", "system") and not says_nothing(head):
+        if not says_nothing(head):  # a tool's or the system's message reads as saying nothing
             return rid
     return None

@@ -141,7 +141,10 @@ def test_an_unanswered_question_in_an_agent_session_brings_nothing_ahead(tmp_pat
 
 
 def test_a_question_before_a_pasted_log_still_asks(tmp_path):
-    asked = "Why does the nightly export time out? The log:\n\n```\nTimeoutError: export exceeded 600 s\n```"
+    # The log is longer than the end of a message read first (64 characters): the question
+    # is only seen by reading the message whole.
+    log = "\n".join(f"worker {i}: TimeoutError: export exceeded 600 s" for i in range(4))
+    asked = f"Why does the nightly export time out? The log:\n\n```\n{log}\n```"
     with engine_for(tmp_path / "store") as e:
         record(e, "s", conversation(asked))
         e.index.wait()

@@ -60,7 +60,7 @@ def worker_command() -> list[str]:
 
 def _widen(pipe: BinaryIO) -> None:
     """Let `pipe` hold PIPE_BYTES where the system allows it (Linux); elsewhere it keeps its size."""
-    setsize = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    setsize = getattr(fcntl, "F_SETPIPE_SZ", None)  # fcntl is None off POSIX
     if setsize is not None:
         try:
             fcntl.fcntl(pipe.fileno(), setsize, PIPE_BYTES)
