@@ -180,7 +180,7 @@ class Root:
                           on_commit=lambda g: self._on_commit(g) if self.engine is not None else None)
         idx = self.settings.index
         workspace = WorkspaceIndex(self.records, max_file_bytes=idx.max_file_bytes, on_change=indexer.notify,
-                                   note_hook=self.facts.update_note, file_hook=self.knowledge.file_changed,
+                                   note_hook=self.facts.update_note, file_hook=self.knowledge.files_changed,
                                    link_roots=idx.link_roots, writing=indexer.writing)
         self.records.publish_index_epoch(epoch)
         index_dirs.sweep(self.store, {previous, epoch})  # readers may still be on `previous`

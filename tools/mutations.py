@@ -304,6 +304,9 @@ MUTATIONS = [
              (f"{DATES}::test_a_query_about_a_day_alone_returns_that_days_messages_latest_first",)),
     Mutation("date-ranges-uncapped", "lore_sidecar/engine/recall/when.py", "                if len(ranges) < MAX_RANGES:",
              "                if True:", ("tests/unit/test_when.py",)),
+    Mutation("stale-batch-reads-its-first-file-only", "lore_sidecar/engine/memory/knowledge.py",
+             "        shas = dict(changes)", "        shas = dict(list(changes)[:1])",
+             ("tests/e2e/test_conversation_memory.py::test_one_rescan_that_changes_several_cited_files_marks_each_citing_node_stale",)),
 ]
 
 

@@ -27,12 +27,13 @@ BUSY_TIMEOUT_MS = 10_000
 IN_BATCH = 900  # SQLite allows 999 parameters per statement by default
 
 
-def select_in(conn: sqlite3.Connection, sql: str, keys: Sequence[Any]) -> list[sqlite3.Row]:
-    """`sql` with one `{}` where the `IN (...)` list goes, run over `keys` in batches."""
+def select_in(conn: sqlite3.Connection, sql: str, keys: Sequence[Any], lead: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    """`sql` with one `{}` where the `IN (...)` list goes, run over `keys` in batches.
+    `lead`: the values of the placeholders before the list."""
     out: list[sqlite3.Row] = []
     for i in range(0, len(keys), IN_BATCH):
         part = list(keys[i : i + IN_BATCH])
-        out.extend(conn.execute(sql.format(",".join("?" * len(part))), part).fetchall())
+        out.extend(conn.execute(sql.format(",".join("?" * len(part))), [*lead, *part]).fetchall())
     return out
 
 

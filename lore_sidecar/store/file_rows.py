@@ -35,23 +35,28 @@ class FileRows:
         with self.db.write() as c:
             c.execute("UPDATE files SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, file_id))
 
-    def replace_files(self, project_id: int, files: Sequence[FileWrite]) -> None:
+    def replace_files(self, project_id: int, files: Sequence[FileWrite],
+                      then: Callable[[sqlite3.Connection], None] | None = None) -> None:
         """Several files in one transaction: a commit is an fsync, and a first scan of a
-        big folder paid one per file (measured: most of its time)."""
+        big folder paid one per file (measured: most of its time). `then(conn)` runs once in
+        the same transaction, after every file is written."""
         if not files:
             return
+        indexed_at = utc_now()  # one transaction, one moment (strftime per file was ~10 us)
         with self.db.write() as c:
             for f in files:
-                self._replace(c, project_id, f)
+                self._replace(c, project_id, f, indexed_at)
+            if then is not None:
+                then(c)
 
-    def _replace(self, c: sqlite3.Connection, project_id: int, f: FileWrite) -> None:
+    def _replace(self, c: sqlite3.Connection, project_id: int, f: FileWrite, indexed_at: str) -> None:
         if f.after is not None:
             f.after(c)
         self._drop_file(c, project_id, f.path)
         cur = c.execute(
             "INSERT INTO files(project_id, path, sha256, size, mtime_ns, indexed_at)"
             " VALUES (?,?,?,?,?,?)",
-            (project_id, f.path, f.sha256, f.size, f.mtime_ns, utc_now()),
+            (project_id, f.path, f.sha256, f.size, f.mtime_ns, indexed_at),
         )
         file_id = cur.lastrowid
         # The chunks in one statement, then their outbox rows in another, in chunk order (a
@@ -67,13 +72,17 @@ class FileRows:
         )
 
     def delete_files(
-        self, project_id: int, paths: Iterable[str], after: Callable[[sqlite3.Connection, str], None] | None = None
+        self, project_id: int, paths: Iterable[str], after: Callable[[sqlite3.Connection, str], None] | None = None,
+        then: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
+        """`after(conn, path)` runs for each path, `then(conn)` once at the end; all in one transaction."""
         with self.db.write() as c:
             for path in paths:
                 self._drop_file(c, project_id, path)
                 if after is not None:
                     after(c, path)
+            if then is not None:
+                then(c)
 
     def _drop_file(self, c: sqlite3.Connection, project_id: int, path: str) -> None:
         row = c.execute(

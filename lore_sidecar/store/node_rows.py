@@ -91,13 +91,19 @@ class NodeRows:
             (uri,),
         ))
 
-    def citing(self, c: sqlite3.Connection, project_id: int, rel: str) -> list[sqlite3.Row]:
-        """Live nodes of a project whose sources name this path."""
-        like = '%"path": ' + json.dumps(rel) + "%"
-        return list(c.execute(
-            "SELECT * FROM nodes WHERE deleted_at IS NULL AND project_id=? AND sources LIKE ?",
-            (project_id, like),
-        ))
+    def citing(self, c: sqlite3.Connection, project_id: int, paths: Sequence[str]) -> list[sqlite3.Row]:
+        """Live nodes of a project whose sources name one of these paths (once each). One
+        statement for a scan's whole batch of files: a statement per file cost a first scan
+        of 2,000 files ~80 ms on the thread that writes them."""
+        out: dict[int, sqlite3.Row] = {}
+        for row in select_in(
+            c,
+            "SELECT * FROM nodes n WHERE n.deleted_at IS NULL AND n.project_id=? AND EXISTS ("
+            " SELECT 1 FROM json_each(n.sources) s WHERE json_extract(s.value, '$.path') IN ({}))",
+            list(paths), (project_id,),
+        ):
+            out.setdefault(row["id"], row)
+        return list(out.values())
 
     def file_sha(self, c: sqlite3.Connection | None, project_id: int, rel: str) -> str | None:
         row = (c or self.db.reader()).execute(

@@ -308,6 +308,31 @@ def test_a_file_edit_marks_the_node_citing_it_stale(sidecar):
     assert after["stale"] is None and after["sources"][0]["sha256"] != before["sources"][0]["sha256"]
 
 
+def test_one_rescan_that_changes_several_cited_files_marks_each_citing_node_stale(tmp_path):
+    """A scan writes its files a batch at a time and tells staleness of the whole batch at
+    once: every node citing any of them is flagged, with its own file and reason."""
+    ws = make_project(tmp_path / "shop")
+    for name in ("a", "b", "c", "d"):
+        (ws / f"src/shop/{name}.py").write_text(f"def {name}():\n    return '{name}'\n")
+    c = spawn(tmp_path / "store", ws, env_for(None), watch=False)
+    try:
+        c.request("lore/reindex", {"scope": "workspace"})
+        for name in ("a", "b", "c", "d"):
+            c.request("lore/createNode", {"uri": f"project://shop/gotcha/{name}", "content": f"{name} returns its name",
+                                          "category": "gotcha", "sources": [{"path": f"src/shop/{name}.py"}]})
+        (ws / "src/shop/a.py").write_text("def a():\n    return 'A'\n")
+        (ws / "src/shop/c.py").write_text("def c():\n    return 'C'\n")
+        (ws / "src/shop/d.py").unlink()
+        c.request("lore/reindex", {"scope": "workspace"})  # one scan: a and c in one batch, d deleted
+        stale = {n: c.request("lore/getNode", {"uri": f"project://shop/gotcha/{n}"})["metadata"]["stale"] for n in "abcd"}
+        assert stale["a"] == {**stale["a"], "path": "src/shop/a.py", "reason": "changed"}
+        assert stale["c"] == {**stale["c"], "path": "src/shop/c.py", "reason": "changed"}
+        assert stale["d"] == {**stale["d"], "path": "src/shop/d.py", "reason": "missing"}
+        assert stale["b"] is None  # control: the node citing the untouched file
+    finally:
+        c.close()
+
+
 def test_export_then_import_into_a_fresh_store_reproduces_the_nodes(tmp_path):
     ws = make_project(tmp_path / "shop")
     c = spawn(tmp_path / "store-a", ws, env_for(None))

@@ -275,7 +275,8 @@ def test_a_scan_holds_the_legs_that_follow_the_text_leg_until_it_has_written_its
         assert e.index.wait(30)
         seen = []
         hook = e.view.workspace.file_hook
-        e.view.workspace.file_hook = lambda *a: seen.append(e.view.indexer.words_busy()) or hook(*a)
+        e.view.workspace.file_hook = lambda c, pid, changes: (
+            seen.extend(e.view.indexer.words_busy() for _ in changes) or hook(c, pid, changes))
         e.index.scan()
         assert len(seen) == 42 and all(seen)  # every file written while the scan held the others back
         assert e.index.wait(120)

@@ -10,7 +10,7 @@ caller commit something in the same transaction (the spool marks an operation ap
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -153,19 +153,26 @@ class Knowledge:
             return result
 
     # -- staleness --------------------------------------------------------------------------------
-    def file_changed(self, c, project_id: int, rel: str, sha: str | None) -> int:
-        """Inside a file's transaction: flag every node citing `rel` whose recorded hash no
-        longer matches (changed, or gone when `sha` is None). Returns how many were flagged."""
+    def files_changed(self, c, project_id: int, changes: Sequence[tuple[str, str | None]]) -> int:
+        """Inside the transaction that records the files: flag every node citing one of the
+        changed paths whose recorded hash no longer matches (changed, or gone when its sha is
+        None). `changes`: (path, new sha or None). Returns how many were flagged."""
+        shas = dict(changes)
         flagged = 0
-        for row in self.rows.citing(c, project_id, rel):
+        for row in self.rows.citing(c, project_id, list(shas)):
             sources = json.loads(row["sources"])
-            cited = next((s for s in sources if s["path"] == rel), None)
-            if cited is None or (sha is not None and cited.get("sha256") in (None, sha)):
-                continue
-            stale = {"path": rel, "reason": "missing" if sha is None else "changed", "since": self.clock()}
-            self.rows.update(c, row["id"], {"stale": json.dumps(stale)})
-            self.rows.queue(c, "upsert", row["id"], row["project_id"])
-            flagged += 1
+            for cited in sources:
+                rel = cited.get("path")
+                if rel not in shas:
+                    continue
+                sha = shas[rel]
+                if sha is not None and cited.get("sha256") in (None, sha):
+                    continue
+                stale = {"path": rel, "reason": "missing" if sha is None else "changed", "since": self.clock()}
+                self.rows.update(c, row["id"], {"stale": json.dumps(stale)})
+                self.rows.queue(c, "upsert", row["id"], row["project_id"])
+                flagged += 1
+                break
         return flagged
 
     # -- reads ------------------------------------------------------------------------------------

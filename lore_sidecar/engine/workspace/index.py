@@ -60,8 +60,8 @@ class WorkspaceIndex:
         # note_hook(conn, project_id, rel, text or None): facts a markdown note states, kept
         # in step with the note inside the same transaction.
         self.note_hook = note_hook
-        # file_hook(conn, project_id, rel, sha256 or None): told of every file change in the
-        # same transaction (knowledge citing the file is flagged stale).
+        # file_hook(conn, project_id, [(rel, sha256 or None)]): told of the files a transaction
+        # changed, in it (knowledge citing one of them is flagged stale).
         self.file_hook = file_hook
         self._rules: dict[str, IgnoreRules] = {}
 
@@ -98,12 +98,12 @@ class WorkspaceIndex:
                 # Files are written in batches, one transaction (one fsync) each, so a first
                 # scan is not one commit per file; bounded in count and size.
                 if len(batch) >= SCAN_BATCH_FILES or held >= SCAN_BATCH_CHARS:
-                    self.records.files.replace_files(project_id, batch)
+                    self._replace(project_id, batch)
                     self.on_change()  # the text leg indexes this batch while the scan reads on
                     batch, held = [], 0
             if progress and (i % 200 == 0):
                 progress(f"{i}/{len(entries)} files", int(100 * i / max(1, len(entries))))
-        self.records.files.replace_files(project_id, batch)
+        self._replace(project_id, batch)
         prefix = base.relative_to(root).as_posix()
         gone = [
             p for p in states
@@ -167,7 +167,7 @@ class WorkspaceIndex:
             return False
         write = self._write_for(project_id, rel, size, mtime_ns, state, self._prepare(rel, path, state, force))
         if write is not None:
-            self.records.files.replace_files(project_id, [write])
+            self._replace(project_id, [write])
         return write is not None
 
     @staticmethod
@@ -237,23 +237,28 @@ class WorkspaceIndex:
             log.error("%s: %s", rel, got.error)
         sha, text = got.sha256, got.text
         note_hook = self.note_hook if is_note(rel) else None
-        file_hook = self.file_hook
 
         def after(c) -> None:
-            if note_hook is not None:
-                note_hook(c, project_id, rel, text)
-            if file_hook is not None:
-                file_hook(c, project_id, rel, sha)
+            note_hook(c, project_id, rel, text)
 
-        return FileWrite(rel, sha, size, mtime_ns, got.chunks, after)
+        return FileWrite(rel, sha, size, mtime_ns, got.chunks, after if note_hook is not None else None)
+
+    def _replace(self, project_id: int, writes: list[FileWrite]) -> None:
+        """Record `writes` in one transaction, the file hook told of them all at its end."""
+        self.records.files.replace_files(project_id, writes, then=self._told(project_id, [(w.path, w.sha256) for w in writes]))
+
+    def _told(self, project_id: int, changes: list[tuple[str, str | None]]):
+        """The transaction's last step: the file hook told of every file it changed."""
+        file_hook = self.file_hook
+        if file_hook is None or not changes:
+            return None
+        return lambda c: file_hook(c, project_id, changes)
 
     def _delete(self, project_id: int, rels: list[str]) -> None:
-        note_hook, file_hook = self.note_hook, self.file_hook
+        note_hook = self.note_hook
 
         def after(c, rel: str) -> None:
             if note_hook is not None and is_note(rel):
                 note_hook(c, project_id, rel, None)
-            if file_hook is not None:
-                file_hook(c, project_id, rel, None)
 
-        self.records.files.delete_files(project_id, rels, after=after)
+        self.records.files.delete_files(project_id, rels, after=after, then=self._told(project_id, [(r, None) for r in rels]))
