@@ -68,6 +68,7 @@ class Doc:
 # How a message's text shows a call the model made to a tool (capture renders a tool_use
 # block so): a step of the agent's work, not something it said.
 TOOL_CALL_MARK = "[tool call "
+SIDES = ("user", "assistant")  # the two sides of a conversation: who asks, who answers (not a tool)
 # A line that opens or closes a fenced block of code or output in markdown.
 FENCES = ("```", "~~~")
 _ASKS = re.compile(r"\?(?:\s|$)")  # a question mark that ends a sentence

@@ -55,6 +55,7 @@ class RecallSettings:
     code_vector_weight: float = 3.0
     neighbours: int = 3
     date_weight: float = 0.6
+    when_weight: float = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +159,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "codeVectorWeight": (conv.number(0, 100), ("recall", "code_vector_weight")),
     "neighbours": (conv.integer(0, 50), ("recall", "neighbours")),
     "dateWeight": (conv.number(0, 100), ("recall", "date_weight")),
+    "whenWeight": (conv.number(0, 100), ("recall", "when_weight")),
     "writerStaleMs": (conv.integer(500, 600_000), ("store", "writer_stale_ms")),
     "applyWaitMs": (conv.integer(0, 60_000), ("store", "apply_wait_ms")),
     "allowNetworkFs": (conv.boolean, ("store", "allow_network_fs")),
@@ -199,7 +201,8 @@ ENV_PREFIX = "LORE_"
 # Ranking and timing knobs a repository may set: they change no destination and read nothing.
 WORKSPACE_OK = frozenset({
     "lexicalWeight", "vectorWeight", "rrfK", "recencyWeight", "recencyHalfLifeDays", "recallCandidates",
-    "vectorFloor", "fusion", "filesVectorWeight", "codeVectorWeight", "neighbours", "dateWeight", "debounceMs",
+    "vectorFloor", "fusion", "filesVectorWeight", "codeVectorWeight", "neighbours", "dateWeight", "whenWeight",
+    "debounceMs",
 })
 _DISTILLER_RANK = {"off": 0, "extractive": 1, "auto": 2, "llm": 2}
 # Options a repository may only restrict: (the value so far, the repository's) -> narrower?

@@ -307,6 +307,15 @@ MUTATIONS = [
     Mutation("stale-batch-reads-its-first-file-only", "lore_sidecar/engine/memory/knowledge.py",
              "        shas = dict(changes)", "        shas = dict(list(changes)[:1])",
              ("tests/e2e/test_conversation_memory.py::test_one_rescan_that_changes_several_cited_files_marks_each_citing_node_stale",)),
+    Mutation("when-question-ignored", "lore_sidecar/engine/recall/recaller.py",
+             "        tells = self._tell_when(msg_rows) if asks_when else set()", "        tells = set()",
+             (f"{DATES}::test_a_question_asking_when_prefers_the_message_that_tells_a_time",)),
+    Mutation("when-told-by-a-tool", "lore_sidecar/engine/recall/recaller.py",
+             'if row["role"] in SIDES]', "]",
+             (f"{DATES}::test_a_tools_output_that_tells_a_time_is_no_answer_to_when",)),
+    Mutation("when-asked-anywhere", "lore_sidecar/engine/recall/when.py",
+             'r"^\\W*(?:since', 'r"\\b(?:since',
+             (f"{DATES}::test_a_question_asking_when_prefers_the_message_that_tells_a_time", "tests/unit/test_when.py")),
 ]
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 
-from lore_sidecar.model import FENCES, Neighbours, asks_question, says_nothing
+from lore_sidecar.model import FENCES, SIDES, Neighbours, asks_question, says_nothing
 from lore_sidecar.store.db import select_in
 
 # How far past a question its reply is looked for: an agent's tool calls and their results
 # come between a prompt and the answer.
 REPLY_LOOKAHEAD = 32
-SIDES = ("user", "assistant")  # the two sides of a conversation: who asks, who answers
 
 
 def neighbours(reader: sqlite3.Connection, keys: list[int]) -> dict[int, Neighbours]:

@@ -101,3 +101,42 @@ def test_a_query_about_a_day_alone_returns_that_days_messages_latest_first(tmp_p
         # Control: a day on which nothing was said leaves the word matches as they were.
         assert first_texts(e, "what did we do yesterday?", as_of="2025-01-01T08:00:00Z")[0] == \
             "yesterday the build was slow"
+
+
+TOLD = "We finally moved the orders service to Postgres last Friday."
+PLAIN = "Moving the orders service to Postgres: the orders service runs on Postgres, orders and all."
+
+
+@contextmanager
+def told(store: Path, told_role: str = "assistant", **options) -> Iterator:
+    """Two answers about one move: one with more of the words, one that tells when."""
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
+                                init_options={"storeDir": str(store), "indexWorkspace": False, "watch": False,
+                                              "neighbours": 0, **options})
+    engine = open_engine(settings, [])
+    try:
+        rows = [("user", PLAIN, None), (told_role, TOLD, "t-1" if told_role == "tool" else None)]
+        engine.capture.record_messages(project=None, session_id="move", harness="test", messages=[
+            {"role": role, "content": text, "msg_id": f"m{i}", "created_at": "2024-03-08T10:00:00Z",
+             "tool_name": "bash" if role == "tool" else None, "tool_call_id": call}
+            for i, (role, text, call) in enumerate(rows)])
+        engine.index.wait()
+        yield engine
+    finally:
+        engine.close()
+
+
+def test_a_question_asking_when_prefers_the_message_that_tells_a_time(tmp_path):
+    with told(tmp_path / "store") as e:
+        # Control: asked without "when", the message with more of the words leads.
+        assert first_texts(e, "Did we move the orders service to Postgres?", n=2) == [PLAIN, TOLD]
+        assert first_texts(e, "When did we move the orders service to Postgres?", n=2) == [TOLD, PLAIN]
+        # "when" inside a sentence asks no time.
+        assert first_texts(e, "the orders service to Postgres fails when moved", n=2) == [PLAIN, TOLD]
+    with told(tmp_path / "off", whenWeight=0) as e:  # the setting turns it off
+        assert first_texts(e, "When did we move the orders service to Postgres?", n=2) == [PLAIN, TOLD]
+
+
+def test_a_tools_output_that_tells_a_time_is_no_answer_to_when(tmp_path):
+    with told(tmp_path / "store", told_role="tool") as e:
+        assert first_texts(e, "When did we move the orders service to Postgres?", n=2) == [PLAIN, TOLD]

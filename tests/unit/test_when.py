@@ -109,3 +109,34 @@ def test_a_query_naming_many_days_is_read_by_its_first_ones():
     assert firsts == named[:MAX_RANGES]
     # Control: a few days are all kept.
     assert len(mentioned("2023-01-01 and 2023-01-10", NOW).ranges) == 2
+
+
+@pytest.mark.parametrize("query", [
+    "When did we move to Postgres?", "when was the cache added", "Since when does the build fail?",
+    "How long ago did we pin numpy?", "On what date did the deploy break?", "Which year was the API v2 released?",
+    "  What day did we ship it?",
+])
+def test_questions_that_ask_for_a_time(query):
+    from lore_sidecar.engine.recall.when import asks_when
+    assert asks_when(query)
+
+
+@pytest.mark.parametrize("query", [
+    "the import fails when the cache is cold", "What did we decide about the cache?", "whenever it retries",
+    "What time zone does the server use", "deploy steps",
+])
+def test_questions_that_ask_no_time(query):
+    from lore_sidecar.engine.recall.when import asks_when
+    assert not asks_when(query)
+
+
+@pytest.mark.parametrize("text,tells", [
+    ("I went there yesterday", True), ("it broke last Friday", True), ("we moved it two weeks ago", True),
+    ("back in 2022 we used MySQL", True), ("the meeting on the 5th", True), ("in June we shipped", True),
+    ("Saturday was fun", True), ("this weekend I'm off", True),
+    ("we may go later", False), ("the march of time", False), ("thanks, that works!", False),
+    ("the function returns 42", False), ("see the 1st argument", True),
+])
+def test_messages_that_tell_a_time(text, tells):
+    from lore_sidecar.engine.recall.when import says_when
+    assert says_when(text) is tells

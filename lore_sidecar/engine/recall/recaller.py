@@ -15,7 +15,7 @@ from lore_sidecar.engine.recall import query as q
 from lore_sidecar.engine.recall import when as dates
 from lore_sidecar.engine.uris import chunk_uri, message_uri
 from lore_sidecar.filetypes import is_code_path
-from lore_sidecar.model import GLOBAL_PROJECT, INDEXED_SOURCES, Candidate, Hit, RecallResult
+from lore_sidecar.model import GLOBAL_PROJECT, INDEXED_SOURCES, SIDES, Candidate, Hit, RecallResult
 from lore_sidecar.ports import DenseModels, TextIndex, VectorIndex
 from lore_sidecar.settings import RecallSettings
 
@@ -26,6 +26,7 @@ NEIGHBOUR_FACTOR = 0.95
 REPLY_DEPTH = 10  # a question among the top this-many message hits brings its reply with it
 REPLY_LEAD = 1e-9  # ... just ahead of it: the reply holds the answer, the question only its topic
 MEMORY_KINDS = ("distillations", "knowledge", "entities")
+TELLS_WHEN_CHARS = 4000  # of a message, read for the time it tells (its opening)
 PRIORITY_BONUS = 0.002  # per priority level above 4, against an RRF score of ~1/60 at rank 1
 
 
@@ -87,6 +88,9 @@ class Recaller:
         # also be written in the text looked for).
         # Relative words ("yesterday") count from the recall's asOf, else now.
         when = dates.mentioned(query, _time(as_of)) if "messages" in kinds and s.date_weight > 0 else None
+        # A question asking when ("When did we move to Postgres?") prefers the messages that
+        # tell a time: the answer says "last Friday" or "in 2022".
+        asks_when = "messages" in kinds and s.when_weight > 0 and dates.asks_when(query)
         pool = max(s.candidates, offset + limit)
         cands: list[Candidate] = []
         chunk_rows = None
@@ -112,12 +116,12 @@ class Recaller:
                 s.fusion == "backfill" or (s.fusion == "auto" and "files" not in held))
             vec = self._dense(query, kinds, project_ids, pool, held) if dense and not deferred else []
             cands, chunk_rows = self._fused(lex, vec)
-            hits, total, last = self._materialise(cands, terms, offset, limit, as_of, chunk_rows, when)
-            if deferred and held and (last is None or last <= self._backfill_ceiling(lex, kinds, when)):
+            hits, total, last = self._materialise(cands, terms, offset, limit, as_of, chunk_rows, when, asks_when)
+            if deferred and held and (last is None or last <= self._backfill_ceiling(lex, kinds, when, asks_when)):
                 vec = self._dense(query, kinds, project_ids, pool, held)
                 if vec:
                     cands, chunk_rows = self._fused(lex, vec)
-                    hits, total, last = self._materialise(cands, terms, offset, limit, as_of, chunk_rows, when)
+                    hits, total, last = self._materialise(cands, terms, offset, limit, as_of, chunk_rows, when, asks_when)
         else:
             hits, total, _ = self._materialise(cands, terms, offset, limit, as_of, chunk_rows)
         truncated = total > offset + len(hits)
@@ -147,18 +151,28 @@ class Recaller:
                                 k=s.rrf_k, mode=s.fusion)
         return self._with_neighbours(cands), chunk_rows
 
-    def _backfill_ceiling(self, lex, kinds, when=None) -> float:
+    def _backfill_ceiling(self, lex, kinds, when=None, asks_when: bool = False) -> float:
         """The most a backfilled vector-only hit can score once ranked: the first place below
-        its group's lexical hits, plus the largest recency, date and priority bonuses."""
+        its group's lexical hits, plus the largest recency, date, time-told and priority bonuses."""
         s = self.settings
         group = len(lex) if s.fusion == "backfill" else sum(1 for h in lex if h[0] != "files")
         ceiling = s.lexical_weight / (s.rrf_k + group + 1) * s.vector_weight
         ceiling += fusion.recency_bonus(0.0, weight=s.recency_weight, half_life_days=s.recency_half_life_days, k=s.rrf_k)
         ceiling += self._date_bonus() if when is not None else 0.0
+        ceiling += self._when_bonus() if asks_when else 0.0
         return ceiling + (PRIORITY_BONUS * 4 if "knowledge" in kinds else 0.0)
 
     def _date_bonus(self) -> float:
         return self.settings.date_weight / (self.settings.rrf_k + 1)
+
+    def _when_bonus(self) -> float:
+        return self.settings.when_weight / (self.settings.rrf_k + 1)
+
+    def _tell_when(self, msg_rows) -> set[int]:
+        """The message candidates, said by the user or the assistant, that tell a time (a
+        tool's output is not an answer to "when": its timestamps are the log's)."""
+        said = [key for key, row in msg_rows.items() if row["role"] in SIDES]
+        return {key for key, text in self.records.message_texts(said).items() if dates.says_when(text[:TELLS_WHEN_CHARS])}
 
     def _within(self, lex, when: dates.When, terms, project_ids, pool) -> list[tuple[str, int, float]]:
         """The lexical leg with the best word matches among the messages of the named window
@@ -246,10 +260,11 @@ class Recaller:
         return sorted(by_id.values(), key=lambda c: (-c.fused, c.kind, c.key))
 
     def _materialise(self, cands, terms, offset, limit, as_of, chunk_rows=None,
-                     when: dates.When | None = None) -> tuple[list[Hit], int, float | None]:
+                     when: dates.When | None = None, asks_when: bool = False) -> tuple[list[Hit], int, float | None]:
         """The page of hits, how many there are, and the page's last score if it is full."""
         s = self.settings
         msg_rows = self.records.message_rows([c.key for c in cands if c.kind == "messages"])
+        tells = self._tell_when(msg_rows) if asks_when else set()
         if chunk_rows is None:
             chunk_rows = self.records.files.chunk_rows([c.key for c in cands if c.kind == "files"])
         fact_rows = self.records.fact_rows([c.key for c in cands if c.kind == "facts"])
@@ -281,6 +296,8 @@ class Recaller:
                 )
                 if when is not None and when.holds(row["created_at"]):
                     score += self._date_bonus()
+                if c.key in tells:
+                    score += self._when_bonus()
             elif c.kind == "knowledge":
                 # Curated knowledge ranks by priority; priority 0-1 nodes never decay.
                 age = 0.0 if row["priority"] <= 1 else _age_days(row["updated_at"], now)

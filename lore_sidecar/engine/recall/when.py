@@ -151,3 +151,31 @@ def mentioned(query: str, now: datetime | None = None) -> When | None:
     if not ranges:
         left = _RELATIVE.sub(claim(lambda m: [_relative(m.group("w"), ref)]), left)
     return When(ranges=tuple(sorted(ranges)), rest=" ".join(left.split())) if ranges else None
+
+
+# --- questions that ask for a time, and messages that tell one ---------------------------
+
+# A question asking when: "When did ...", "Since when ...", "On what date ...", "Which year
+# ...", "How long ago ...". Only at the start: "fails when the cache is cold" asks no time.
+_ASKS_WHEN = re.compile(
+    r"^\W*(?:since\s+when|when|how\s+long\s+ago|(?:(?:on|in|at|by|during|for)\s+)?(?:what|which)\s+"
+    r"(?:date|day|month|year|week|weekend|time|season)s?)\b(?!\s+zones?\b)", re.I)  # "what time zone": no
+_WEEKDAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_UNITS = r"day|days|week|weeks|weekend|month|months|year|years|night|morning|evening|summer|winter|spring|fall|autumn"
+# A message that tells a time: a relative day or period, a weekday, a year, a day of the
+# month ("the 5th"), a month's full name (only capitalised: "may" and "march" are ordinary
+# words, so May is left out).
+_SAYS_WHEN = re.compile(
+    rf"(?i:\b(?:yesterday|today|tonight|tomorrow|ago|(?:last|next|this|past|previous|coming)\s+(?:{_UNITS}|{_WEEKDAYS})"
+    rf"|{_WEEKDAYS}|the\s+other\s+day|(?:19|20)\d\d|\d{{1,2}}(?:st|nd|rd|th))\b)"
+    r"|\b(?:January|February|March|April|June|July|August|September|October|November|December)\b")
+
+
+def asks_when(query: str) -> bool:
+    """Whether the query asks for a time ("When did we move to Postgres?")."""
+    return _ASKS_WHEN.search(query) is not None
+
+
+def says_when(text: str) -> bool:
+    """Whether a message tells a time ("yesterday", "last Friday", "in 2022", "two weeks ago")."""
+    return _SAYS_WHEN.search(text) is not None
