@@ -140,3 +140,26 @@ def test_a_question_asking_when_prefers_the_message_that_tells_a_time(tmp_path):
 def test_a_tools_output_that_tells_a_time_is_no_answer_to_when(tmp_path):
     with told(tmp_path / "store", told_role="tool") as e:
         assert first_texts(e, "When did we move the orders service to Postgres?", n=2) == [PLAIN, TOLD]
+
+
+def test_the_dense_leg_is_skipped_only_when_no_vector_hit_could_reach_the_page(tmp_path):
+    """A message that tells a time, found by its meaning alone, lifted onto a full page of
+    word matches by a large `whenWeight`: deferring the dense leg must not hide it."""
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={
+        "storeDir": str(tmp_path / "store"), "indexWorkspace": False, "watch": False, "neighbours": 0,
+        "vectorFloor": -1, "whenWeight": 2.0})
+    e = open_engine(settings, [])
+    try:
+        friday = "We pushed the release to prod last Friday."
+        def said(session, texts):  # its own session: a neighbour's words are indexed with a message
+            e.capture.record_messages(project=None, session_id=session, harness="test", messages=[
+                {"role": "user", "content": t, "msg_id": f"m{i}", "created_at": None, "tool_name": None,
+                 "tool_call_id": None} for i, t in enumerate(texts)])
+        said("notes", [f"deploy notes {i}: the deploy pipeline ran" for i in range(12)])
+        said("release", [friday])
+        assert e.index.wait(60)
+        # Control: no word of the query is in it, so the words alone never find it.
+        assert friday not in first_texts(e, "When did we deploy?", n=13, lexical_only=True)
+        assert first_texts(e, "When did we deploy?", n=10)[0] == friday
+    finally:
+        e.close()

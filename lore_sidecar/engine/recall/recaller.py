@@ -116,14 +116,19 @@ class Recaller:
                 s.fusion == "backfill" or (s.fusion == "auto" and "files" not in held))
             vec = self._dense(query, kinds, project_ids, pool, held) if dense and not deferred else []
             cands, chunk_rows = self._fused(lex, vec)
-            hits, total, last = self._materialise(cands, terms, offset, limit, as_of, chunk_rows, when, asks_when)
+            # The texts read to see which candidates tell a time, kept for a second page below.
+            told: dict[int, tuple[str, bool]] | None = {} if asks_when else None
+            scored = self._rank(cands, as_of, chunk_rows, when, told)
+            last = scored[offset + limit - 1][0] if limit > 0 and len(scored) >= offset + limit else None
             if deferred and held and (last is None or last <= self._backfill_ceiling(lex, kinds, when, asks_when)):
                 vec = self._dense(query, kinds, project_ids, pool, held)
                 if vec:
                     cands, chunk_rows = self._fused(lex, vec)
-                    hits, total, last = self._materialise(cands, terms, offset, limit, as_of, chunk_rows, when, asks_when)
+                    scored = self._rank(cands, as_of, chunk_rows, when, told)
+            hits = self._page(scored[offset : offset + limit], terms, told)
+            total = len(scored)
         else:
-            hits, total, _ = self._materialise(cands, terms, offset, limit, as_of, chunk_rows)
+            hits, total = [], 0
         truncated = total > offset + len(hits)
         return RecallResult(
             query_id=uuid.uuid4().hex[:16],
@@ -153,14 +158,16 @@ class Recaller:
 
     def _backfill_ceiling(self, lex, kinds, when=None, asks_when: bool = False) -> float:
         """The most a backfilled vector-only hit can score once ranked: the first place below
-        its group's lexical hits, plus the largest recency, date, time-told and priority bonuses."""
+        its group's lexical hits, plus the largest bonuses one hit can get: recency, and a
+        message's date and time-told bonuses or a knowledge node's priority (a hit is one or
+        the other, never both)."""
         s = self.settings
         group = len(lex) if s.fusion == "backfill" else sum(1 for h in lex if h[0] != "files")
         ceiling = s.lexical_weight / (s.rrf_k + group + 1) * s.vector_weight
         ceiling += fusion.recency_bonus(0.0, weight=s.recency_weight, half_life_days=s.recency_half_life_days, k=s.rrf_k)
-        ceiling += self._date_bonus() if when is not None else 0.0
-        ceiling += self._when_bonus() if asks_when else 0.0
-        return ceiling + (PRIORITY_BONUS * 4 if "knowledge" in kinds else 0.0)
+        message = (self._date_bonus() if when is not None else 0.0) + (self._when_bonus() if asks_when else 0.0)
+        node = PRIORITY_BONUS * 4 if "knowledge" in kinds else 0.0
+        return ceiling + max(message if "messages" in kinds else 0.0, node)
 
     def _date_bonus(self) -> float:
         return self.settings.date_weight / (self.settings.rrf_k + 1)
@@ -168,11 +175,15 @@ class Recaller:
     def _when_bonus(self) -> float:
         return self.settings.when_weight / (self.settings.rrf_k + 1)
 
-    def _tell_when(self, msg_rows) -> set[int]:
+    def _tell_when(self, msg_rows, told: dict[int, tuple[str, bool]]) -> set[int]:
         """The message candidates, said by the user or the assistant, that tell a time (a
-        tool's output is not an answer to "when": its timestamps are the log's)."""
+        tool's output is not an answer to "when": its timestamps are the log's). `told`: each
+        message read so far in this recall, (its text, whether it tells a time); filled here
+        (the page's hits are made from those texts)."""
         said = [key for key, row in msg_rows.items() if row["role"] in SIDES]
-        return {key for key, text in self.records.message_texts(said).items() if dates.says_when(text[:TELLS_WHEN_CHARS])}
+        for key, text in self.records.message_texts([key for key in said if key not in told]).items():
+            told[key] = (text, dates.says_when(text[:TELLS_WHEN_CHARS]))
+        return {key for key in said if key in told and told[key][1]}
 
     def _within(self, lex, when: dates.When, terms, project_ids, pool) -> list[tuple[str, int, float]]:
         """The lexical leg with the best word matches among the messages of the named window
@@ -259,12 +270,14 @@ class Recaller:
                 join(place.reply, fused + REPLY_LEAD)
         return sorted(by_id.values(), key=lambda c: (-c.fused, c.kind, c.key))
 
-    def _materialise(self, cands, terms, offset, limit, as_of, chunk_rows=None,
-                     when: dates.When | None = None, asks_when: bool = False) -> tuple[list[Hit], int, float | None]:
-        """The page of hits, how many there are, and the page's last score if it is full."""
+    def _rank(self, cands, as_of, chunk_rows=None, when: dates.When | None = None,
+              told: dict[int, tuple[str, bool]] | None = None) -> list[tuple[float, Candidate, object]]:
+        """The candidates that still stand (not deleted, suppressed, superseded or after
+        `asOf`), each with its final score and its row, best first. `told`: given when the
+        query asks when (what `_tell_when` has read so far)."""
         s = self.settings
         msg_rows = self.records.message_rows([c.key for c in cands if c.kind == "messages"])
-        tells = self._tell_when(msg_rows) if asks_when else set()
+        tells = self._tell_when(msg_rows, told) if told is not None else set()
         if chunk_rows is None:
             chunk_rows = self.records.files.chunk_rows([c.key for c in cands if c.kind == "files"])
         fact_rows = self.records.fact_rows([c.key for c in cands if c.kind == "facts"])
@@ -305,11 +318,15 @@ class Recaller:
                     age, weight=s.recency_weight, half_life_days=s.recency_half_life_days, k=s.rrf_k)
             scored.append((score, c, row))
         scored.sort(key=lambda t: (-t[0], t[1].kind, t[1].key))
-        page = scored[offset : offset + limit]
-        texts = self.records.message_texts([c.key for _, c, _ in page if c.kind == "messages"])
-        hits = [self._hit(score, c, row, terms, texts.get(c.key, "")) for score, c, row in page
+        return scored
+
+    def _page(self, page: list[tuple[float, Candidate, object]], terms, told: dict[int, tuple[str, bool]] | None) -> list[Hit]:
+        """The hits of a page of ranked candidates (made only for the page that is shown)."""
+        read = told or {}
+        texts = {c.key: read[c.key][0] for _, c, _ in page if c.kind == "messages" and c.key in read}
+        texts.update(self.records.message_texts([c.key for _, c, _ in page if c.kind == "messages" and c.key not in texts]))
+        return [self._hit(score, c, row, terms, texts.get(c.key, "")) for score, c, row in page
                 if c.kind != "messages" or c.key in texts]  # a message deleted since its row was read
-        return hits, len(scored), page[-1][0] if len(hits) == limit > 0 else None
 
     def _hit(self, score: float, c: Candidate, row, terms: list[str], message_text: str) -> Hit:
         if c.kind in MEMORY_KINDS:

@@ -166,9 +166,12 @@ _UNITS = r"day|days|week|weeks|weekend|month|months|year|years|night|morning|eve
 # month ("the 5th"), a month's full name (only capitalised: "may" and "march" are ordinary
 # words, so May is left out).
 _SAYS_WHEN = re.compile(
+    # Tried only where a word starts: every form does, and the alternation is then tried at
+    # a sixth of the positions (~6 us a message of 150 characters instead of ~11).
+    r"(?=[A-Za-z0-9])(?<![A-Za-z0-9_])(?:"
     rf"(?i:\b(?:yesterday|today|tonight|tomorrow|ago|(?:last|next|this|past|previous|coming)\s+(?:{_UNITS}|{_WEEKDAYS})"
     rf"|{_WEEKDAYS}|the\s+other\s+day|(?:19|20)\d\d|\d{{1,2}}(?:st|nd|rd|th))\b)"
-    r"|\b(?:January|February|March|April|June|July|August|September|October|November|December)\b")
+    r"|\b(?:January|February|March|April|June|July|August|September|October|November|December)\b)")
 
 
 def asks_when(query: str) -> bool:
