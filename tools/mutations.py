@@ -308,7 +308,7 @@ MUTATIONS = [
              "        shas = dict(changes)", "        shas = dict(list(changes)[:1])",
              ("tests/e2e/test_conversation_memory.py::test_one_rescan_that_changes_several_cited_files_marks_each_citing_node_stale",)),
     Mutation("when-question-ignored", "lore_sidecar/engine/recall/recaller.py",
-             "        tells = self._tell_when(msg_rows, told) if told is not None else set()", "        tells = set()",
+             "        timed = self._tell_when(msg_rows, told) if told is not None else set()", "        timed = set()",
              (f"{DATES}::test_a_question_asking_when_prefers_the_message_that_tells_a_time",)),
     Mutation("when-told-by-a-tool", "lore_sidecar/engine/recall/recaller.py",
              'if row["role"] in SIDES]', "]",
@@ -319,6 +319,9 @@ MUTATIONS = [
     Mutation("dense-deferred-past-the-when-bonus", "lore_sidecar/engine/recall/recaller.py",
              "(self._when_bonus() if asks_when else 0.0)\n        node", "0.0\n        node",
              (f"{DATES}::test_the_dense_leg_is_skipped_only_when_no_vector_hit_could_reach_the_page",)),
+    Mutation("how-long-asks-nothing", "lore_sidecar/engine/recall/when.py",
+             "    if _ASKS_HOW_LONG.search(query):\n        return says_how_long", "    if False:\n        return says_how_long",
+             (f"{DATES}::test_a_question_asking_how_long_prefers_the_message_that_tells_a_duration", "tests/unit/test_when.py")),
 ]
 
 

@@ -137,6 +137,24 @@ def test_a_question_asking_when_prefers_the_message_that_tells_a_time(tmp_path):
         assert first_texts(e, "When did we move the orders service to Postgres?", n=2) == [PLAIN, TOLD]
 
 
+def test_a_question_asking_how_long_prefers_the_message_that_tells_a_duration(tmp_path):
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={
+        "storeDir": str(tmp_path / "store"), "indexWorkspace": False, "watch": False, "neighbours": 0})
+    e = open_engine(settings, [])
+    try:
+        lasted = "The orders service has run on Postgres for four years."
+        plain = "The orders service runs on Postgres: orders, the orders service and Postgres."
+        for session, text in (("a", plain), ("b", lasted)):  # own sessions: no neighbour's words
+            e.capture.record_messages(project=None, session_id=session, harness="test", messages=[
+                {"role": "user", "content": text, "msg_id": "m", "created_at": None, "tool_name": None, "tool_call_id": None}])
+        assert e.index.wait(60)
+        # Control: asked without "how long", the message with more of the words leads.
+        assert first_texts(e, "Has the orders service run on Postgres?", n=2) == [plain, lasted]
+        assert first_texts(e, "How long has the orders service run on Postgres?", n=2) == [lasted, plain]
+    finally:
+        e.close()
+
+
 def test_a_tools_output_that_tells_a_time_is_no_answer_to_when(tmp_path):
     with told(tmp_path / "store", told_role="tool") as e:
         assert first_texts(e, "When did we move the orders service to Postgres?", n=2) == [PLAIN, TOLD]

@@ -140,3 +140,24 @@ def test_questions_that_ask_no_time(query):
 def test_messages_that_tell_a_time(text, tells):
     from lore_sidecar.engine.recall.when import says_when
     assert says_when(text) is tells
+
+
+@pytest.mark.parametrize("query,test", [
+    ("When did we move to Postgres?", "says_when"), ("How long ago did we pin numpy?", "says_when"),
+    ("How long has the cache been on?", "says_how_long"), ("how long does the suite take", "says_how_long"),
+    ("What did we decide about the cache?", None), ("the cache lives long when warm", None),
+])
+def test_a_question_about_time_says_what_its_answer_must_tell(query, test):
+    from lore_sidecar.engine.recall import when
+    asked = when.time_asked(query)
+    assert (asked.__name__ if asked else None) == test
+
+
+@pytest.mark.parametrize("text,tells", [
+    ("I've had them for four years now", True), ("the suite takes 10 minutes", True), ("builds in 3 hrs", True),
+    ("we have used it since 2019", True), ("friends for a while", True), ("a couple of weeks of work", True),
+    ("the function returns four values", False), ("thanks, that works!", False), ("a long function", False),
+])
+def test_messages_that_tell_a_duration(text, tells):
+    from lore_sidecar.engine.recall.when import says_how_long
+    assert says_how_long(text) is tells

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -44,6 +45,15 @@ def _time(iso: str | None) -> datetime | None:
         return datetime.fromisoformat(iso.replace("Z", "+00:00"))
     except ValueError:
         return None
+
+
+@dataclass(slots=True)
+class _Told:
+    """A question about time in one recall: what an answer must tell (`tells(text)`), and
+    each message read so far, (its text, whether it tells it)."""
+
+    tells: Callable[[str], bool]
+    read: dict[int, tuple[str, bool]] = field(default_factory=dict)
 
 
 def _age_days(iso: str | None, now: float) -> float:
@@ -89,8 +99,9 @@ class Recaller:
         # Relative words ("yesterday") count from the recall's asOf, else now.
         when = dates.mentioned(query, _time(as_of)) if "messages" in kinds and s.date_weight > 0 else None
         # A question asking when ("When did we move to Postgres?") prefers the messages that
-        # tell a time: the answer says "last Friday" or "in 2022".
-        asks_when = "messages" in kinds and s.when_weight > 0 and dates.asks_when(query)
+        # tell a time: the answer says "last Friday" or "in 2022"; one asking how long, the
+        # messages that tell a duration ("for four years").
+        tells = dates.time_asked(query) if "messages" in kinds and s.when_weight > 0 else None
         pool = max(s.candidates, offset + limit)
         cands: list[Candidate] = []
         chunk_rows = None
@@ -116,11 +127,12 @@ class Recaller:
                 s.fusion == "backfill" or (s.fusion == "auto" and "files" not in held))
             vec = self._dense(query, kinds, project_ids, pool, held) if dense and not deferred else []
             cands, chunk_rows = self._fused(lex, vec)
-            # The texts read to see which candidates tell a time, kept for a second page below.
-            told: dict[int, tuple[str, bool]] | None = {} if asks_when else None
+            # The texts read to see which candidates tell the time asked, kept for a second
+            # ranking below.
+            told = _Told(tells) if tells is not None else None
             scored = self._rank(cands, as_of, chunk_rows, when, told)
             last = scored[offset + limit - 1][0] if limit > 0 and len(scored) >= offset + limit else None
-            if deferred and held and (last is None or last <= self._backfill_ceiling(lex, kinds, when, asks_when)):
+            if deferred and held and (last is None or last <= self._backfill_ceiling(lex, kinds, when, told is not None)):
                 vec = self._dense(query, kinds, project_ids, pool, held)
                 if vec:
                     cands, chunk_rows = self._fused(lex, vec)
@@ -175,15 +187,13 @@ class Recaller:
     def _when_bonus(self) -> float:
         return self.settings.when_weight / (self.settings.rrf_k + 1)
 
-    def _tell_when(self, msg_rows, told: dict[int, tuple[str, bool]]) -> set[int]:
-        """The message candidates, said by the user or the assistant, that tell a time (a
-        tool's output is not an answer to "when": its timestamps are the log's). `told`: each
-        message read so far in this recall, (its text, whether it tells a time); filled here
-        (the page's hits are made from those texts)."""
+    def _tell_when(self, msg_rows, told: _Told) -> set[int]:
+        """The message candidates, said by the user or the assistant, that tell the time the
+        question asks (a tool's output is no answer: its timestamps are the log's)."""
         said = [key for key, row in msg_rows.items() if row["role"] in SIDES]
-        for key, text in self.records.message_texts([key for key in said if key not in told]).items():
-            told[key] = (text, dates.says_when(text[:TELLS_WHEN_CHARS]))
-        return {key for key in said if key in told and told[key][1]}
+        for key, text in self.records.message_texts([key for key in said if key not in told.read]).items():
+            told.read[key] = (text, told.tells(text[:TELLS_WHEN_CHARS]))
+        return {key for key in said if key in told.read and told.read[key][1]}
 
     def _within(self, lex, when: dates.When, terms, project_ids, pool) -> list[tuple[str, int, float]]:
         """The lexical leg with the best word matches among the messages of the named window
@@ -271,13 +281,13 @@ class Recaller:
         return sorted(by_id.values(), key=lambda c: (-c.fused, c.kind, c.key))
 
     def _rank(self, cands, as_of, chunk_rows=None, when: dates.When | None = None,
-              told: dict[int, tuple[str, bool]] | None = None) -> list[tuple[float, Candidate, object]]:
+              told: _Told | None = None) -> list[tuple[float, Candidate, object]]:
         """The candidates that still stand (not deleted, suppressed, superseded or after
         `asOf`), each with its final score and its row, best first. `told`: given when the
         query asks when (what `_tell_when` has read so far)."""
         s = self.settings
         msg_rows = self.records.message_rows([c.key for c in cands if c.kind == "messages"])
-        tells = self._tell_when(msg_rows, told) if told is not None else set()
+        timed = self._tell_when(msg_rows, told) if told is not None else set()
         if chunk_rows is None:
             chunk_rows = self.records.files.chunk_rows([c.key for c in cands if c.kind == "files"])
         fact_rows = self.records.fact_rows([c.key for c in cands if c.kind == "facts"])
@@ -309,7 +319,7 @@ class Recaller:
                 )
                 if when is not None and when.holds(row["created_at"]):
                     score += self._date_bonus()
-                if c.key in tells:
+                if c.key in timed:
                     score += self._when_bonus()
             elif c.kind == "knowledge":
                 # Curated knowledge ranks by priority; priority 0-1 nodes never decay.
@@ -320,9 +330,9 @@ class Recaller:
         scored.sort(key=lambda t: (-t[0], t[1].kind, t[1].key))
         return scored
 
-    def _page(self, page: list[tuple[float, Candidate, object]], terms, told: dict[int, tuple[str, bool]] | None) -> list[Hit]:
+    def _page(self, page: list[tuple[float, Candidate, object]], terms, told: _Told | None) -> list[Hit]:
         """The hits of a page of ranked candidates (made only for the page that is shown)."""
-        read = told or {}
+        read = told.read if told is not None else {}
         texts = {c.key: read[c.key][0] for _, c, _ in page if c.kind == "messages" and c.key in read}
         texts.update(self.records.message_texts([c.key for _, c, _ in page if c.kind == "messages" and c.key not in texts]))
         return [self._hit(score, c, row, terms, texts.get(c.key, "")) for score, c, row in page

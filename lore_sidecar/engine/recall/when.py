@@ -174,6 +174,17 @@ _SAYS_WHEN = re.compile(
     r"|\b(?:January|February|March|April|June|July|August|September|October|November|December)\b)")
 
 
+# A question asking how long: "How long has the cache been on?" ("how long ago" asks when).
+_ASKS_HOW_LONG = re.compile(r"^\W*how\s+long\b(?!\s+ago\b)", re.I)
+_COUNT = r"\d+(?:\.\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|few|couple\s+of|several"
+# A message that tells a duration: a count of a unit ("four years", "10 minutes", "3 hrs"),
+# "since ...", "for years/a while", or a year ("since 2019").
+_SAYS_HOW_LONG = re.compile(
+    r"(?=[A-Za-z0-9])(?<![A-Za-z0-9_])(?i:"
+    rf"(?:{_COUNT})\s*(?:years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|hrs?|mins?|secs?|ms)\b"
+    r"|since\b|for\s+(?:years|months|weeks|days|hours|ages|a\s+while|long)\b|(?:19|20)\d\d\b)")
+
+
 def asks_when(query: str) -> bool:
     """Whether the query asks for a time ("When did we move to Postgres?")."""
     return _ASKS_WHEN.search(query) is not None
@@ -182,3 +193,18 @@ def asks_when(query: str) -> bool:
 def says_when(text: str) -> bool:
     """Whether a message tells a time ("yesterday", "last Friday", "in 2022", "two weeks ago")."""
     return _SAYS_WHEN.search(text) is not None
+
+
+def says_how_long(text: str) -> bool:
+    """Whether a message tells a duration ("for four years", "takes 10 minutes", "since 2019")."""
+    return _SAYS_HOW_LONG.search(text) is not None
+
+
+def time_asked(query: str) -> Callable[[str], bool] | None:
+    """What a question about time needs an answer to tell, as the test to read a message
+    with: a time for "When ...?", a duration for "How long ...?"; None for any other query."""
+    if _ASKS_WHEN.search(query):
+        return says_when
+    if _ASKS_HOW_LONG.search(query):
+        return says_how_long
+    return None
