@@ -94,6 +94,13 @@ def says_nothing(text: str) -> bool:
     return not text or text.startswith(TOOL_CALL_MARK)
 
 
+def says_something_sql(column: str) -> str:
+    """`not says_nothing(column)` as an SQL condition, for texts whose leading white space is
+    ASCII (the rule reads only the text's start: white space, then the tool-call mark)."""
+    head = f"ltrim(substr({column}, 1, 64), ' ' || char(9, 10, 11, 12, 13))"
+    return f"({head} <> '' AND substr({head}, 1, {len(TOOL_CALL_MARK)}) <> '{TOOL_CALL_MARK}')"
+
+
 def asks_question(text: str) -> bool:
     """Whether a message ends by asking something: its text ends with '?', white space
     aside. A message that ends with pasted code or output in a fenced block asks when the

@@ -322,6 +322,21 @@ MUTATIONS = [
     Mutation("how-long-asks-nothing", "lore_sidecar/engine/recall/when.py",
              "    if _ASKS_HOW_LONG.search(query):\n        return says_how_long", "    if False:\n        return says_how_long",
              (f"{DATES}::test_a_question_asking_how_long_prefers_the_message_that_tells_a_duration", "tests/unit/test_when.py")),
+    Mutation("neighbour-a-bare-tool-call", "lore_sidecar/store/turns.py",
+             'x.id{op}m.id AND "\n         + says_something_sql("x.text") + " ORDER BY', 'x.id{op}m.id "\n         + " ORDER BY',
+             (f"{REPLIES}::test_a_hits_neighbours_in_an_agent_session_are_messages_that_say_something",)),
+    Mutation("context-for-a-bare-tool-call", "lore_sidecar/store/records.py",
+             'f"SELECT m.id, m.project_id, m.role, m.text, m.created_at, CASE WHEN {says(\'m.text\')} THEN"',
+             'f"SELECT m.id, m.project_id, m.role, m.text, m.created_at, CASE WHEN 1 THEN"',
+             (f"{REPLIES}::test_an_agent_sessions_context_passes_over_bare_tool_calls_live_and_rebuilt",)),
+    Mutation("context-requeued-past-a-tool-call", "lore_sidecar/store/records.py",
+             "                    last_in_session[m.session_id] = cur.lastrowid\n                c.execute(",
+             "                    pass\n                last_in_session[m.session_id] = cur.lastrowid\n                c.execute(",
+             (f"{REPLIES}::test_an_agent_sessions_context_passes_over_bare_tool_calls_live_and_rebuilt",)),
+    Mutation("context-requeue-starts-at-a-tool-call", "lore_sidecar/store/records.py",
+             'c.execute(f"SELECT id FROM messages WHERE session_id=? AND {says_something_sql(\'text\')}"',
+             'c.execute(f"SELECT id FROM messages WHERE session_id=? AND 1"',
+             (f"{REPLIES}::test_an_agent_sessions_context_passes_over_bare_tool_calls_live_and_rebuilt",)),
 ]
 
 

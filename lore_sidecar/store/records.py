@@ -8,7 +8,15 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
-from lore_sidecar.model import Doc, Neighbours, NewMessage, Project, day_number
+from lore_sidecar.model import (
+    Doc,
+    Neighbours,
+    NewMessage,
+    Project,
+    day_number,
+    says_nothing,
+    says_something_sql,
+)
 from lore_sidecar.store import turns
 from lore_sidecar.store.db import Database, select_in, utc_now
 from lore_sidecar.store.file_rows import FileRows
@@ -107,12 +115,14 @@ class Records:
     ) -> list[tuple[str, bool]]:
         out: list[tuple[str, bool]] = []
         now = utc_now()
+        # Each session's last message that says something (the one whose context a new one completes).
         last_in_session: dict[str, int | None] = {}
         fresh: set[int] = set()  # rows this call inserted: their own outbox entry is still pending
         for m in messages:
             if m.session_id not in last_in_session:
-                row = c.execute("SELECT MAX(id) FROM messages WHERE session_id=?", (m.session_id,)).fetchone()
-                last_in_session[m.session_id] = row[0]
+                row = c.execute(f"SELECT id FROM messages WHERE session_id=? AND {says_something_sql('text')}"
+                                " ORDER BY id DESC LIMIT 1", (m.session_id,)).fetchone()
+                last_in_session[m.session_id] = row[0] if row else None
             cur = c.execute(
                 "INSERT OR IGNORE INTO messages(project_id, session_id, msg_id, role, harness,"
                 " content, text, tool_name, tool_call_id, created_at, recorded_at)"
@@ -134,20 +144,22 @@ class Records:
             new = cur.rowcount == 1
             if new:
                 prev = last_in_session[m.session_id]
-                # The previous message's context now includes this one; one inserted by this
-                # call is indexed after the commit anyway, with its context as it is then.
-                if prev is not None and prev not in fresh:
-                    c.execute(
-                        "INSERT INTO index_outbox(op, kind, key, project_id)"
-                        " SELECT 'upsert', 'messages', id, project_id FROM messages WHERE id=?",
-                        (prev,),
-                    )
+                # The previous message's context now includes this one (if this one says
+                # something); one inserted by this call is indexed after the commit anyway,
+                # with its context as it is then.
+                if not says_nothing(m.text):
+                    if prev is not None and prev not in fresh:
+                        c.execute(
+                            "INSERT INTO index_outbox(op, kind, key, project_id)"
+                            " SELECT 'upsert', 'messages', id, project_id FROM messages WHERE id=?",
+                            (prev,),
+                        )
+                    last_in_session[m.session_id] = cur.lastrowid
                 c.execute(
                     "INSERT INTO index_outbox(op, kind, key, project_id) VALUES"
                     " ('upsert', 'messages', ?, ?)",
                     (cur.lastrowid, project_id),
                 )
-                last_in_session[m.session_id] = cur.lastrowid
                 fresh.add(cur.lastrowid)
             out.append((m.msg_id, new))
         return out
@@ -238,13 +250,18 @@ class Records:
         if not keys:
             return []
         # The messages before and after it in its session are its context: a reply answers
-        # in its own words what the question asked in others. (A new message re-queues the
-        # one before it, whose context it completes: see `_insert_messages`.)
+        # in its own words what the question asked in others. In an agent's session those
+        # are the nearest that say something: a bare tool call or an empty thought is passed
+        # over, and has no context of its own (found by its context alone, it was noise on
+        # a page). (A new message that says something re-queues the one before it, whose
+        # context it completes: see `_insert_messages`.)
+        says = says_something_sql
         rows = self._in(
-            "SELECT m.id, m.project_id, m.role, m.text, m.created_at, (SELECT p.text FROM messages p"
-            " WHERE p.session_id=m.session_id AND p.id<m.id ORDER BY p.id DESC LIMIT 1) AS prev,"
-            " (SELECT n.text FROM messages n"
-            " WHERE n.session_id=m.session_id AND n.id>m.id ORDER BY n.id LIMIT 1) AS next"
+            f"SELECT m.id, m.project_id, m.role, m.text, m.created_at, CASE WHEN {says('m.text')} THEN"
+            f" (SELECT p.text FROM messages p WHERE p.session_id=m.session_id AND p.id<m.id AND {says('p.text')}"
+            " ORDER BY p.id DESC LIMIT 1) END AS prev,"
+            f" CASE WHEN {says('m.text')} THEN (SELECT n.text FROM messages n"
+            f" WHERE n.session_id=m.session_id AND n.id>m.id AND {says('n.text')} ORDER BY n.id LIMIT 1) END AS next"
             " FROM messages m WHERE m.id IN ({})",
             keys,
         )

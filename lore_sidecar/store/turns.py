@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import sqlite3
 
-from lore_sidecar.model import FENCES, SIDES, Neighbours, asks_question, says_nothing
+from lore_sidecar.model import (
+    FENCES,
+    SIDES,
+    Neighbours,
+    asks_question,
+    says_nothing,
+    says_something_sql,
+)
 from lore_sidecar.store.db import select_in
 
 # How far past a question its reply is looked for: an agent's tool calls and their results
@@ -12,15 +19,20 @@ from lore_sidecar.store.db import select_in
 REPLY_LOOKAHEAD = 32
 
 
+# The nearest message on either side that says something: an agent's bare tool calls and
+# empty thoughts are passed over (shown as a hit's neighbours they were noise on the page).
+_NEAR = ("(SELECT x.id FROM messages x WHERE x.session_id=m.session_id AND x.id{op}m.id AND "
+         + says_something_sql("x.text") + " ORDER BY x.id {order} LIMIT 1)")
+
+
 def neighbours(reader: sqlite3.Connection, keys: list[int]) -> dict[int, Neighbours]:
-    """The messages right before and after each one in its session, whether it asks a
-    question, and if so its reply. A message's end is read first (its last 64 characters),
-    so a long one costs no more than a short one; only one that ends with a fenced block is
-    read whole."""
+    """The messages right before and after each one in its session that say something (not
+    a bare tool call, not an empty thought), whether it asks a question, and if so its
+    reply. A message's end is read first (its last 64 characters), so a long one costs no
+    more than a short one; only one that ends with a fenced block is read whole."""
     rows = select_in(
         reader,
-        "SELECT m.id, (SELECT MAX(p.id) FROM messages p WHERE p.session_id=m.session_id AND p.id<m.id),"
-        " (SELECT MIN(n.id) FROM messages n WHERE n.session_id=m.session_id AND n.id>m.id),"
+        f"SELECT m.id, {_NEAR.format(op='<', order='DESC')}, {_NEAR.format(op='>', order='ASC')},"
         " m.session_id, m.role, substr(m.text, -64) FROM messages m WHERE m.id IN ({})",
         keys,
     )

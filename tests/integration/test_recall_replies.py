@@ -129,6 +129,25 @@ def test_in_an_agent_session_the_reply_is_the_answer_past_the_tool_calls(tmp_pat
         assert not any(s.startswith("[tool call") for s in top[:question])
 
 
+def test_a_hits_neighbours_in_an_agent_session_are_messages_that_say_something(tmp_path):
+    """A top hit brings the turns around it; in an agent's session the turn right after a
+    prompt is a bare tool call, and the one before an answer an empty thought: the nearest
+    turn on each side that says something comes instead."""
+    with engine_for(tmp_path / "store") as e:
+        e.capture.record_messages(project=None, session_id="s", harness="test",
+                                  messages=agent_session("Why does the nightly export time out?"))
+        e.index.wait()
+        ids = [r[0] for r in e.records.db.reader().execute("SELECT id FROM messages ORDER BY id")]
+        prompt, call, result, thought, answer = ids[6:11]
+        places = e.records.message_neighbours([prompt, result, answer])
+        assert places[prompt].after == result and places[result].before == prompt
+        assert places[result].after == answer and places[answer].before == result
+        top = snippets(e, "why does the nightly export time out", n=10)
+        assert not any(s.startswith("[tool call") for s in top), top
+        # Control: a turn next to one that says something keeps it as its neighbour.
+        assert places[prompt].before == ids[5]
+
+
 def test_an_unanswered_question_in_an_agent_session_brings_nothing_ahead(tmp_path):
     # Control: the same session where the user moved on before any answer. The tool call
     # that followed the prompt must not stand in for a reply.
@@ -163,3 +182,35 @@ def test_a_tools_output_ending_in_a_question_mark_asks_no_one(tmp_path):
         places = e.records.message_neighbours(ids)
         assert not places[ids[0]].asks and places[ids[0]].reply is None
         assert places[ids[2]].asks and places[ids[2]].reply == ids[3]  # control: the user's same words ask
+
+
+def test_an_agent_sessions_context_passes_over_bare_tool_calls_live_and_rebuilt(tmp_path):
+    """Each message is indexed with the nearest turns that say something as its context; a
+    bare tool call has none (found by its context alone it was noise). Recorded over several
+    calls, as a harness's hook records them, the live index must answer as one rebuilt from
+    the record: each new turn that says something re-indexes the one its context completes."""
+    turns = agent_session("Why does the nightly export time out?")
+    turns[7]["content"] = [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"path": "jobs/zanzibar.py"}}]
+    # "gzip" is said in the tool's result and the answer, never in the prompt.
+    queries = ["why does the nightly export time out", "gzip", "zanzibar", "process pool GIL"]
+    with engine_for(tmp_path / "store", neighbours=0) as e:  # the words' own matches, nothing joined
+        # Three calls, each indexed before the next arrives: up to the prompt; the tool call,
+        # its result (the prompt, from the call before, now has its next turn that says
+        # something) and the empty thought; the answer and the rest (the result's, likewise).
+        for part in (turns[:7], turns[7:10], turns[10:]):
+            e.capture.record_messages(project=None, session_id="s", harness="test", messages=part)
+            e.index.wait()
+
+        def found() -> dict[str, list]:
+            return {q: [(h.uri, h.score) for h in e.recall(q, sources=["messages"], limit=20, lexical_only=True).hits]
+                    for q in queries}
+
+        live = found()
+        # The prompt holds the tool's result as its context, past the bare call between them.
+        assert "session://s/a-6" in [u for u, _ in live["gzip"]]
+        top = [h.snippet for h in e.recall(queries[0], sources=["messages"], limit=10).hits]
+        assert not any(s.startswith("[tool call") for s in top), top
+        # Control: the tool call is still found by its own words.
+        assert [h.snippet for h in e.recall("zanzibar", sources=["messages"], limit=3).hits][0].startswith("[tool call Read]")
+        e.index.rebuild("all")
+        assert found() == live

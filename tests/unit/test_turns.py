@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lore_sidecar.engine.capture.messages import render_content
 from lore_sidecar.model import asks_question, says_nothing
@@ -43,3 +45,16 @@ def test_a_tool_call_or_an_empty_thought_says_nothing():
     said = render_content([{"type": "text", "text": "It holds the GIL."}, {"type": "tool_use", "name": "Read", "input": {}}])
     assert says_nothing(call) and says_nothing(thought) and says_nothing("  \n")
     assert not says_nothing(said)  # prose first: an answer that goes on to call a tool
+
+
+@given(st.text(alphabet=" \t\n\r[]toolcal Read{}x", max_size=40)
+       | st.builds(lambda ws, rest: ws + "[tool call " + rest, st.text(alphabet=" \t\n", max_size=5), st.text(max_size=20)))
+@settings(max_examples=300, deadline=None)
+def test_the_sql_form_of_says_nothing_agrees_with_it(text):
+    import sqlite3
+
+    from lore_sidecar.model import says_something_sql
+    c = sqlite3.connect(":memory:")
+    c.execute("CREATE TABLE m(text TEXT)")
+    c.execute("INSERT INTO m VALUES (?)", (text,))
+    assert bool(c.execute(f"SELECT {says_something_sql('text')} FROM m").fetchone()[0]) is (not says_nothing(text))
