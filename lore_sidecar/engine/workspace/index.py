@@ -39,6 +39,16 @@ def is_note(rel: str) -> bool:
     return rel.lower().endswith(NOTE_SUFFIXES)
 
 
+def _start_workers() -> Workers | None:
+    """File preparation workers for a big scan, or None if they cannot start (the scan then
+    prepares its files itself)."""
+    try:
+        return Workers(worker_count())
+    except OSError as exc:
+        log.warning("cannot start file preparation workers (%s); preparing here", exc)
+        return None
+
+
 @dataclass(slots=True)
 class ScanStats:
     seen: int = 0
@@ -76,17 +86,33 @@ class WorkspaceIndex:
         base = Path(folder).resolve()
         project = self.records.ensure_project(root)
         states = self.records.files.file_states(project.id)
-        entries = list(walk(Path(root), base, self.rules(root), self.max_file_bytes, self.link_roots))
-        with self.writing():
-            return self._scan(project.id, root, base, states, entries, force, progress)
+        workers: Workers | None = None
+        try:
+            # Trigger: the walk has found PARALLEL_MIN_FILES files to read. Why: a worker
+            # takes ~60 ms to start (its imports), which the scan otherwise waited out after
+            # the walk. Outcome: the workers start then and import while the walk goes on.
+            entries: list[FileEntry] = []
+            to_read = 0
+            for entry in walk(Path(root), base, self.rules(root), self.max_file_bytes, self.link_roots):
+                entries.append(entry)
+                if workers is None and self.parallel and self._changed(states.get(entry.rel), entry.size,
+                                                                       entry.mtime_ns, force):
+                    to_read += 1
+                    if to_read == PARALLEL_MIN_FILES:
+                        workers = _start_workers()
+            with self.writing():
+                return self._scan(project.id, root, base, states, entries, force, progress, workers)
+        finally:
+            if workers is not None:
+                workers.close()
 
     def _scan(self, project_id: int, root: str, base: Path, states: dict, entries: list[FileEntry], force: bool,
-              progress: Progress | None) -> ScanStats:
+              progress: Progress | None, workers: Workers | None = None) -> ScanStats:
         stats = ScanStats()
         seen: set[str] = set()
         batch: list[FileWrite] = []
         held = 0  # characters of text the batch holds
-        for i, (entry, prepared) in enumerate(self._prepared(entries, states, force)):
+        for i, (entry, prepared) in enumerate(self._prepared(entries, states, force, workers)):
             seen.add(entry.rel)
             stats.seen += 1
             write = None if prepared is None else self._write_for(project_id, entry.rel, entry.size, entry.mtime_ns,
@@ -179,41 +205,32 @@ class WorkspaceIndex:
     def _prepare(cls, rel: str, path: Path, state, force: bool) -> Prepared:
         return prepare(rel, path, cls._known_sha(state, force), is_note(rel))
 
-    def _prepared(self, entries: list[FileEntry], states: dict, force: bool) -> Iterator[tuple[FileEntry, Prepared | None]]:
+    def _prepared(self, entries: list[FileEntry], states: dict, force: bool,
+                  workers: Workers | None) -> Iterator[tuple[FileEntry, Prepared | None]]:
         """Each entry with what it became (None: unchanged on disk, not read), in order.
-        Trigger: at least PARALLEL_MIN_FILES to read. Why: preparing a file holds the
-        interpreter lock the index worker needs to make the same files searchable (a first
-        scan of 2,000 source files ran at ~1,100 files/s on two cores, the two threads
-        taking turns). Outcome: worker processes prepare them, in order; if the workers
-        cannot start or one dies, the rest are prepared here."""
+        `workers`: started by the walk when it found at least PARALLEL_MIN_FILES to read.
+        Why: preparing a file holds the interpreter lock the index worker needs to make the
+        same files searchable (a first scan of 2,000 source files ran at ~1,100 files/s on
+        two cores, the two threads taking turns). Outcome: worker processes prepare them, in
+        order; if the workers could not start or one dies, the rest are prepared here."""
         changed = [self._changed(states.get(e.rel), e.size, e.mtime_ns, force) for e in entries]
-        todo = [e for e, c in zip(entries, changed, strict=True) if c]
-        workers: Workers | None = None
         results: Iterator[Prepared] | None = None
-        if self.parallel and len(todo) >= PARALLEL_MIN_FILES:
-            try:
-                workers = Workers(worker_count())
-                results = workers.map([(e.rel, str(e.abs), self._known_sha(states.get(e.rel), force), is_note(e.rel))
-                                       for e in todo])
-            except OSError as exc:
-                log.warning("cannot start file preparation workers (%s); preparing here", exc)
-        try:
-            for entry, read in zip(entries, changed, strict=True):
-                if not read:
-                    yield entry, None
-                    continue
-                state = states.get(entry.rel)
-                got = None
-                if results is not None:
-                    try:
-                        got = next(results)
-                    except WorkerFailed as exc:
-                        log.warning("%s; preparing the rest here", exc)
-                        results = None
-                yield entry, got if got is not None else self._prepare(entry.rel, entry.abs, state, force)
-        finally:
-            if workers is not None:
-                workers.close()
+        if workers is not None:
+            results = workers.map([(e.rel, str(e.abs), self._known_sha(states.get(e.rel), force), is_note(e.rel))
+                                   for e, c in zip(entries, changed, strict=True) if c])
+        for entry, read in zip(entries, changed, strict=True):
+            if not read:
+                yield entry, None
+                continue
+            state = states.get(entry.rel)
+            got = None
+            if results is not None:
+                try:
+                    got = next(results)
+                except WorkerFailed as exc:
+                    log.warning("%s; preparing the rest here", exc)
+                    results = None
+            yield entry, got if got is not None else self._prepare(entry.rel, entry.abs, state, force)
 
     @staticmethod
     def _known_sha(state, force: bool) -> str | None:
