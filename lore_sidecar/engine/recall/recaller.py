@@ -168,7 +168,7 @@ class Recaller:
                                 k=s.rrf_k, mode=s.fusion)
         return self._with_neighbours(cands), chunk_rows
 
-    def _backfill_ceiling(self, lex, kinds, when=None, asks_when: bool = False) -> float:
+    def _backfill_ceiling(self, lex, kinds, when=None, asks_time: bool = False) -> float:
         """The most a backfilled vector-only hit can score once ranked: the first place below
         its group's lexical hits, plus the largest bonuses one hit can get: recency, and a
         message's date and time-told bonuses or a knowledge node's priority (a hit is one or
@@ -177,7 +177,7 @@ class Recaller:
         group = len(lex) if s.fusion == "backfill" else sum(1 for h in lex if h[0] != "files")
         ceiling = s.lexical_weight / (s.rrf_k + group + 1) * s.vector_weight
         ceiling += fusion.recency_bonus(0.0, weight=s.recency_weight, half_life_days=s.recency_half_life_days, k=s.rrf_k)
-        message = (self._date_bonus() if when is not None else 0.0) + (self._when_bonus() if asks_when else 0.0)
+        message = (self._date_bonus() if when is not None else 0.0) + (self._when_bonus() if asks_time else 0.0)
         node = PRIORITY_BONUS * 4 if "knowledge" in kinds else 0.0
         return ceiling + max(message if "messages" in kinds else 0.0, node)
 
@@ -284,7 +284,7 @@ class Recaller:
               told: _Told | None = None) -> list[tuple[float, Candidate, object]]:
         """The candidates that still stand (not deleted, suppressed, superseded or after
         `asOf`), each with its final score and its row, best first. `told`: given when the
-        query asks when (what `_tell_when` has read so far)."""
+        query asks about time ("when", "how long"; what `_tell_when` has read so far)."""
         s = self.settings
         msg_rows = self.records.message_rows([c.key for c in cands if c.kind == "messages"])
         timed = self._tell_when(msg_rows, told) if told is not None else set()
