@@ -255,13 +255,11 @@ class Records:
         # over, and has no context of its own (found by its context alone, it was noise on
         # a page). (A new message that says something re-queues the one before it, whose
         # context it completes: see `_insert_messages`.)
-        says = says_something_sql
+        says = says_something_sql("m.text")
         rows = self._in(
-            f"SELECT m.id, m.project_id, m.role, m.text, m.created_at, CASE WHEN {says('m.text')} THEN"
-            f" (SELECT p.text FROM messages p WHERE p.session_id=m.session_id AND p.id<m.id AND {says('p.text')}"
-            " ORDER BY p.id DESC LIMIT 1) END AS prev,"
-            f" CASE WHEN {says('m.text')} THEN (SELECT n.text FROM messages n"
-            f" WHERE n.session_id=m.session_id AND n.id>m.id AND {says('n.text')} ORDER BY n.id LIMIT 1) END AS next"
+            f"SELECT m.id, m.project_id, m.role, m.text, m.created_at,"
+            f" CASE WHEN {says} THEN {turns.nearest_sql('x.text', before=True)} END AS prev,"
+            f" CASE WHEN {says} THEN {turns.nearest_sql('x.text', before=False)} END AS next"
             " FROM messages m WHERE m.id IN ({})",
             keys,
         )

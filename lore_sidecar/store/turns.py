@@ -19,10 +19,13 @@ from lore_sidecar.store.db import select_in
 REPLY_LOOKAHEAD = 32
 
 
-# The nearest message on either side that says something: an agent's bare tool calls and
-# empty thoughts are passed over (shown as a hit's neighbours they were noise on the page).
-_NEAR = ("(SELECT x.id FROM messages x WHERE x.session_id=m.session_id AND x.id{op}m.id AND "
-         + says_something_sql("x.text") + " ORDER BY x.id {order} LIMIT 1)")
+def nearest_sql(column: str, *, before: bool) -> str:
+    """A subquery for `column` of the nearest message of message `m`'s session, before or
+    after it, that says something: an agent's bare tool calls and empty thoughts are passed
+    over (as a hit's neighbours, or a message's context, they were noise on the page)."""
+    op, order = ("<", "DESC") if before else (">", "ASC")
+    return (f"(SELECT {column} FROM messages x WHERE x.session_id=m.session_id AND x.id{op}m.id"
+            f" AND {says_something_sql('x.text')} ORDER BY x.id {order} LIMIT 1)")
 
 
 def neighbours(reader: sqlite3.Connection, keys: list[int]) -> dict[int, Neighbours]:
@@ -32,7 +35,7 @@ def neighbours(reader: sqlite3.Connection, keys: list[int]) -> dict[int, Neighbo
     more than a short one; only one that ends with a fenced block is read whole."""
     rows = select_in(
         reader,
-        f"SELECT m.id, {_NEAR.format(op='<', order='DESC')}, {_NEAR.format(op='>', order='ASC')},"
+        f"SELECT m.id, {nearest_sql('x.id', before=True)}, {nearest_sql('x.id', before=False)},"
         " m.session_id, m.role, substr(m.text, -64) FROM messages m WHERE m.id IN ({})",
         keys,
     )

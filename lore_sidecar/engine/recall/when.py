@@ -203,7 +203,7 @@ def says_how_long(text: str) -> bool:
 def time_asked(query: str) -> Callable[[str], bool] | None:
     """What a question about time needs an answer to tell, as the test to read a message
     with: a time for "When ...?", a duration for "How long ...?"; None for any other query."""
-    if _ASKS_WHEN.search(query):
+    if asks_when(query):
         return says_when
     if _ASKS_HOW_LONG.search(query):
         return says_how_long

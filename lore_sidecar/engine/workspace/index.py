@@ -262,9 +262,9 @@ class WorkspaceIndex:
 
     def _replace(self, project_id: int, writes: list[FileWrite]) -> None:
         """Record `writes` in one transaction, the file hook told of them all at its end."""
-        self.records.files.replace_files(project_id, writes, then=self._told(project_id, [(w.path, w.sha256) for w in writes]))
+        self.records.files.replace_files(project_id, writes, then=self._hook_step(project_id, [(w.path, w.sha256) for w in writes]))
 
-    def _told(self, project_id: int, changes: list[tuple[str, str | None]]):
+    def _hook_step(self, project_id: int, changes: list[tuple[str, str | None]]):
         """The transaction's last step: the file hook told of every file it changed."""
         file_hook = self.file_hook
         if file_hook is None or not changes:
@@ -278,4 +278,4 @@ class WorkspaceIndex:
             if note_hook is not None and is_note(rel):
                 note_hook(c, project_id, rel, None)
 
-        self.records.files.delete_files(project_id, rels, after=after, then=self._told(project_id, [(r, None) for r in rels]))
+        self.records.files.delete_files(project_id, rels, after=after, then=self._hook_step(project_id, [(r, None) for r in rels]))
