@@ -56,6 +56,8 @@ class RecallSettings:
     neighbours: int = 3
     date_weight: float = 0.6
     when_weight: float = 0.25
+    late_weight: float = 1.5
+    late_candidates: int = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +162,8 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "neighbours": (conv.integer(0, 50), ("recall", "neighbours")),
     "dateWeight": (conv.number(0, 100), ("recall", "date_weight")),
     "whenWeight": (conv.number(0, 100), ("recall", "when_weight")),
+    "lateWeight": (conv.number(0, 100), ("recall", "late_weight")),
+    "lateCandidates": (conv.integer(1, 1000), ("recall", "late_candidates")),
     "writerStaleMs": (conv.integer(500, 600_000), ("store", "writer_stale_ms")),
     "applyWaitMs": (conv.integer(0, 60_000), ("store", "apply_wait_ms")),
     "allowNetworkFs": (conv.boolean, ("store", "allow_network_fs")),
@@ -202,7 +206,7 @@ ENV_PREFIX = "LORE_"
 WORKSPACE_OK = frozenset({
     "lexicalWeight", "vectorWeight", "rrfK", "recencyWeight", "recencyHalfLifeDays", "recallCandidates",
     "vectorFloor", "fusion", "filesVectorWeight", "codeVectorWeight", "neighbours", "dateWeight", "whenWeight",
-    "debounceMs",
+    "lateWeight", "lateCandidates", "debounceMs",
 })
 _DISTILLER_RANK = {"off": 0, "extractive": 1, "auto": 2, "llm": 2}
 # Options a repository may only restrict: (the value so far, the repository's) -> narrower?

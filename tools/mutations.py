@@ -38,6 +38,7 @@ MNT = "tests/integration/test_maintenance.py"
 SHR = "tests/integration/test_shared.py"
 DATES = "tests/integration/test_recall_dates.py"
 REPLIES = "tests/integration/test_recall_replies.py"
+LATE = "tests/integration/test_late_interaction.py"
 SCOPE = "tests/integration/test_store_and_index.py::test_text_search_keeps_to_the_asked_kinds_and_projects_and_the_scope_never_scores"
 MUTATIONS = [
     Mutation("fence", "lore_sidecar/store/db.py", "if current != epoch:", "if False:",
@@ -346,6 +347,18 @@ MUTATIONS = [
     Mutation("workers-never-started", "lore_sidecar/engine/workspace/index.py",
              "                    if to_read == PARALLEL_MIN_FILES:", "                    if to_read == -1:",
              ("tests/integration/test_scan_workers.py::test_a_scan_prepared_by_workers_records_what_one_prepared_in_process_records",)),
+    Mutation("late-step-skipped", "lore_sidecar/engine/recall/recaller.py",
+             "            cands = self._late(cands, pieces, chunk_rows)\n", "",
+             (f"{LATE}::test_the_pieces_a_chunk_matches_by_reorder_the_head_of_a_files_recall",)),
+    Mutation("late-rows-outlive-their-file", "lore_sidecar/store/vector_index.py",
+             "        self.late.remove(kind, keys)\n", "",
+             (f"{LATE}::test_each_embedded_chunk_keeps_its_pieces_and_loses_them_with_its_file",)),
+    Mutation("late-format-unchecked", "lore_sidecar/store/vector_index.py",
+             ' or meta.get("late") != LATE_FORMAT:', ":",
+             (f"{LATE}::test_vectors_written_without_pieces_are_rebuilt_with_them_on_the_next_start",)),
+    Mutation("late-pieces-unfiltered", "lore_sidecar/engine/late.py",
+             "if t not in SPECIAL and t not in STOPWORDS and", "if",
+             ("tests/unit/test_late.py",)),
 ]
 
 

@@ -166,6 +166,16 @@ class MiniLMEmbedder:
         self._tok.enable_padding()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._run(texts, None)
+
+    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[tuple[list[str], np.ndarray]]]:
+        """The pooled vectors, and each text's word pieces with their contextual vectors
+        (L2-normalised, [CLS] and [SEP] included): what late interaction compares piece by
+        piece. The same forward pass as `embed`, so the pooled vectors are identical."""
+        tokens: list[tuple[list[str], np.ndarray]] = [([], np.zeros((0, self.dim), dtype=np.float32))] * len(texts)
+        return self._run(texts, tokens), tokens
+
+    def _run(self, texts: Sequence[str], tokens: list | None) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Similar lengths batch together: less padding, less work.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -184,6 +194,10 @@ class MiniLMEmbedder:
             for j, i in enumerate(idx):
                 if batch[j]:
                     out[i] = pooled[j]
+                    if tokens is not None:
+                        n = int(mask[j].sum())
+                        states = hidden[j, :n]
+                        tokens[i] = (encs[j].tokens[:n], states / np.maximum(np.linalg.norm(states, axis=1, keepdims=True), 1e-9))
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
@@ -211,10 +225,16 @@ class LazyMiniLM:
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._loaded().embed(texts)
+
+    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[tuple[list[str], np.ndarray]]]:
+        return self._loaded().embed_with_tokens(texts)
+
+    def _loaded(self) -> MiniLMEmbedder:
         with self._lock:
             if self._model is None:
                 self._model = MiniLMEmbedder()
-        return self._model.embed(texts)
+            return self._model
 
 
 def load_embedder(name: str, *, lazy: bool = False):

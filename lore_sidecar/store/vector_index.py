@@ -19,8 +19,13 @@ from typing import Any
 import numpy as np
 
 from lore_sidecar.store.files import fsync_dir
+from lore_sidecar.store.late_table import LateTable
 
 META = "vectors.json"
+LATE_DB = "late.db"
+# What the late-interaction rows hold (engine/late.py). Vectors written without them, or in
+# another form, are rebuilt from the record, as when the embedder changes.
+LATE_FORMAT = 1
 # One insertion thread: with several, the HNSW graph depends on thread timing, and an index
 # rebuilt from the record would no longer answer exactly like the live one (DESIGN §2.1).
 ADD_THREADS = 1
@@ -38,6 +43,7 @@ class VectorIndex:
         self._indexes: dict[tuple[str, int], Any] = {}  # usearch Index objects
         self._dirty: set[tuple[str, int]] = set()
         self.saved_seq = 0
+        self.late = LateTable(directory / LATE_DB, writable=writable)
         self._load()
 
     def _new(self, kind: str):
@@ -56,10 +62,13 @@ class VectorIndex:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):
             meta = {}
-        if meta.get("spaces") != self._spaces_meta():
-            # Another embedder wrote these vectors: they are useless here; rebuild from seq 0.
+        if meta.get("spaces") != self._spaces_meta() or meta.get("late") != LATE_FORMAT:
+            # Another embedder wrote these vectors (or an older release, without their word
+            # pieces): they are useless here; rebuild from seq 0.
             self._indexes.clear()
             self.saved_seq = 0
+            if self.writable and meta:
+                self.late.wipe()
             return
         self.saved_seq = int(meta.get("seq", 0))
         for name in meta.get("files", []):
@@ -80,13 +89,19 @@ class VectorIndex:
             return False
         with self._lock:
             self._indexes.clear()
+            self.late.close()  # the writer may have made the file anew (a rebuild)
             self._load()
         return True
 
     # -- writes ----------------------------------------------------------------------------
-    def upsert(self, kind: str, project_id: int, keys: Sequence[int], vectors: np.ndarray) -> None:
+    def upsert(self, kind: str, project_id: int, keys: Sequence[int], vectors: np.ndarray,
+               late: Sequence[bytes] | None = None) -> None:
+        """`late`: each key's word pieces for late interaction (engine/late.py), if its model
+        gives them."""
         if not len(keys):
             return
+        if late is not None:
+            self.late.upsert(kind, keys, late)
         with self._lock:
             idx = self._indexes.get((kind, project_id))
             if idx is None:
@@ -100,6 +115,7 @@ class VectorIndex:
             self._dirty.add((kind, project_id))
 
     def remove(self, kind: str, project_id: int, keys: Sequence[int]) -> None:
+        self.late.remove(kind, keys)
         with self._lock:
             idx = self._indexes.get((kind, project_id))
             if idx is None:
@@ -114,6 +130,7 @@ class VectorIndex:
         with self._lock:
             self._indexes.clear()
             self._dirty.clear()
+            self.late.close()
             shutil.rmtree(self.directory, ignore_errors=True)
             self.directory.mkdir(parents=True, exist_ok=True)
             self.saved_seq = 0
@@ -133,7 +150,7 @@ class VectorIndex:
                 os.replace(tmp, self.directory / name)
             self._dirty.clear()
             files = sorted(f"{k}-{p}.usearch" for k, p in self._indexes)
-            meta = {"seq": seq, "spaces": self._spaces_meta(), "files": files}
+            meta = {"seq": seq, "spaces": self._spaces_meta(), "late": LATE_FORMAT, "files": files}
             tmp = self.directory / f".{META}.tmp"
             with open(tmp, "w") as fh:
                 json.dump(meta, fh)
@@ -160,6 +177,11 @@ class VectorIndex:
                 vecs = idx.get(np.asarray(keys, dtype=np.uint64), dtype="i8") if keys else []
                 out[name] = {k: np.asarray(v).tobytes() for k, v in zip(keys, vecs, strict=True)}
         return out
+
+    def late_of(self, kind: str, keys: Sequence[int]) -> dict[int, bytes]:
+        """The late-interaction rows of these keys that exist (a chunk embedded by a model
+        without word pieces, or not embedded yet, has none)."""
+        return self.late.get(kind, keys)
 
     def size(self) -> int:
         with self._lock:

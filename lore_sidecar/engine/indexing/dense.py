@@ -19,6 +19,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from lore_sidecar.engine import late
 from lore_sidecar.engine.indexing.words_first import wait_for_words
 from lore_sidecar.errors import FENCED, LoreError
 from lore_sidecar.heap import release_memory
@@ -180,7 +181,7 @@ class DenseWorker:
             for start in range(0, len(group), EMBED_CHUNK):
                 part = group[start : start + EMBED_CHUNK]
                 try:
-                    vecs = self._embed(models[mid], [embed_text(d) for d in part])
+                    vecs, pieces = self._embed(models[mid], [embed_text(d) for d in part])
                 except Interrupted:
                     for fut in pending:  # the graph is left whole: the insert in flight finishes
                         fut.result()
@@ -189,38 +190,47 @@ class DenseWorker:
                     pending.pop().result()
                 if yielding:  # the dense thread's own catch-up (a rebuild runs on the text leg's thread)
                     self._yield_to_words()
-                pending.append(self._pool.submit(self._insert, part, vecs))
+                pending.append(self._pool.submit(self._insert, part, vecs, pieces))
         for fut in pending:
             fut.result()
 
-    def _embed(self, model, texts: list[str]) -> np.ndarray:
-        """model.embed(texts). Trigger: a slow model (`batch` set: MiniLM embeds ~30 chunks/s on
-        two busy cores, so a part of 500 is ~15 s). Why: a sidecar told to exit waited out the
-        part, then its join timed out and the process aborted with onnxruntime mid-run.
-        Outcome: the texts go in calls of `batch`, shortest first (the batches the model makes
-        of the whole part itself, so the vectors are the same), with a stop check before
-        each; a stop raises Interrupted."""
-        step = getattr(model, "batch", None)
-        if not step or len(texts) <= step:
-            if self._stop.is_set():
-                raise Interrupted
-            return model.embed(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    def _embed(self, model, texts: list[str]) -> tuple[np.ndarray, list[bytes] | None]:
+        """model.embed(texts), and each text's word pieces packed for late interaction when the
+        model gives them (None otherwise). Trigger: a slow model (`batch` set: MiniLM embeds
+        ~30 chunks/s on two busy cores, so a part of 500 is ~15 s). Why: a sidecar told to exit
+        waited out the part, then its join timed out and the process aborted with onnxruntime
+        mid-run. Outcome: the texts go in calls of `batch`, shortest first (the batches the
+        model makes of the whole part itself, so the vectors are the same), with a stop check
+        before each; a stop raises Interrupted."""
+        step = getattr(model, "batch", None) or len(texts)
+        with_pieces = hasattr(model, "embed_with_tokens")
+        order = list(range(len(texts)))
+        if step < len(texts):
+            order.sort(key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), model.dim), dtype=np.float32)
-        for start in range(0, len(order), step):
+        packed: list[bytes] | None = [b""] * len(texts) if with_pieces else None
+        for start in range(0, len(order), max(1, step)):
             if self._stop.is_set():
                 raise Interrupted
             rows = order[start : start + step]
-            out[rows] = model.embed([texts[i] for i in rows])
-        return out
+            part = [texts[i] for i in rows]
+            if packed is None:
+                out[rows] = model.embed(part)
+                continue
+            vecs, pieces = model.embed_with_tokens(part)
+            out[rows] = vecs
+            for i, (tokens, states) in zip(rows, pieces, strict=True):
+                packed[i] = late.pack(tokens, states)
+        return out, packed
 
-    def _insert(self, docs: list[Doc], vecs: np.ndarray) -> None:
+    def _insert(self, docs: list[Doc], vecs: np.ndarray, pieces: list[bytes] | None = None) -> None:
         groups: dict[tuple[str, int], list[int]] = {}
         for i, d in enumerate(docs):
             if vecs[i].any():  # an empty text has no direction; keep it out of the graph
                 groups.setdefault((d.kind, d.project_id), []).append(i)
         for (kind, pid), rows in groups.items():
-            self.vectors.upsert(kind, pid, [docs[i].key for i in rows], vecs[np.asarray(rows)])
+            self.vectors.upsert(kind, pid, [docs[i].key for i in rows], vecs[np.asarray(rows)],
+                                late=[pieces[i] for i in rows] if pieces is not None else None)
 
     def _advance(self, seq: int) -> None:
         with self._cond:

@@ -70,7 +70,7 @@ def combine(
     fused differently (and with other weights) still merge on one scale."""
     by_id: dict[tuple[str, int], Candidate] = {}
     for leg, weight in ((lexical, lexical_weight), (vector, vector_weight)):
-        scaled = _min_max([score for _, _, score in leg])
+        scaled = min_max([score for _, _, score in leg])
         for rank, ((kind, key, score), z) in enumerate(zip(leg, scaled, strict=True)):
             c = by_id.setdefault((kind, key), Candidate(kind, key))
             if leg is lexical:
@@ -81,7 +81,7 @@ def combine(
     return sorted(by_id.values(), key=lambda c: (-c.fused, c.kind, c.key))
 
 
-def _min_max(scores: Sequence[float]) -> list[float]:
+def min_max(scores: Sequence[float]) -> list[float]:
     if not scores:
         return []
     lo, hi = min(scores), max(scores)

@@ -1,0 +1,129 @@
+"""Late interaction over workspace chunks: each chunk's word pieces are kept beside its
+vector, follow its file, come back the same from a rebuild, and reorder the head of a files
+recall (engine/late.py, recaller._late)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from tests.integration.test_store_and_index import engine_for
+
+DOCS = {
+    "tss.md": "# TSS/360\n\nA time-shared operating system for the IBM System/360 Model 67: many users at terminals share one processor.",
+    "survey.md": "# Computers in business\n\nA survey of computers and systems: which computers and which systems firms use for payroll systems.",
+    "sort.md": "# Sorting on tape\n\nMerge sorting of records held on magnetic tape, with run lengths and passes compared.",
+    "compiler.md": "# A one-pass compiler\n\nTranslating ALGOL programs into machine code in one pass over the source.",
+    "paging.md": "# Paging and memory\n\nDemand paging for virtual memory: page faults, replacement, and the working set of a program.",
+    "ibm.md": "# IBM 7090 programs\n\nA library of programs for the IBM 7090 computer: routines for matrices and statistics.",
+    "queue.md": "# Queues at a computer centre\n\nJobs wait in a batch queue; turnaround time depends on the computer's load and priorities.",
+    "terminal.md": "# Interactive terminals\n\nTeletype terminals connected to a shared processor let users edit and run programs interactively.",
+}
+# Shares "computer" with queue.md and ibm.md, and no content word with terminal.md, whose
+# pieces ("shared processor", "users") mean what it asks.
+ASKED = "computer systems used by many people at the same time"
+
+
+def _workspace(root: Path) -> Path:
+    root.mkdir()
+    for name, text in DOCS.items():
+        (root / name).write_text(text)
+    return root
+
+
+def _ranked(e, query, **kw) -> list[str]:
+    return [Path(h.path).name for h in e.recall(query, sources=["files"], limit=8, **kw).hits]
+
+
+def _keys(e) -> dict[int, str]:
+    """Every chunk key of the store, with its file's name."""
+    rows = e.records.db.reader().execute("SELECT chunks.id, files.path FROM chunks JOIN files ON files.id = chunks.file_id")
+    return {key: Path(path).name for key, path in rows}
+
+
+def test_the_pieces_a_chunk_matches_by_reorder_the_head_of_a_files_recall(tmp_path):
+    ws = _workspace(tmp_path / "ws")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False)
+    try:
+        e.index.scan()
+        assert e.index.wait(120)
+        ranked = _ranked(e, ASKED)
+        assert ranked.index("terminal.md") < ranked.index("queue.md")
+        assert ranked.index("terminal.md") < ranked.index("ibm.md")
+    finally:
+        e.close()
+    # Control: the same store and question without the late step keep the two legs' order,
+    # where the shared word wins.
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, lateWeight=0)
+    try:
+        assert e.index.wait(120)
+        ranked = _ranked(e, ASKED)
+        assert ranked.index("queue.md") < ranked.index("terminal.md") if "terminal.md" in ranked else "queue.md" in ranked
+    finally:
+        e.close()
+
+
+def test_each_embedded_chunk_keeps_its_pieces_and_loses_them_with_its_file(tmp_path):
+    ws = _workspace(tmp_path / "ws")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False)
+    try:
+        e.index.scan()
+        assert e.index.wait(120)
+        keys = _keys(e)
+        rows = e.view.vectors.late_of("files", list(keys))
+        assert set(rows) == set(keys) and all(rows.values())
+        (ws / "terminal.md").unlink()
+        e.index.scan()
+        assert e.index.wait(120)
+        gone = [k for k, name in keys.items() if name == "terminal.md"]
+        after = e.view.vectors.late_of("files", list(keys))
+        assert gone and not set(gone) & set(after)
+        # Control: the other files' pieces stay, unchanged.
+        assert after == {k: v for k, v in rows.items() if k not in gone}
+    finally:
+        e.close()
+
+
+def test_a_rebuild_gives_every_chunk_the_same_pieces(tmp_path):
+    ws = _workspace(tmp_path / "ws")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False)
+    try:
+        e.index.scan()
+        assert e.index.wait(120)
+        keys = list(_keys(e))
+        live = e.view.vectors.late_of("files", keys)
+        ranked = _ranked(e, ASKED)
+        e.index.rebuild("all")
+        assert e.view.vectors.late_of("files", keys) == live
+        assert _ranked(e, ASKED) == ranked
+    finally:
+        e.close()
+
+
+def test_vectors_written_without_pieces_are_rebuilt_with_them_on_the_next_start(tmp_path):
+    ws = _workspace(tmp_path / "ws")
+    store = tmp_path / "store"
+    e = engine_for(store, [str(ws)], watch=False)
+    try:
+        e.index.scan()
+        assert e.index.wait(120)
+        want = _ranked(e, ASKED)
+        vectors_dir = e.view.vectors.directory
+    finally:
+        e.close()
+    # What an older release left: snapshots and their sequence, no pieces and no word of them.
+    meta_path = vectors_dir / "vectors.json"
+    meta = json.loads(meta_path.read_text())
+    del meta["late"]
+    meta_path.write_text(json.dumps(meta))
+    with sqlite3.connect(vectors_dir / "late.db") as c:
+        c.execute("DELETE FROM late")
+    e = engine_for(store, [str(ws)], watch=False)
+    try:
+        assert e.index.wait(120)
+        keys = _keys(e)
+        assert set(e.view.vectors.late_of("files", list(keys))) == set(keys)
+        assert _ranked(e, ASKED) == want
+    finally:
+        e.close()
