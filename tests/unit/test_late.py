@@ -53,12 +53,15 @@ def test_a_query_scores_highest_against_the_chunk_that_means_what_it_asks(model)
     _, docs = model.embed_with_tokens(TEXTS)
     _, (asked,) = model.embed_with_tokens(["an operating system shared by many users"])
     q = late.query(*asked)
-    scores = [late.score(q, late.pack(*d)) for d in docs]
+    scores = late.scores(q, [late.pack(*d) for d in docs])
     assert scores[0] == max(scores) and scores[0] > scores[1] + 0.05
     assert scores[2] == 0.0  # no pieces, no match
-    # The score is the mean best cosine against the ±1 vectors, computed without them.
-    signs = np.where(docs[1][1][late.content(docs[1][0])] > 0, 1.0, -1.0) / np.sqrt(model.dim)
-    assert scores[1] == pytest.approx(float((q @ signs.T).max(axis=1).mean()), abs=1e-5)
+    # Each score is the mean best cosine against that chunk's ±1 vectors, computed without
+    # them and for all the chunks at once: each as it scores alone.
+    for i in (0, 1, 3):
+        signs = np.where(docs[i][1][late.content(docs[i][0])] > 0, 1.0, -1.0) / np.sqrt(model.dim)
+        assert scores[i] == pytest.approx(float((q @ signs.T).max(axis=1).mean()), abs=1e-5)
+        assert late.scores(q, [late.pack(*docs[i])]) == [pytest.approx(scores[i], abs=1e-6)]
     # Control: a query of stopwords alone has nothing to compare.
     _, (empty,) = model.embed_with_tokens(["what is it"])
     assert late.query(*empty) is None

@@ -199,7 +199,7 @@ class Recaller:
         for head in heads.values():
             found = [c for c in head if c.key in packed]
             matched = dict(zip((c.key for c in found),
-                               fusion.min_max([late.score(q_files, packed[c.key]) for c in found]), strict=True))
+                               fusion.min_max(late.scores(q_files, [packed[c.key] for c in found])), strict=True))
             lo, hi = min(c.fused for c in head), max(c.fused for c in head)
             both = [z + s.late_weight * matched.get(c.key, 0.0)
                     for c, z in zip(head, fusion.min_max([c.fused for c in head]), strict=True)]
