@@ -56,7 +56,8 @@ class RecallSettings:
     neighbours: int = 3
     date_weight: float = 0.6
     when_weight: float = 0.25
-    late_weight: float = 1.5
+    late_weight: float = 0.5  # conversation kinds, when their model gives word pieces (`embedder = "minilm"`)
+    files_late_weight: float = 1.5
     late_candidates: int = 30
 
 
@@ -163,6 +164,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "dateWeight": (conv.number(0, 100), ("recall", "date_weight")),
     "whenWeight": (conv.number(0, 100), ("recall", "when_weight")),
     "lateWeight": (conv.number(0, 100), ("recall", "late_weight")),
+    "filesLateWeight": (conv.number(0, 100), ("recall", "files_late_weight")),
     "lateCandidates": (conv.integer(1, 1000), ("recall", "late_candidates")),
     "writerStaleMs": (conv.integer(500, 600_000), ("store", "writer_stale_ms")),
     "applyWaitMs": (conv.integer(0, 60_000), ("store", "apply_wait_ms")),
@@ -206,7 +208,7 @@ ENV_PREFIX = "LORE_"
 WORKSPACE_OK = frozenset({
     "lexicalWeight", "vectorWeight", "rrfK", "recencyWeight", "recencyHalfLifeDays", "recallCandidates",
     "vectorFloor", "fusion", "filesVectorWeight", "codeVectorWeight", "neighbours", "dateWeight", "whenWeight",
-    "lateWeight", "lateCandidates", "debounceMs",
+    "lateWeight", "filesLateWeight", "lateCandidates", "debounceMs",
 })
 _DISTILLER_RANK = {"off": 0, "extractive": 1, "auto": 2, "llm": 2}
 # Options a repository may only restrict: (the value so far, the repository's) -> narrower?

@@ -55,7 +55,7 @@ def test_the_pieces_a_chunk_matches_by_reorder_the_head_of_a_files_recall(tmp_pa
         e.close()
     # Control: the same store and question without the late step keep the two legs' order,
     # where the shared word wins.
-    e = engine_for(tmp_path / "store", [str(ws)], watch=False, lateWeight=0)
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, filesLateWeight=0)
     try:
         assert e.index.wait(120)
         ranked = _ranked(e, ASKED)
@@ -125,5 +125,42 @@ def test_vectors_written_without_pieces_are_rebuilt_with_them_on_the_next_start(
         keys = _keys(e)
         assert set(e.view.vectors.late_of("files", list(keys))) == set(keys)
         assert _ranked(e, ASKED) == want
+    finally:
+        e.close()
+
+
+def test_conversation_gets_late_interaction_only_from_a_model_with_pieces(tmp_path):
+    """With `embedder = "minilm"` every message keeps its pieces and a messages recall is
+    reordered by them; the default static model has none, and stores none."""
+    from tests.integration.test_store_and_index import record
+
+    texts = [text.split("\n\n", 1)[1] for text in DOCS.values()]
+    names = list(DOCS)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+
+    def top(e) -> list[str]:
+        return [names[int(h.uri.rsplit("-", 1)[1])] for h in e.recall(ASKED, sources=["messages"], limit=3).hits]
+
+    tops = {}
+    for weight in (1.0, 0.0):
+        e = engine_for(tmp_path / f"minilm-{weight}", [str(empty)], watch=False, distiller="off",
+                       embedder="minilm", lateWeight=weight)
+        try:
+            record(e, "s", texts)
+            assert e.index.wait(60)
+            assert len(e.view.vectors.late_of("messages", range(1, 100))) == len(texts)
+            tops[weight] = top(e)
+        finally:
+            e.close()
+    # The time-sharing system, whose pieces ("time-shared", "many users") mean what is asked,
+    # leads; without the late step the message that repeats "computers" and "systems" does.
+    assert tops[1.0][0] == "tss.md" and tops[0.0][0] == "survey.md"
+    e = engine_for(tmp_path / "default", [str(empty)], watch=False, distiller="off")
+    try:
+        record(e, "s", texts)
+        assert e.index.wait(60)
+        assert e.view.vectors.late_of("messages", range(1, 100)) == {}
+        assert e.recall(ASKED, sources=["messages"]).hits  # found all the same, by words and vectors
     finally:
         e.close()
