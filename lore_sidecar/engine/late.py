@@ -8,7 +8,7 @@ means the most like it in context ("time sharing" against "time-shared", "compil
 already found (MaxSim, as in ColBERT, here with the bi-encoder's own token vectors).
 
 What is kept of a chunk: its content word pieces (not [CLS] / [SEP], not punctuation, not an
-English stopword), each vector by the signs of its 384 values: 48 bytes a piece, ~5 KB a chunk
+English stopword), each vector by the signs of its 384 values: 48 bytes a piece, ~6 KB a chunk
 of 128 pieces. The query's pieces stay as they are (asymmetric: a float query against bits
 loses little; measured in docs/benchmarks.md). Pure functions; the store keeps the bytes.
 """

@@ -1,6 +1,6 @@
 """Late interaction over workspace chunks: each chunk's word pieces are kept beside its
 vector, follow its file, come back the same from a rebuild, and reorder the head of a files
-recall (engine/late.py, recaller._late)."""
+recall (engine/late.py, engine/recall/late_order.py)."""
 
 from __future__ import annotations
 

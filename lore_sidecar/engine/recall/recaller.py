@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lore_sidecar.engine import late
 from lore_sidecar.engine.facts import rules as facts
-from lore_sidecar.engine.recall import fusion
+from lore_sidecar.engine.recall import fusion, late_order
 from lore_sidecar.engine.recall import query as q
 from lore_sidecar.engine.recall import when as dates
 from lore_sidecar.engine.uris import chunk_uri, message_uri
@@ -127,11 +127,11 @@ class Recaller:
             # Not when a kind held here has word pieces to match (late interaction reorders
             # the lexical hits themselves, from the query's pieces).
             deferred = dense and s.vector_weight <= s.lexical_weight and (
-                s.fusion == "backfill" or (s.fusion == "auto" and "files" not in held)) and not self._late_kinds(held)
+                s.fusion == "backfill" or (s.fusion == "auto" and "files" not in held)) and not late_order.kinds_with_pieces(held, self.settings, self.embedder)
             pieces: dict[str, object] = {}
             vec = self._dense(query, kinds, project_ids, pool, held, pieces) if dense and not deferred else []
             cands, chunk_rows = self._fused(lex, vec)
-            cands = self._late(cands, pieces, chunk_rows)
+            cands = late_order.reorder(cands, pieces, chunk_rows, self.settings, self.vectors.late_of)
             # The texts read to see which candidates tell the time asked, kept for a second
             # ranking below.
             told = _Told(tells) if tells is not None else None
@@ -172,61 +172,6 @@ class Recaller:
             cands = fusion.fuse(lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight,
                                 k=s.rrf_k, mode=s.fusion)
         return self._with_neighbours(cands), chunk_rows
-
-    def _late(self, cands: list[Candidate], pieces: dict, chunk_rows) -> list[Candidate]:
-        """Late interaction over the best candidates of each kind whose model gives word
-        pieces (MiniLM: workspace files by default, every kind with `embedder = "minilm"`):
-        the first `lateCandidates` of a group (code, prose, or the kind) are ordered again by
-        their fused score plus `filesLateWeight` (files) or `lateWeight` (the others) times
-        how well the query's pieces find their match among each candidate's own
-        (engine/late.py), both min-max scaled over that head.
-        Why: the pooled vector blurs a text into one point and BM25 sees only shared words;
-        matching piece by piece reorders the top of both (measured: document search nDCG@10
-        +0.04, code +0.01, conversation R@5 +0.015; docs/benchmarks.md). Outcome: the head is reordered within the
-        span of scores it had, so a candidate beyond it stays below and the group weighs what
-        it weighed against the others; one without pieces yet (still being embedded) keeps
-        its fused part only."""
-        s = self.settings
-        pieces = {kind: q for kind, q in pieces.items() if self._late_weight(kind) > 0}
-        if not pieces:
-            return cands
-        heads: dict[tuple[str, bool], list[Candidate]] = {}
-        for c in cands:
-            if c.kind not in pieces:
-                continue
-            if c.kind == "files":
-                if chunk_rows is None or c.key not in chunk_rows:
-                    continue
-                group = ("files", is_code_path(chunk_rows[c.key]["path"]))
-            else:
-                group = (c.kind, False)
-            head = heads.setdefault(group, [])
-            if len(head) < s.late_candidates:
-                head.append(c)
-        for (kind, _), head in heads.items():
-            packed = self.vectors.late_of(kind, [c.key for c in head])
-            found = [c for c in head if c.key in packed]
-            if len(head) < 2 or not found:
-                continue
-            matched = dict(zip((c.key for c in found),
-                               fusion.min_max(late.scores(pieces[kind], [packed[c.key] for c in found])), strict=True))
-            lo, hi = min(c.fused for c in head), max(c.fused for c in head)
-            weight = self._late_weight(kind)
-            both = [z + weight * matched.get(c.key, 0.0)
-                    for c, z in zip(head, fusion.min_max([c.fused for c in head]), strict=True)]
-            if hi > lo:
-                for c, z in zip(head, fusion.min_max(both), strict=True):
-                    c.fused = lo + (hi - lo) * z
-        return sorted(cands, key=lambda c: (-c.fused, c.kind, c.key))
-
-    def _late_weight(self, kind: str) -> float:
-        return self.settings.files_late_weight if kind == "files" else self.settings.late_weight
-
-    def _late_kinds(self, kinds) -> set[str]:
-        """Of these kinds, those whose model gives word pieces and whose late weight counts."""
-        if self.embedder is None:
-            return set()
-        return {k for k in kinds if self._late_weight(k) > 0 and hasattr(self.embedder.for_kind(k), "embed_with_tokens")}
 
     def _backfill_ceiling(self, lex, kinds, when=None, asks_time: bool = False) -> float:
         """The most a backfilled vector-only hit can score once ranked: the first place below
@@ -286,7 +231,7 @@ class Recaller:
                 groups.setdefault(id(model), (model, []))[1].append(kind)
         out: list[tuple[str, int, float]] = []
         for model, group in groups.values():
-            wanted = self._late_kinds(group)
+            wanted = late_order.kinds_with_pieces(group, self.settings, self.embedder)
             if wanted:
                 vecs, pieces = model.embed_with_tokens([query])
                 qv, matrix = vecs[0], late.query(*pieces[0])
