@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.integration.test_store_and_index import engine_for
@@ -32,6 +33,19 @@ def _workspace(root: Path) -> Path:
     return root
 
 
+@contextmanager
+def _scanned(tmp_path, **options):
+    """An engine on a new store with the workspace scanned and every chunk embedded."""
+    ws = _workspace(tmp_path / "ws")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, **options)
+    try:
+        e.index.scan()
+        assert e.index.wait(120)
+        yield e, ws
+    finally:
+        e.close()
+
+
 def _ranked(e, query, **kw) -> list[str]:
     return [Path(h.path).name for h in e.recall(query, sources=["files"], limit=8, **kw).hits]
 
@@ -43,16 +57,10 @@ def _keys(e) -> dict[int, str]:
 
 
 def test_the_pieces_a_chunk_matches_by_reorder_the_head_of_a_files_recall(tmp_path):
-    ws = _workspace(tmp_path / "ws")
-    e = engine_for(tmp_path / "store", [str(ws)], watch=False)
-    try:
-        e.index.scan()
-        assert e.index.wait(120)
+    with _scanned(tmp_path) as (e, ws):
         ranked = _ranked(e, ASKED)
         assert ranked.index("terminal.md") < ranked.index("queue.md")
         assert ranked.index("terminal.md") < ranked.index("ibm.md")
-    finally:
-        e.close()
     # Control: the same store and question without the late step keep the two legs' order,
     # where the shared word wins.
     e = engine_for(tmp_path / "store", [str(ws)], watch=False, filesLateWeight=0)
@@ -65,11 +73,7 @@ def test_the_pieces_a_chunk_matches_by_reorder_the_head_of_a_files_recall(tmp_pa
 
 
 def test_each_embedded_chunk_keeps_its_pieces_and_loses_them_with_its_file(tmp_path):
-    ws = _workspace(tmp_path / "ws")
-    e = engine_for(tmp_path / "store", [str(ws)], watch=False)
-    try:
-        e.index.scan()
-        assert e.index.wait(120)
+    with _scanned(tmp_path) as (e, ws):
         keys = _keys(e)
         rows = e.view.vectors.late_of("files", list(keys))
         assert set(rows) == set(keys) and all(rows.values())
@@ -81,37 +85,22 @@ def test_each_embedded_chunk_keeps_its_pieces_and_loses_them_with_its_file(tmp_p
         assert gone and not set(gone) & set(after)
         # Control: the other files' pieces stay, unchanged.
         assert after == {k: v for k, v in rows.items() if k not in gone}
-    finally:
-        e.close()
 
 
 def test_a_rebuild_gives_every_chunk_the_same_pieces(tmp_path):
-    ws = _workspace(tmp_path / "ws")
-    e = engine_for(tmp_path / "store", [str(ws)], watch=False)
-    try:
-        e.index.scan()
-        assert e.index.wait(120)
+    with _scanned(tmp_path) as (e, _):
         keys = list(_keys(e))
         live = e.view.vectors.late_of("files", keys)
         ranked = _ranked(e, ASKED)
         e.index.rebuild("all")
         assert e.view.vectors.late_of("files", keys) == live
         assert _ranked(e, ASKED) == ranked
-    finally:
-        e.close()
 
 
 def test_vectors_written_without_pieces_are_rebuilt_with_them_on_the_next_start(tmp_path):
-    ws = _workspace(tmp_path / "ws")
-    store = tmp_path / "store"
-    e = engine_for(store, [str(ws)], watch=False)
-    try:
-        e.index.scan()
-        assert e.index.wait(120)
+    with _scanned(tmp_path) as (e, ws):
         want = _ranked(e, ASKED)
         vectors_dir = e.view.vectors.directory
-    finally:
-        e.close()
     # What an older release left: snapshots and their sequence, no pieces and no word of them.
     meta_path = vectors_dir / "vectors.json"
     meta = json.loads(meta_path.read_text())
@@ -119,7 +108,7 @@ def test_vectors_written_without_pieces_are_rebuilt_with_them_on_the_next_start(
     meta_path.write_text(json.dumps(meta))
     with sqlite3.connect(vectors_dir / "late.db") as c:
         c.execute("DELETE FROM late")
-    e = engine_for(store, [str(ws)], watch=False)
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False)
     try:
         assert e.index.wait(120)
         keys = _keys(e)

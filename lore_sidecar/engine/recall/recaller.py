@@ -131,7 +131,8 @@ class Recaller:
             pieces: dict[str, object] = {}
             vec = self._dense(query, kinds, project_ids, pool, held, pieces) if dense and not deferred else []
             cands, chunk_rows = self._fused(lex, vec)
-            cands = late_order.reorder(cands, pieces, chunk_rows, self.settings, self.vectors.late_of)
+            if pieces:  # the query's word pieces, from a dense leg that ran: there are vectors
+                cands = late_order.reorder(cands, pieces, chunk_rows, self.settings, self.vectors.late_of)
             # The texts read to see which candidates tell the time asked, kept for a second
             # ranking below.
             told = _Told(tells) if tells is not None else None
