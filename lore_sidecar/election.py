@@ -26,6 +26,9 @@ POLL_S = 0.02  # how often a follower tries the lock and looks for the writer's 
 HEARTBEAT_S = 0.25
 APPLIED_OPS_KEEP_S = 86_400
 PRUNE_EVERY_S = 3600
+# How often a follower looks for the writer's newer vector snapshot: it is saved every few
+# seconds, apart from the commits that change the record, so watching those is not enough.
+VECTORS_EVERY_S = 1.0
 
 CommitHook = Callable[[int, Engine], None]
 RoleHook = Callable[[Engine], None]
@@ -103,6 +106,7 @@ class Election:
     def _loop(self) -> None:
         last_dv = None
         last_prune = 0.0
+        last_vectors = time.monotonic()
         p = self.parts
         while not self._stop.is_set():
             engine = self.engine
@@ -131,6 +135,9 @@ class Election:
                         if generation is not None:
                             self.on_commit(generation, engine)
                         self._note_writer(engine)
+                    elif time.monotonic() - last_vectors > VECTORS_EVERY_S:
+                        last_vectors = time.monotonic()
+                        engine.follow_vectors()
             except LoreError as exc:
                 if exc.kind not in FENCED:
                     log.exception("election loop")

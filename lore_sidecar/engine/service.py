@@ -205,6 +205,15 @@ class Engine:
             self._seen_generation = gen
         return gen
 
+    def follow_vectors(self) -> bool:
+        """Follower: pick up the writer's newer vector snapshot (and the word pieces read with
+        it), if any. The writer saves it every few seconds apart from its commits, so a
+        follower that waited for a commit kept the vectors it opened with until the next write."""
+        if self.role.writer or self.view.vectors is None:
+            return False
+        with self._refresh_lock:
+            return self.view.vectors.refresh()
+
     def close(self) -> None:
         self.ask.close()
         if self.shared is not None:

@@ -21,7 +21,9 @@ class LateTable:
     def __init__(self, path: Path, *, writable: bool):
         self.path = path
         self.writable = writable
-        self._lock = threading.Lock()
+        # Apart, so a recall's read never waits for the dense leg's batch to commit (WAL).
+        self._write_lock = threading.Lock()
+        self._read_lock = threading.Lock()
         self._write: sqlite3.Connection | None = None
         self._read: sqlite3.Connection | None = None
 
@@ -35,15 +37,13 @@ class LateTable:
 
     def _reader(self) -> sqlite3.Connection | None:
         if self._read is None:
-            if self.writable:
-                self._writer()  # the file and its table exist from here on
-            elif not self.path.exists():
+            if not self.path.exists():
                 return None  # nothing embedded with late interaction yet
             self._read = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
         return self._read
 
     def upsert(self, kind: str, keys: Sequence[int], blobs: Sequence[bytes]) -> None:
-        with self._lock:
+        with self._write_lock:
             c = self._writer()
             with c:
                 c.execute("BEGIN")
@@ -53,7 +53,7 @@ class LateTable:
     def remove(self, kind: str, keys: Sequence[int]) -> None:
         if not self.path.exists():
             return
-        with self._lock:
+        with self._write_lock:
             c = self._writer()
             with c:
                 c.execute("BEGIN")
@@ -61,7 +61,7 @@ class LateTable:
 
     def get(self, kind: str, keys: Sequence[int]) -> dict[int, bytes]:
         out: dict[int, bytes] = {}
-        with self._lock:
+        with self._read_lock:
             c = self._reader()
             if c is None:
                 return out
@@ -78,7 +78,7 @@ class LateTable:
 
     def wipe(self) -> None:
         """Every row gone (the vectors they go with are being rebuilt)."""
-        with self._lock:
+        with self._write_lock:
             c = self._writer()
             with c:
                 c.execute("BEGIN")
@@ -87,7 +87,7 @@ class LateTable:
     def close(self) -> None:
         """Close both connections (the next use opens them again: a reader then sees a file
         the writer made anew)."""
-        with self._lock:
+        with self._write_lock, self._read_lock:
             for conn in (self._write, self._read):
                 if conn is not None:
                     conn.close()

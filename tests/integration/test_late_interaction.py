@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -153,3 +154,39 @@ def test_conversation_gets_late_interaction_only_from_a_model_with_pieces(tmp_pa
         assert e.recall(ASKED, sources=["messages"]).hits  # found all the same, by words and vectors
     finally:
         e.close()
+
+
+def test_a_follower_reads_the_writers_pieces_and_ranks_a_files_recall_as_it_does(tmp_path):
+    """Real sidecars on one store: the follower opens the writer's `late.db` read-only."""
+    from bench.fleet import Fleet
+
+    ws = _workspace(tmp_path / "ws")
+    fleet = Fleet(tmp_path / "store", ws, watch=False)
+    try:
+        writer = fleet.spawn()
+        deadline = time.monotonic() + 120
+        while writer.request("lore/status")["vectorLag"] or writer.request("lore/status")["counts"]["files"] < len(DOCS):
+            assert time.monotonic() < deadline, "the writer never finished embedding the workspace"
+            time.sleep(0.1)
+        follower = fleet.spawn()
+        assert follower.request("lore/status")["role"] == "follower"
+
+        def ranked(client) -> list[str]:
+            hits = client.request("lore/recall", {"query": ASKED, "sources": ["files"], "limit": 8})["hits"]
+            return [Path(h["path"]).name for h in hits]
+
+        mine = ranked(writer)
+        assert mine.index("terminal.md") < mine.index("queue.md")  # the late step's order (see above)
+        theirs = poll_until(lambda: ranked(follower), lambda r: r == mine)
+        assert theirs == mine
+    finally:
+        fleet.close()
+
+
+def poll_until(probe, done, timeout: float = 20):
+    deadline = time.monotonic() + timeout
+    value = probe()
+    while not done(value) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        value = probe()
+    return value

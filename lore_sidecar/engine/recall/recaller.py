@@ -127,7 +127,8 @@ class Recaller:
             # Not when a kind held here has word pieces to match (late interaction reorders
             # the lexical hits themselves, from the query's pieces).
             deferred = dense and s.vector_weight <= s.lexical_weight and (
-                s.fusion == "backfill" or (s.fusion == "auto" and "files" not in held)) and not late_order.kinds_with_pieces(held, self.settings, self.embedder)
+                s.fusion == "backfill" or (s.fusion == "auto" and "files" not in held)) and (
+                not late_order.kinds_with_pieces(held, self.settings, self.embedder))
             pieces: dict[str, object] = {}
             vec = self._dense(query, kinds, project_ids, pool, held, pieces) if dense and not deferred else []
             cands, chunk_rows = self._fused(lex, vec)
