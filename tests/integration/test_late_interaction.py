@@ -159,6 +159,7 @@ def test_conversation_gets_late_interaction_only_from_a_model_with_pieces(tmp_pa
 def test_a_follower_reads_the_writers_pieces_and_ranks_a_files_recall_as_it_does(tmp_path):
     """Real sidecars on one store: the follower opens the writer's `late.db` read-only."""
     from bench.fleet import Fleet
+    from tests.integration.test_many_sidecars import poll
 
     ws = _workspace(tmp_path / "ws")
     fleet = Fleet(tmp_path / "store", ws, watch=False)
@@ -177,16 +178,8 @@ def test_a_follower_reads_the_writers_pieces_and_ranks_a_files_recall_as_it_does
 
         mine = ranked(writer)
         assert mine.index("terminal.md") < mine.index("queue.md")  # the late step's order (see above)
-        theirs = poll_until(lambda: ranked(follower), lambda r: r == mine)
+        theirs = poll(lambda: ranked(follower), lambda r: r == mine, timeout=20)
         assert theirs == mine
     finally:
         fleet.close()
 
-
-def poll_until(probe, done, timeout: float = 20):
-    deadline = time.monotonic() + timeout
-    value = probe()
-    while not done(value) and time.monotonic() < deadline:
-        time.sleep(0.1)
-        value = probe()
-    return value
