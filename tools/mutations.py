@@ -345,7 +345,7 @@ MUTATIONS = [
              'c.execute(f"SELECT id FROM messages WHERE session_id=? AND 1"',
              (f"{REPLIES}::test_an_agent_sessions_context_passes_over_bare_tool_calls_live_and_rebuilt",)),
     Mutation("workers-never-started", "lore_sidecar/engine/workspace/index.py",
-             "                    if to_read == PARALLEL_MIN_FILES:", "                    if to_read == -1:",
+             "if changed[-1] and to_read == PARALLEL_MIN_FILES and", "if changed[-1] and to_read == -1 and",
              ("tests/integration/test_scan_workers.py::test_a_scan_prepared_by_workers_records_what_one_prepared_in_process_records",)),
     Mutation("late-step-skipped", "lore_sidecar/engine/recall/recaller.py",
              "                cands = late_order.reorder(cands, pieces, chunk_rows, self.settings, self.vectors.late_of)\n",

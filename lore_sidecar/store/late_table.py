@@ -13,8 +13,9 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from lore_sidecar.store.db import select_in
+
 SCHEMA = "CREATE TABLE IF NOT EXISTS late (kind TEXT NOT NULL, key INTEGER NOT NULL, bits BLOB NOT NULL, PRIMARY KEY (kind, key)) WITHOUT ROWID"
-READ_BATCH = 500  # keys a statement, under SQLite's variable limit
 
 
 class LateTable:
@@ -60,21 +61,16 @@ class LateTable:
                 c.executemany("DELETE FROM late WHERE kind = ? AND key = ?", [(kind, int(k)) for k in keys])
 
     def get(self, kind: str, keys: Sequence[int]) -> dict[int, bytes]:
-        out: dict[int, bytes] = {}
         with self._read_lock:
             c = self._reader()
             if c is None:
-                return out
-            keys = list(dict.fromkeys(int(k) for k in keys))
-            for start in range(0, len(keys), READ_BATCH):
-                part = keys[start : start + READ_BATCH]
-                marks = ",".join("?" * len(part))
-                try:
-                    rows = c.execute(f"SELECT key, bits FROM late WHERE kind = ? AND key IN ({marks})", [kind, *part])
-                    out.update((k, bytes(b)) for k, b in rows)
-                except sqlite3.OperationalError:  # a reader opened before the writer made the table
-                    return out
-        return out
+                return {}
+            try:
+                rows = select_in(c, "SELECT key, bits FROM late WHERE kind = ? AND key IN ({})",
+                                 list(dict.fromkeys(int(k) for k in keys)), (kind,))
+            except sqlite3.OperationalError:  # a reader opened before the writer made the table
+                return {}
+        return {k: bytes(b) for k, b in rows}
 
     def wipe(self) -> None:
         """Every row gone (the vectors they go with are being rebuilt)."""

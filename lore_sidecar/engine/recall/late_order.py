@@ -39,8 +39,8 @@ def kinds_with_pieces(kinds: Iterable[str], settings, models) -> set[str]:
 
 def reorder(cands: list[Candidate], pieces: Mapping[str, np.ndarray], chunk_rows, settings,
             late_of: Callable[[str, list[int]], dict[int, bytes]]) -> list[Candidate]:
-    """`pieces`: the query's, by kind; `late_of(kind, keys)`: the candidates' stored ones."""
-    pieces = {kind: q for kind, q in pieces.items() if weight(settings, kind) > 0}
+    """`pieces`: the query's, for each kind `kinds_with_pieces` chose; `late_of(kind, keys)`:
+    the candidates' stored ones."""
     if not pieces:
         return cands
     heads: dict[tuple[str, bool], list[Candidate]] = {}

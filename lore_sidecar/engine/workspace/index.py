@@ -92,27 +92,27 @@ class WorkspaceIndex:
             # takes ~60 ms to start (its imports), which the scan otherwise waited out after
             # the walk. Outcome: the workers start then and import while the walk goes on.
             entries: list[FileEntry] = []
+            changed: list[bool] = []  # each entry's: must it be read? (worked out once, here)
             to_read = 0
             for entry in walk(Path(root), base, self.rules(root), self.max_file_bytes, self.link_roots):
                 entries.append(entry)
-                if workers is None and self.parallel and self._changed(states.get(entry.rel), entry.size,
-                                                                       entry.mtime_ns, force):
-                    to_read += 1
-                    if to_read == PARALLEL_MIN_FILES:
-                        workers = _start_workers()
+                changed.append(self._changed(states.get(entry.rel), entry.size, entry.mtime_ns, force))
+                to_read += changed[-1]
+                if changed[-1] and to_read == PARALLEL_MIN_FILES and self.parallel:
+                    workers = _start_workers()
             with self.writing():
-                return self._scan(project.id, root, base, states, entries, force, progress, workers)
+                return self._scan(project.id, root, base, states, entries, changed, force, progress, workers)
         finally:
             if workers is not None:
                 workers.close()
 
-    def _scan(self, project_id: int, root: str, base: Path, states: dict, entries: list[FileEntry], force: bool,
-              progress: Progress | None, workers: Workers | None = None) -> ScanStats:
+    def _scan(self, project_id: int, root: str, base: Path, states: dict, entries: list[FileEntry],
+              changed: list[bool], force: bool, progress: Progress | None, workers: Workers | None = None) -> ScanStats:
         stats = ScanStats()
         seen: set[str] = set()
         batch: list[FileWrite] = []
         held = 0  # characters of text the batch holds
-        for i, (entry, prepared) in enumerate(self._prepared(entries, states, force, workers)):
+        for i, (entry, prepared) in enumerate(self._prepared(entries, changed, states, force, workers)):
             seen.add(entry.rel)
             stats.seen += 1
             write = None if prepared is None else self._write_for(project_id, entry.rel, entry.size, entry.mtime_ns,
@@ -205,15 +205,15 @@ class WorkspaceIndex:
     def _prepare(cls, rel: str, path: Path, state, force: bool) -> Prepared:
         return prepare(rel, path, cls._known_sha(state, force), is_note(rel))
 
-    def _prepared(self, entries: list[FileEntry], states: dict, force: bool,
+    def _prepared(self, entries: list[FileEntry], changed: list[bool], states: dict, force: bool,
                   workers: Workers | None) -> Iterator[tuple[FileEntry, Prepared | None]]:
-        """Each entry with what it became (None: unchanged on disk, not read), in order.
+        """Each entry with what it became (None: unchanged on disk, not read: `changed` says
+        which were), in order.
         `workers`: started by the walk when it found at least PARALLEL_MIN_FILES to read.
         Why: preparing a file holds the interpreter lock the index worker needs to make the
         same files searchable (a first scan of 2,000 source files ran at ~1,100 files/s on
         two cores, the two threads taking turns). Outcome: worker processes prepare them, in
         order; if the workers could not start or one dies, the rest are prepared here."""
-        changed = [self._changed(states.get(e.rel), e.size, e.mtime_ns, force) for e in entries]
         results: Iterator[Prepared] | None = None
         if workers is not None:
             results = workers.map([(e.rel, str(e.abs), self._known_sha(states.get(e.rel), force), is_note(e.rel))
