@@ -165,10 +165,13 @@ def test_a_follower_reads_the_writers_pieces_and_ranks_a_files_recall_as_it_does
     fleet = Fleet(tmp_path / "store", ws, watch=False)
     try:
         writer = fleet.spawn()
-        deadline = time.monotonic() + 120
-        while writer.request("lore/status")["vectorLag"] or writer.request("lore/status")["counts"]["files"] < len(DOCS):
-            assert time.monotonic() < deadline, "the writer never finished embedding the workspace"
-            time.sleep(0.1)
+        # All three from one status read: two reads (the first `vectorLag` 0 before the scan
+        # wrote anything, the second counting its files) let the test go on before a vector
+        # existed (a CI run failed so; reproduced with the dense leg delayed 3 s).
+        def level(st) -> bool:
+            return st["counts"]["files"] >= len(DOCS) and st["indexLagMs"] == 0 and st["vectorLag"] == 0
+
+        assert level(poll(lambda: writer.request("lore/status"), level, timeout=120)), "the writer never caught up"
         follower = fleet.spawn()
         assert follower.request("lore/status")["role"] == "follower"
 
