@@ -38,6 +38,18 @@ def test_a_long_text_takes_the_fast_path_and_a_match_deep_in_it_is_found():
     assert q.snippet(text, ["absent"]).startswith("filler words here")
 
 
+def test_a_match_at_the_very_end_is_shown_with_a_whole_window_before_it():
+    """The window then reaches back its full width (the property above rarely draws a match
+    this late, so the cut's reach is pinned here)."""
+    text = "lead words " * 2000 + "backoff"
+    got = q.snippet(text, ["backoff"])
+    assert got == q._snippet_of_flat(text, ["backoff"], 240)
+    assert got.startswith("…") and got.endswith("backoff") and len(got) == 241
+    # The control: a match early in the same text is cut forward from it.
+    early = "backoff " + text
+    assert q.snippet(early, ["backoff"]).startswith("backoff lead words")
+
+
 _stem_words = st.builds(lambda a, b, c: a + b + c,
                         st.text("abcdefghijklmnopqrstuvwxyz0123456789_", min_size=1, max_size=8),
                         st.text("aeiouy", max_size=3),
