@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from lore_sidecar.store.db import select_in
@@ -43,22 +44,25 @@ class LateTable:
             self._read = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
         return self._read
 
-    def upsert(self, kind: str, keys: Sequence[int], blobs: Sequence[bytes]) -> None:
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """The writing connection inside one transaction, committed as the block ends."""
         with self._write_lock:
             c = self._writer()
             with c:
                 c.execute("BEGIN")
-                c.executemany("INSERT OR REPLACE INTO late (kind, key, bits) VALUES (?, ?, ?)",
-                              [(kind, int(k), b) for k, b in zip(keys, blobs, strict=True)])
+                yield c
+
+    def upsert(self, kind: str, keys: Sequence[int], blobs: Sequence[bytes]) -> None:
+        with self._transaction() as c:
+            c.executemany("INSERT OR REPLACE INTO late (kind, key, bits) VALUES (?, ?, ?)",
+                          [(kind, int(k), b) for k, b in zip(keys, blobs, strict=True)])
 
     def remove(self, kind: str, keys: Sequence[int]) -> None:
         if not self.path.exists():
             return
-        with self._write_lock:
-            c = self._writer()
-            with c:
-                c.execute("BEGIN")
-                c.executemany("DELETE FROM late WHERE kind = ? AND key = ?", [(kind, int(k)) for k in keys])
+        with self._transaction() as c:
+            c.executemany("DELETE FROM late WHERE kind = ? AND key = ?", [(kind, int(k)) for k in keys])
 
     def get(self, kind: str, keys: Sequence[int]) -> dict[int, bytes]:
         with self._read_lock:
@@ -74,11 +78,8 @@ class LateTable:
 
     def wipe(self) -> None:
         """Every row gone (the vectors they go with are being rebuilt)."""
-        with self._write_lock:
-            c = self._writer()
-            with c:
-                c.execute("BEGIN")
-                c.execute("DELETE FROM late")
+        with self._transaction() as c:
+            c.execute("DELETE FROM late")
 
     def close(self) -> None:
         """Close both connections (the next use opens them again: a reader then sees a file

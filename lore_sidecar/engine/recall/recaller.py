@@ -126,11 +126,11 @@ class Recaller:
             # way (`total` then counts the hits the lexical leg ranked).
             # Not when a kind held here has word pieces to match (late interaction reorders
             # the lexical hits themselves, from the query's pieces).
+            pieced = late_order.kinds_with_pieces(held, s, self.embedder)
             deferred = dense and s.vector_weight <= s.lexical_weight and (
-                s.fusion == "backfill" or (s.fusion == "auto" and "files" not in held)) and (
-                not late_order.kinds_with_pieces(held, self.settings, self.embedder))
+                s.fusion == "backfill" or (s.fusion == "auto" and "files" not in held)) and not pieced
             pieces: dict[str, object] = {}
-            vec = self._dense(query, kinds, project_ids, pool, held, pieces) if dense and not deferred else []
+            vec = self._dense(query, kinds, project_ids, pool, held, pieced, pieces) if dense and not deferred else []
             cands, chunk_rows = self._fused(lex, vec)
             if pieces:  # the query's word pieces, from a dense leg that ran: there are vectors
                 cands = late_order.reorder(cands, pieces, chunk_rows, self.settings, self.vectors.late_of)
@@ -218,13 +218,14 @@ class Recaller:
         seen = {(k, key) for k, key, _ in lex}
         return lex + [h for h in inside if (h[0], h[1]) not in seen]
 
-    def _dense(self, query: str, kinds, project_ids, pool, held: set[str],
+    def _dense(self, query: str, kinds, project_ids, pool, held: set[str], pieced: set[str] = frozenset(),
                late_queries: dict | None = None) -> list[tuple[str, int, float]]:
         """The vector leg: the query embedded once by each model the asked kinds use.
         `held`: the kinds with vectors in these projects (a conversation-only store has no
         file vectors; embedding the query with MiniLM costs ~5 ms and loads ~200 MB for
         nothing: only models with something to find run). `late_queries` is given the
-        query's word pieces for each kind whose model has them (the same forward pass)."""
+        query's word pieces for each of the `pieced` kinds (`late_order.kinds_with_pieces`:
+        their model gives them, from the same forward pass)."""
         late_queries = {} if late_queries is None else late_queries
         groups: dict[int, tuple[object, list[str]]] = {}
         for kind in kinds:
@@ -233,7 +234,7 @@ class Recaller:
                 groups.setdefault(id(model), (model, []))[1].append(kind)
         out: list[tuple[str, int, float]] = []
         for model, group in groups.values():
-            wanted = late_order.kinds_with_pieces(group, self.settings, self.embedder)
+            wanted = pieced.intersection(group)
             if wanted:
                 vecs, pieces = model.embed_with_tokens([query])
                 qv, matrix = vecs[0], late.query(*pieces[0])
