@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import machine, pct, write_result  # noqa: E402
+from bench.common import machine, pct, rss_mb, write_result  # noqa: E402
 from bench.corpus import message, note_file, queries, source_file  # noqa: E402
 from lore_sidecar import __version__  # noqa: E402
 from lore_sidecar.app import open_engine  # noqa: E402
@@ -127,7 +127,7 @@ def bench_messages(tmp: Path, sizes: list[int], n_queries: int) -> dict:
             "fts5_p50_ms": round(statistics.median(lat_fts), 2),
             "fts5_p95_ms": round(pct(lat_fts, 95), 2),
             "hybrid_vs_fts5_p50": round(statistics.median(lat) / statistics.median(lat_fts), 2),
-            "rss_mb": _rss_mb(),  # this process now: the engine holding these messages (+ the FTS5 peer)
+            "rss_mb": rss_mb(),  # this process now: the engine holding these messages (+ the FTS5 peer)
             "index_mb": round(index_bytes / 1e6, 1),
             "db_mb": round(sum(f.stat().st_size for f in store.glob("lore.db*")) / 1e6, 1),
         })
@@ -159,7 +159,7 @@ def bench_sidecar(store: Path, project: Path, qs: list[str], messages: int) -> d
             t = time.perf_counter()
             c.request("lore/recall", {"query": q, "limit": 10})
             lat.append((time.perf_counter() - t) * 1000)
-        return {"messages": messages, "rss_mb": _rss_mb(c.proc.pid), "peak_rss_mb": _rss_mb(c.proc.pid, "VmHWM"),
+        return {"messages": messages, "rss_mb": rss_mb(c.proc.pid), "peak_rss_mb": rss_mb(c.proc.pid, "VmHWM"),
                 "recall_p50_ms": round(statistics.median(lat), 2), "recall_p95_ms": round(pct(lat, 95), 2)}
     finally:
         c.close()
@@ -276,14 +276,6 @@ def main() -> int:
     write_result(args.out, result)
     print(json.dumps(result, indent=2))
     return 0
-
-
-def _rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float:
-    """A process's resident memory (VmRSS) or its peak (VmHWM), in MB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return float("nan")
 
 
 def _version(module: str) -> str:

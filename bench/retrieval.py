@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import machine, pct, steps, write_result  # noqa: E402
+from bench.common import machine, pct, rss_mb, steps, write_result  # noqa: E402
 from lore_sidecar.client import StdioClient, sidecar_command  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "retrieval"
@@ -109,7 +109,7 @@ def lore(corpus: Corpus, queries: Queries, modes: dict[str, dict], options: dict
                     break
                 time.sleep(0.1)
             index_s = time.perf_counter() - t0
-            peak_mb = _peak_rss_mb(client.proc.pid)  # indexing's high-water mark, MiniLM's batches included
+            peak_mb = rss_mb(client.proc.pid, "VmHWM")  # indexing's high-water mark, MiniLM's batches included
             out = {}
             for mode, extra in modes.items():
                 rows, took = [], []
@@ -124,15 +124,6 @@ def lore(corpus: Corpus, queries: Queries, modes: dict[str, dict], options: dict
             return out
         finally:
             client.close()
-
-
-def _peak_rss_mb(pid: int) -> float | None:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return None
-    kb = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), None)
-    return round(kb / 1024, 1) if kb is not None else None
 
 
 def fts5(corpus: Corpus, queries: Queries) -> dict:
