@@ -6,6 +6,11 @@
 A mutation is *caught* when its guarding tests fail. The list is the one in
 docs/architecture.md ("Invariants, proven"); a mutation whose text no longer occurs in the
 source is reported as stale, so the list cannot silently rot.
+
+`by` says who chose the bug: "authors" (the people who wrote the tests) or "reviewer: ..."
+(someone who had not read the tests when they planted it). Each independent review round is
+a file of its own under tools/rounds/ defining `ROUND = [Mutation(...), ...]`; they are
+appended to MUTATIONS here, so `python tools/mutations.py` runs every round.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ class Mutation:
     old: str
     new: str
     tests: tuple[str, ...]
+    by: str = "authors"
 
 
 INV = "tests/integration/test_invariants.py"
@@ -369,6 +375,20 @@ MUTATIONS = [
 ]
 
 
+def _rounds() -> list[Mutation]:
+    """Every independent review round under tools/rounds/, in file-name order."""
+    import importlib.util
+
+    found: list[Mutation] = []
+    for path in sorted((ROOT / "tools" / "rounds").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"_round_{path.stem}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found.extend(module.ROUND)
+    return found
+
+
 def run(m: Mutation) -> str:
     src = (ROOT / m.file).read_text()
     if m.old not in src:
@@ -385,7 +405,7 @@ def run(m: Mutation) -> str:
 
 
 def main(names: list[str]) -> int:
-    chosen = [m for m in MUTATIONS if not names or m.name in names]
+    chosen = [m for m in [*MUTATIONS, *_rounds()] if not names or m.name in names]
     bad = 0
     for m in chosen:
         outcome = run(m)
