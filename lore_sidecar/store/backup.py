@@ -10,7 +10,7 @@ A backup is a folder `lore-backup-<UTC time>-<tag>/` holding:
   writer removes it only after applying it), and replaying one that is both is a no-op
   (operation ids);
 - `journal/`: the fact journal's markdown files, each cut at its last complete line (an
-  append in flight is not half-copied);
+  append in flight is not half-copied), and each project folder's `.project` (whose it is);
 - `exports/<project>.lore.md`: each project's knowledge as reviewable markdown;
 - `manifest.json`: schema version, counts, and the sha256 of every file above.
 It is written as `.partial` and renamed when complete, so a crash never leaves something that
@@ -88,9 +88,13 @@ def create(store: Path, out_root: Path, *, keep: int = 7, recall_events: bool = 
         texts = exports(project_nodes(dst))
         dst.close()
         journal = store / "journal"
-        for f in sorted(journal.rglob("*.md")) if journal.is_dir() else []:
+        for f in sorted(journal.rglob("*")) if journal.is_dir() else []:
+            # `.project` says which project a journal folder belongs to: without it the
+            # restored journal is nobody's and a replay reads none of its facts.
+            if f.suffix != ".md" and f.name != ".project" or not f.is_file():
+                continue
             data = f.read_bytes()
-            cut = data[: data.rfind(b"\n") + 1]
+            cut = data[: data.rfind(b"\n") + 1] if f.suffix == ".md" else data
             target = part / "journal" / f.relative_to(journal)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(cut)
