@@ -11,6 +11,10 @@ Reads open the resolved path with `O_NOFOLLOW` and then check what was really op
 and the open is caught. Writes walk from the root one directory at a time with
 `O_NOFOLLOW | O_DIRECTORY`, create a temporary file inside the final directory's descriptor
 and rename it there: a component swapped for a symlink mid-write cannot redirect it.
+
+Credential files (engine/never_read.py: `.env*`, `id_rsa`, `*.pem`, `.npmrc` ...) are refused
+with `secretFile`, judged on the path as given and on the real path it resolves to (a link
+named `notes.txt` that leads to `.env` is refused too), for reads and for writes alike.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from lore_sidecar.engine.never_read import KIND as SECRET_KIND
+from lore_sidecar.engine.never_read import never_read
 from lore_sidecar.errors import BadParams, LoreError
 
 MAX_PATH_CHARS = 4096
@@ -31,6 +37,12 @@ MAX_COMPONENT_CHARS = 255
 def outside(path: str) -> LoreError:
     shown = path if len(path) <= 200 else path[:200] + "…"
     return LoreError("outsideWorkspace", "the path is outside the workspace folders this server was opened on",
+                     path=shown)
+
+
+def secret(path: str) -> LoreError:
+    shown = path if len(path) <= 200 else path[:200] + "…"
+    return LoreError(SECRET_KIND, "the file is on the never-read list (credential files are never read or written)",
                      path=shown)
 
 
@@ -99,45 +111,25 @@ class Jail:
             raise outside(text)
         return p
 
+    def readable(self, value: str | Path, *, transcripts: bool = False) -> Path:
+        """`resolve`, and `secretFile` if the path as given or as resolved is never read."""
+        p = self.resolve(value, transcripts=transcripts)
+        self._refuse_secret(value, p)
+        return p
+
+    def _refuse_secret(self, value: str | Path, p: Path) -> None:
+        roots = [*self.roots, *self.link_roots, *self.transcript_roots]
+        given = Path(os.path.abspath(os.path.expanduser(str(value))))
+        if any(never_read(_relative(candidate, roots)) for candidate in (given, p)):
+            raise secret(str(value))
+
     # -- reading -----------------------------------------------------------------------------
     def read_bytes(self, value: str | Path, *, max_bytes: int, transcripts: bool = False) -> bytes:
-        """A regular file inside the jail, at most `max_bytes` (larger: `fileTooLarge`)."""
-        p = self.resolve(value, transcripts=transcripts)
-        shown = str(value)[:200]
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-        try:
-            fd = os.open(p, flags)
-        except FileNotFoundError:
-            raise LoreError("notFound", f"no such file: {shown!r}", path=shown) from None
-        except OSError as exc:
-            raise LoreError("unreadable", f"cannot open {shown!r}: {exc.strerror}", path=shown) from None
-        try:
-            opened = _opened_path(fd)
-            allowed = [*self.roots, *self.link_roots, *(self.transcript_roots if transcripts else ())]
-            if opened is not None and not _within(opened, allowed):
-                raise outside(str(value))  # swapped for a link between the check and the open
-            st = os.fstat(fd)
-            if stat.S_ISDIR(st.st_mode):
-                raise LoreError("notAFile", f"{shown!r} is a directory", path=shown)
-            if not stat.S_ISREG(st.st_mode):
-                raise LoreError("notAFile", f"{shown!r} is not a regular file", path=shown)
-            if st.st_size > max_bytes:
-                raise LoreError("fileTooLarge", f"{shown!r} is larger than {max_bytes} bytes",
-                                path=shown, limit=max_bytes)
-            chunks, left = [], max_bytes + 1
-            while left > 0:
-                data = os.read(fd, min(left, 1 << 20))
-                if not data:
-                    break
-                chunks.append(data)
-                left -= len(data)
-            data = b"".join(chunks)
-            if len(data) > max_bytes:
-                raise LoreError("fileTooLarge", f"{shown!r} is larger than {max_bytes} bytes",
-                                path=shown, limit=max_bytes)
-            return data
-        finally:
-            os.close(fd)
+        """A regular file inside the jail, at most `max_bytes` (larger: `fileTooLarge`);
+        never a file on the never-read list (`secretFile`)."""
+        p = self.readable(value, transcripts=transcripts)
+        allowed = [*self.roots, *self.link_roots, *(self.transcript_roots if transcripts else ())]
+        return read_regular(p, max_bytes=max_bytes, shown=str(value)[:200], allowed=allowed)
 
     # -- writing -----------------------------------------------------------------------------
     def write_atomic(self, value: str | Path, data: bytes) -> Path:
@@ -145,6 +137,7 @@ class Jail:
         rename, every directory opened without following links from the root down."""
         target = Path(os.path.abspath(os.path.expanduser(str(value))))
         check_path_text(str(target))
+        self._refuse_secret(value, real(target))  # an export never overwrites `.env`
         root = next((r for r in sorted(self.roots, key=lambda r: -len(r.parts)) if _lexically_within(target, r)), None)
         if root is None:
             # The path as written is outside every root; one that only *resolves* inside
@@ -192,6 +185,56 @@ class Jail:
         finally:
             os.close(fd)
         return target
+
+
+def read_regular(path: str | Path, *, max_bytes: int, shown: str | None = None,
+                 allowed: Iterable[Path] | None = None) -> bytes:
+    """The one way a workspace file is opened: `path` (already resolved and checked against
+    the roots by the caller) opened with `O_NOFOLLOW`; what was really opened must lie inside
+    `allowed` (when given), be a regular file of at most `max_bytes`, and not be on the
+    never-read list (by name: the indexer's workers know no roots)."""
+    shown = shown if shown is not None else str(path)[:200]
+    if never_read(Path(path).name):
+        raise secret(shown)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise LoreError("notFound", f"no such file: {shown!r}", path=shown) from None
+    except OSError as exc:
+        raise LoreError("unreadable", f"cannot open {shown!r}: {exc.strerror}", path=shown) from None
+    try:
+        opened = _opened_path(fd)
+        if opened is not None and allowed is not None and not _within(opened, list(allowed)):
+            raise outside(shown)  # swapped for a link between the check and the open
+        if opened is not None and never_read(opened.name):
+            raise secret(shown)
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise LoreError("notAFile", f"{shown!r} is a directory", path=shown)
+        if not stat.S_ISREG(st.st_mode):
+            raise LoreError("notAFile", f"{shown!r} is not a regular file", path=shown)
+        if st.st_size > max_bytes:
+            raise LoreError("fileTooLarge", f"{shown!r} is larger than {max_bytes} bytes", path=shown, limit=max_bytes)
+        chunks, left = [], max_bytes + 1
+        while left > 0:
+            data = os.read(fd, min(left, 1 << 20))
+            if not data:
+                break
+            chunks.append(data)
+            left -= len(data)
+        data = b"".join(chunks)
+        if len(data) > max_bytes:
+            raise LoreError("fileTooLarge", f"{shown!r} is larger than {max_bytes} bytes", path=shown, limit=max_bytes)
+        return data
+    finally:
+        os.close(fd)
+
+
+def _relative(p: Path, roots: Iterable[Path]) -> str:
+    """`p` relative to the deepest root holding it (posix), else `p` itself (judged by name)."""
+    best = max((r for r in roots if p == r or r in p.parents), key=lambda r: len(r.parts), default=None)
+    return p.relative_to(best).as_posix() if best is not None else p.as_posix()
 
 
 def _lexically_within(p: Path, root: Path) -> bool:

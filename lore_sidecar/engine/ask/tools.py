@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar.engine.jail import Jail, check_path_text
+from lore_sidecar.engine.never_read import grep_excludes, never_read
 from lore_sidecar.errors import LoreError
 
 READ_BYTES = 256 * 1024
@@ -77,13 +78,23 @@ class Tools:
     def grep(self, pattern: str, glob: str | None = None, context: int = 0) -> dict[str, Any]:
         if not pattern or len(pattern) > 500:
             raise LoreError("invalidPattern", "a pattern of 1..500 characters is needed")
-        args = ["grep", "-rEnI", "--color=never", f"-C{max(0, min(5, int(context)))}", "-m", "50"]
-        args += [f"--exclude-dir={d}" for d in sorted(SKIP_DIRS)]
+        # -Z ends each file name with a NUL, so the never-read filter below knows exactly which
+        # file a line came from; the excludes keep grep from opening credential files at all.
+        args = ["grep", "-rEnIZ", "--color=never", f"-C{max(0, min(5, int(context)))}", "-m", "50"]
+        args += [f"--exclude-dir={d}" for d in sorted(SKIP_DIRS)] + grep_excludes()
         if glob:
             check_path_text(glob, "glob")
             args.append(f"--include={glob}")
         out, cut = run(args + ["-e", pattern, "--", "."], self.root)
-        matches = [line[2:] if line.startswith("./") else line for line in out.splitlines()][:LIST_CAP]
+        matches = []
+        for line in out.splitlines():
+            name, sep, rest = line.partition("\0")
+            if not sep:
+                continue  # a group separator ("--") or a line cut short by the output bound
+            name = name[2:] if name.startswith("./") else name
+            if not never_read(name):
+                matches.append(name + (":" if rest.split(":", 1)[0].isdigit() else "-") + rest)
+        matches = matches[:LIST_CAP]
         return {"pattern": pattern, "matches": matches, "truncated": cut or len(matches) >= LIST_CAP}
 
     def glob(self, pattern: str) -> dict[str, Any]:
@@ -140,6 +151,8 @@ class Tools:
                 if e.is_symlink():
                     continue  # a link may leave the project; the tools never follow one while walking
                 rel = Path(e.path).relative_to(self.root).as_posix()
+                if never_read(rel + ("/x" if e.is_dir() else "")):
+                    continue  # credential files (and folders such as .ssh) are not shown either
                 if e.is_dir():
                     if e.name in SKIP_DIRS:
                         continue

@@ -46,8 +46,9 @@ def read_node(engine, uri: str) -> NodeContent:
         )
     path, start, end = parts
     # The jail first: a path outside every opened folder is refused the same way whether or
-    # not it exists, before the store or the file system is asked anything about it.
-    real = engine.projects.jail.resolve(path)
+    # not it exists, before the store or the file system is asked anything about it; so is a
+    # credential file (`secretFile`), even if an older index holds chunks of it.
+    real = engine.projects.jail.readable(path)
     for project in engine.records.projects():
         root = Path(project.root)
         try:

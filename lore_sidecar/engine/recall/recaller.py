@@ -12,6 +12,7 @@ from pathlib import Path
 
 from lore_sidecar.engine import late
 from lore_sidecar.engine.facts import rules as facts
+from lore_sidecar.engine.never_read import never_read
 from lore_sidecar.engine.recall import fusion, late_order
 from lore_sidecar.engine.recall import query as q
 from lore_sidecar.engine.recall import when as dates
@@ -321,6 +322,8 @@ class Recaller:
             row = rows_of.get(c.kind, {}).get(c.key)
             if row is None:  # deleted since the index saw it
                 continue
+            if c.kind == "files" and never_read(row["path"]):
+                continue  # indexed before the never-read list named it: never shown
             if c.kind in MEMORY_KINDS and not self.memory.admits(c.kind, row, now_iso):
                 continue  # a suppressed, expired or deleted node
             if c.kind == "facts" and not _fact_in_force(row, fact_at):

@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
+from lore_sidecar.engine.never_read import never_read
 from lore_sidecar.engine.project import canonical_root
 from lore_sidecar.engine.workspace.prep import Prepared, prepare
 from lore_sidecar.engine.workspace.walk import FileEntry, IgnoreRules, inside, skip_name, walk
@@ -165,7 +166,7 @@ class WorkspaceIndex:
             if not p.is_file():
                 gone += [s for s in states if s == rel or s.startswith(rel + "/")]
                 continue
-            if skip_name(p.name) or rules.ignored(rel, False) or any(
+            if skip_name(p.name) or never_read(rel) or rules.ignored(rel, False) or any(
                 part in ("node_modules", ".git") for part in rel.split("/")
             ):
                 if rel in states:

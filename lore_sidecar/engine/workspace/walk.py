@@ -16,7 +16,10 @@ from pathlib import Path
 
 import pathspec
 
-from lore_sidecar.errors import outside_workspace
+from lore_sidecar.engine import never_read as never_read_rules
+from lore_sidecar.engine.jail import read_regular
+from lore_sidecar.engine.never_read import never_read
+from lore_sidecar.errors import LoreError, outside_workspace
 
 log = logging.getLogger(__name__)
 
@@ -34,14 +37,11 @@ SKIP_SUFFIXES = (
 )
 SKIP_NAMES = {"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Cargo.lock",
               "uv.lock", "go.sum", ".DS_Store"}
-# Files that hold credentials by convention: never read, whatever they contain.
-SECRET_NAMES = {".npmrc", ".pypirc", ".netrc", "_netrc", ".git-credentials", ".htpasswd", ".pgpass", ".dockercfg",
-                "credentials", "credentials.json", "credentials.yml", "credentials.yaml", "secrets.json",
-                "secrets.yml", "secrets.yaml", "service-account.json", ".s3cfg", ".boto", "terraform.tfvars",
-                "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "known_hosts", "authorized_keys"}
-SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".asc", ".gpg", ".ppk",
-                   ".tfstate", ".tfvars")
-SECRET_PREFIXES = (".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
+# Files that hold credentials by convention are never read, whatever they contain: the one
+# list is engine/never_read.py (re-exported here for the walk's callers).
+SECRET_NAMES, SECRET_SUFFIXES, SECRET_PREFIXES = never_read_rules.SECRET_NAMES, never_read_rules.SECRET_SUFFIXES, \
+    never_read_rules.SECRET_PREFIXES
+READ_LIMIT = 64 << 20  # the walk skips files over the index's own limit before reading; this bounds a race
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +102,7 @@ class IgnoreRules:
 
 def secret_file(name: str) -> bool:
     """`.env*`, keys, certificates' private halves, package-registry and cloud credentials."""
-    low = name.lower()
-    return low in SECRET_NAMES or low.endswith(SECRET_SUFFIXES) or low.startswith(SECRET_PREFIXES)
+    return never_read_rules.secret_name(name)
 
 
 def skip_name(name: str) -> bool:
@@ -131,10 +130,12 @@ def walk(root: Path, folder: Path, rules: IgnoreRules, max_bytes: int, link_root
                     continue
                 if not e.is_file(follow_symlinks=True) or skip_name(e.name):
                     continue
-                if rules.ignored(rel, False):
+                if rules.ignored(rel, False) or never_read(rel):
                     continue
                 if e.is_symlink():
-                    inside(root, p, link_roots)  # a link out of the workspace is never read
+                    # a link out of the workspace is never read, nor one to a credential file
+                    if never_read_rules.secret_name(inside(root, p, link_roots).name):
+                        continue
                 st = e.stat(follow_symlinks=True)
                 if st.st_size > max_bytes or st.st_size == 0:
                     continue
@@ -144,8 +145,15 @@ def walk(root: Path, folder: Path, rules: IgnoreRules, max_bytes: int, link_root
 
 
 def read_text(path: Path) -> tuple[str, str] | None:
-    """(text, sha256) of a text file, or None if it looks binary or is not UTF-8."""
-    data = path.read_bytes()
+    """(text, sha256) of a text file, or None if it looks binary or is not UTF-8. Read through
+    the jail's one reader: the real file, regular, bounded, never a credential file (OSError
+    otherwise, which the indexer records as unreadable)."""
+    if never_read_rules.secret_name(Path(path).name):
+        raise OSError(f"secretFile: {path} is on the never-read list")
+    try:
+        data = read_regular(Path(os.path.realpath(path)), max_bytes=READ_LIMIT, shown=str(path))
+    except LoreError as exc:
+        raise OSError(f"{exc.kind}: {exc.message}") from None
     if b"\x00" in data[:8192]:
         return None
     try:

@@ -1,0 +1,87 @@
+"""The never-read list: files that hold credentials by convention. Pure rules, no I/O.
+
+Whatever such a file contains, no face of lore reads it: not the indexer, not `lore/getNode`,
+hover, the dashboard, the ask agent's Read/Grep/Glob, MCP or export. The one place a read
+happens (engine/jail.py, and the indexer's `walk.read_text`) asks `never_read` about the
+path as given *and* about the real path it resolves to, so a harmless-looking link to `.env`
+is refused like `.env` itself. Names compare case-insensitively (`.ENV` on a case-insensitive
+disk is the same file).
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+KIND = "secretFile"
+
+# Whole names.
+SECRET_NAMES = frozenset({
+    ".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".netrc", "_netrc", ".git-credentials", ".htpasswd", ".pgpass",
+    ".my.cnf", ".dockercfg", ".s3cfg", ".boto", ".vault-token", ".terraformrc", "terraform.rc", ".gem-credentials",
+    "credentials", "credentials.json", "credentials.yml", "credentials.yaml", "credentials.toml", "credentials.db",
+    "secrets.json", "secrets.yml", "secrets.yaml", "service-account.json", "application_default_credentials.json",
+    "access_tokens.db", "accesstokens.json", "msal_token_cache.json", "msal_token_cache.bin", "azureprofile.json",
+    "terraform.tfvars", "kubeconfig", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "known_hosts", "authorized_keys",
+})
+# Name endings: keys, keystores, certificates' private halves, encrypted vaults, state with secrets.
+SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".p8", ".jks", ".jceks", ".keystore", ".keychain",
+                   ".keychain-db", ".kdbx", ".kdb", ".asc", ".gpg", ".ppk", ".tfstate", ".tfvars", ".env")
+# Name beginnings: `.env`, `.env.local`, `.envrc`, `id_rsa.old`, `id_ed25519_sk` ...
+SECRET_PREFIXES = (".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
+# Folders whose every file is a credential (SSH, GnuPG, cloud CLIs, pass).
+SECRET_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".password-store"})
+# Trailing path pieces: `<anything>/.docker/config.json`, `.kube/config`, `gh/hosts.yml` ...
+SECRET_TAILS = ((".docker", "config.json"), (".kube", "config"), ("gh", "hosts.yml"), (".config", "hub"))
+# Folders (as trailing pieces) whose every file is a credential: gcloud's configuration.
+SECRET_DIR_TAILS = ((".config", "gcloud"), ("gcloud", "legacy_credentials"))
+
+
+def secret_name(name: str) -> bool:
+    """Whether a bare file name is on the list (`.env.local`, `server.pem`, `.npmrc` ...)."""
+    low = name.lower()
+    return low in SECRET_NAMES or low.endswith(SECRET_SUFFIXES) or low.startswith(SECRET_PREFIXES)
+
+
+def never_read(path: str | PurePosixPath) -> bool:
+    """Whether `path` (relative to a workspace root, `/`-separated; an absolute path is judged
+    by its name only, since the folders above a root are the user's business) is never read."""
+    text = str(path).replace("\\", "/")
+    parts = [p.lower() for p in text.split("/") if p not in ("", ".")]
+    if not parts:
+        return False
+    if secret_name(parts[-1]):
+        return True
+    if text.startswith("/"):
+        return False
+    folders = parts[:-1]
+    if any(p in SECRET_DIRS for p in folders):
+        return True
+    if any(_ends_with(parts, tail) for tail in SECRET_TAILS):
+        return True
+    return any(_ends_with(folders[: i + 1], tail) for tail in SECRET_DIR_TAILS for i in range(len(folders)))
+
+
+def _ends_with(parts: list[str], tail: tuple[str, ...]) -> bool:
+    return len(parts) >= len(tail) and tuple(parts[-len(tail):]) == tail
+
+
+def grep_excludes() -> list[str]:
+    """`grep --exclude=` / `--exclude-dir=` options for the names above, case-insensitive
+    (grep's globs are case-sensitive: `.env` becomes `.[eE][nN][vV]`). The tool filters its
+    output by `never_read` as well; these keep grep from opening the files at all."""
+    names = [_nocase(n) for n in sorted(SECRET_NAMES)]
+    names += ["*" + _nocase(s) for s in SECRET_SUFFIXES]
+    names += [_nocase(p) + "*" for p in SECRET_PREFIXES]
+    return [f"--exclude={n}" for n in names] + [f"--exclude-dir={_nocase(d)}" for d in sorted(SECRET_DIRS)]
+
+
+def _nocase(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch.isalpha():
+            out.append(f"[{ch.lower()}{ch.upper()}]")
+        elif ch in "*?[]\\":
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
