@@ -146,3 +146,67 @@ def test_recall_ranks_a_node_that_is_never_opened_below_one_that_is_and_never_to
     # priority 1: disuse never moves them, so they keep the order they had before any usage
     assert [u for u in after if "/rule-" in u] == [u for u in first if "/rule-" in u]
     assert set(first) == set(after)  # the control: the same hits, only reordered
+
+
+VOLATILE = ("version", "updatedAt")  # a rollback is a new version, written now
+RECREATED = (*VOLATILE, "createdAt", "uses")  # a node dream deleted is created again
+
+
+def test_dream_rollback_gives_back_every_field_of_each_node_and_never_changes_priority_1(tmp_path):
+    """The whole node is compared, not a chosen few fields: a re-created node that came back
+    without its expiresAt (immortal) or its recorded source hashes would fail here."""
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / "src").mkdir()
+    (ws / "src/sign.py").write_text("KEY = 'team'\n")
+    (ws / "src/gone.py").write_text("x = 1\n")
+    sha = "ab" * 32
+    c = StdioClient(sidecar_command())
+    c.initialize(ws, options={"storeDir": str(tmp_path / "store"), "watch": False, "indexWorkspace": False,
+                              "distillIdleMs": 3_600_000})
+    made = [
+        ("project://ws/pattern/keep", 2, "Release builds are signed with the team key before upload", None, None),
+        ("project://ws/pattern/dup", 3, "Release builds are signed with the team key before the upload",
+         "2031-01-01T00:00:00Z", [{"path": "src/sign.py", "sha256": sha}]),
+        ("project://ws/gotcha/low", 2, "The gone module configures the cron scheduler at import",
+         "2030-06-01T00:00:00Z", [{"path": "src/gone.py"}]),
+        ("project://ws/gotcha/rule", 1, "Webhooks must be verified by src/gone.py before parsing payloads",
+         "2030-06-01T00:00:00Z", [{"path": "src/gone.py"}]),
+        ("project://ws/architecture/invoices-low", 2, "The billing service keeps invoices in MySQL", None, None),
+        ("project://ws/architecture/invoices-rule", 1, "Invoice rows of the billing service live in MySQL tables",
+         None, None),
+    ]
+    try:
+        for uri, priority, content, expires, sources in made:
+            c.request("lore/createNode", {"uri": uri, "priority": priority, "content": content, "category": uri.split("/")[3],
+                                          **({"expiresAt": expires} if expires else {}),
+                                          **({"sources": sources} if sources else {})})
+        for obj, since in (("MySQL", "2024-01-01T00:00:00Z"), ("PostgreSQL", "2025-01-01T00:00:00Z")):
+            c.request("lore/assertFact", {"subject": "billing service", "predicate": "stores invoices in",
+                                          "object": obj, "validFrom": since})
+        (ws / "src/gone.py").unlink()
+        before = nodes(c)
+        run = c.request("lore/dream", {})
+        after = nodes(c)
+        c.request("lore/dreamRollback", {"runId": run["runId"]})
+        restored = nodes(c)
+    finally:
+        c.close()
+    got = {ch["uri"]: ch for ch in run["changes"]}
+    # the lower-priority controls are changed by dream ...
+    assert got["project://ws/pattern/dup"]["action"] == "merge" and "project://ws/pattern/dup" not in after
+    assert got["project://ws/gotcha/low"]["applied"] and after["project://ws/gotcha/low"]["priority"] == 3
+    assert got["project://ws/architecture/invoices-low"]["action"] == "contradiction"
+    assert after["project://ws/architecture/invoices-low"]["suppressed"] is True
+    # ... their priority-1 twins are only proposed, and left exactly as they were
+    for uri in ("project://ws/gotcha/rule", "project://ws/architecture/invoices-rule"):
+        assert got[uri]["applied"] is False and got[uri]["protected"] is True, uri
+        assert after[uri] == before[uri], uri
+    # rollback: every node, every field (the deleted one re-created with its expiry and hashes)
+    assert set(restored) == set(before)
+    for uri, node in before.items():
+        skip = RECREATED if uri == "project://ws/pattern/dup" else VOLATILE if uri in after and after[uri] != node else ()
+        assert {k: v for k, v in restored[uri].items() if k not in skip} == \
+            {k: v for k, v in node.items() if k not in skip}, uri
+    assert restored["project://ws/pattern/dup"]["expiresAt"] == "2031-01-01T00:00:00Z"
+    assert restored["project://ws/pattern/dup"]["sources"] == [{"path": "src/sign.py", "sha256": sha}]

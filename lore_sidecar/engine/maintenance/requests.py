@@ -25,7 +25,11 @@ def epoch(iso: str | None) -> float:
     return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
 
 
-RESTORED = ("content", "category", "priority", "disclosure", "suppressed")
+# Every field of a node a rollback gives back (wire name -> the name a change uses): all of
+# it, so a re-created or demoted node comes back with its expiry and recorded hashes too.
+RESTORED = {"content": "content", "category": "category", "priority": "priority", "disclosure": "disclosure",
+            "suppressed": "suppressed", "scope": "scope", "expiresAt": "expires_at", "sources": "sources",
+            "stale": "stale"}
 JUDGE = (
     "You review proposed maintenance of a software project's memory (knowledge nodes). For each proposal "
     "decide whether to apply it. Answer with one JSON object per line and nothing else: "
@@ -160,11 +164,14 @@ class MaintenanceRequests:
             if a["op"] == "deleteNode":
                 self._op("createNode", root, uri=before["uri"], content=before["content"], category=before["category"],
                          priority=before["priority"], disclosure=before["disclosure"], scope=before["scope"],
-                         sources=[{"path": s["path"]} for s in before.get("sources") or []] or None, review=mark)
-                if before.get("suppressed"):
-                    self._op("updateNode", root, uri=before["uri"], changes={"suppressed": True}, review=mark)
+                         expires_at=before.get("expiresAt"), sources=before.get("sources") or None, review=mark)
+                # what createNode cannot set (suppression, the stale flag) follows in one update
+                rest = {RESTORED[k]: before.get(k) for k in ("suppressed", "stale") if before.get(k)}
+                if rest:
+                    self._op("updateNode", root, uri=before["uri"], changes=rest, review=mark)
             else:
-                self._op("updateNode", root, uri=before["uri"], changes={k: before[k] for k in RESTORED}, review=mark)
+                self._op("updateNode", root, uri=before["uri"],
+                         changes={name: before.get(k) for k, name in RESTORED.items()}, review=mark)
             restored.append(before["uri"])
         run["rolledBackAt"] = iso_now()
         self.runs.save(run_id, run)

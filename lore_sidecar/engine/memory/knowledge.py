@@ -98,12 +98,18 @@ class Knowledge:
             new["content"] = rules.check_content(new["content"])
         if "sources" in changes:
             new["sources"] = json.dumps(self._hashed(c, row["project_id"], rules.normalise_sources(changes["sources"])))
-        elif row["stale"]:
-            # Trigger: an update of a node flagged stale. Why: whoever updates it has looked at
-            # it again. Outcome: its sources are re-hashed as they are now; the flag clears.
-            new["sources"] = json.dumps(self._hashed(c, row["project_id"], [
-                {"path": s["path"], "sha256": None} for s in json.loads(row["sources"])]))
-        new["stale"] = None
+        if "stale" in changes:
+            # Trigger: a dream rollback (never the wire: UpdateNodeParams has no stale). Why: the
+            # node it demoted for a stale source must come back flagged, as it was. Outcome: the
+            # flag is written as given.
+            new["stale"] = json.dumps(changes["stale"]) if changes["stale"] else None
+        else:
+            if row["stale"] and "sources" not in changes:
+                # Trigger: an update of a node flagged stale. Why: whoever updates it has looked
+                # at it again. Outcome: its sources are re-hashed as they are now; the flag clears.
+                new["sources"] = json.dumps(self._hashed(c, row["project_id"], [
+                    {"path": s["path"], "sha256": None} for s in json.loads(row["sources"])]))
+            new["stale"] = None
         scope = new.get("scope", row["scope"])
         priority = new.get("priority", row["priority"])
         if (scope, priority) != (row["scope"], row["priority"]):
