@@ -4,9 +4,10 @@ get_changed_files, git_search. No shell, no writes.
 Every path goes through the project's jail (real paths, symlinks resolved, `..` and
 absolute paths outside refused); files are read as regular files only (no FIFOs or devices),
 text only and bounded; searches run as child processes with a time limit and a cap on what
-they may print, so a regex bomb or a huge tree costs at most the bound. git runs with
-overrides that turn off hooks, pagers, external diff and text conversion, and fsmonitor;
-user text never becomes a git option (it is passed as `--grep=<text>` or after `--`).
+they may print, so a regex bomb or a huge tree costs at most the bound. git runs through
+engine/gitsafe.py (the repository gets no say in what git runs: no config of its own that
+executes, no tracked `.gitconfig`, no inherited `GIT_*`); a refused repository is a tool
+error. User text never becomes a git option (it is passed as `--grep=<text>` or after `--`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lore_sidecar.engine import gitsafe
 from lore_sidecar.engine.jail import Jail, check_path_text
 from lore_sidecar.engine.never_read import grep_excludes, never_read
 from lore_sidecar.errors import LoreError
@@ -31,9 +33,6 @@ OUTPUT_BYTES = 64 * 1024
 TIME_S = 1.0
 LIST_CAP = 500
 SKIP_DIRS = {".git", "node_modules", ".venv", "__pycache__", ".cache", ".mypy_cache", ".ruff_cache"}
-GIT_SAFE = ["-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat", "-c", "core.fsmonitor=false",
-            "-c", "diff.external=", "-c", "core.sshCommand=false", "-c", "protocol.allow=never",
-            "--no-pager", "--no-optional-locks"]
 
 
 @dataclass(frozen=True)
@@ -85,7 +84,7 @@ class Tools:
         if glob:
             check_path_text(glob, "glob")
             args.append(f"--include={glob}")
-        out, cut = run(args + ["-e", pattern, "--", "."], self.root)
+        out, cut = run(args + ["-e", pattern, "--", "."], self.root, {"PATH": gitsafe.clean_path(self.root), "LC_ALL": "C"})
         matches = []
         for line in out.splitlines():
             name, sep, rest = line.partition("\0")
@@ -117,20 +116,23 @@ class Tools:
         return {"path": self._shown(base), "entries": rels[:LIST_CAP], "truncated": len(rels) > LIST_CAP}
 
     def get_changed_files(self) -> dict[str, Any]:
-        out, _ = run(["git", *GIT_SAFE, "status", "--porcelain", "--untracked-files=normal"], self.root)
+        argv, env = gitsafe.command(self.root, self.jail, "status", "--porcelain", "--untracked-files=normal",
+                                    "--ignore-submodules=all")
+        out, _ = run(argv, self.root, env)
         return {"changed": [line for line in out.splitlines() if line.strip()][:LIST_CAP]}
 
     def git_search(self, query: str, path: str | None = None, patch: bool = False, limit: int = 20) -> dict[str, Any]:
         if len(query) > 300:
             raise LoreError("invalidPattern", "a query of at most 300 characters")
-        args = ["git", *GIT_SAFE, "log", f"--max-count={max(1, min(50, int(limit)))}", "--no-ext-diff",
-                "--no-textconv", "--format=%h %ad %s", "--date=short", f"--grep={query}", "-i"]
+        args = [f"--max-count={max(1, min(50, int(limit)))}", "--no-ext-diff", "--no-textconv", "--no-show-signature",
+                "--no-color", "--format=%h %ad %s", "--date=short", f"--grep={query}", "-i"]
         if patch:
             args += ["-p", "--stat"]
         args.append("--")
         if path:
             args.append(self._shown(self._path(path)))
-        out, cut = run(args, self.root)
+        argv, env = gitsafe.command(self.root, self.jail, "log", *args)
+        out, cut = run(argv, self.root, env)
         return {"query": query, "log": out, "truncated": cut}
 
     # -- helpers --------------------------------------------------------------------------------------
@@ -164,10 +166,9 @@ class Tools:
                     yield rel
 
 
-def run(args: list[str], cwd: Path) -> tuple[str, bool]:
-    """A child process's output, cut at OUTPUT_BYTES and TIME_S (killed then): (text, cut)."""
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0",
-           "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(cwd)}
+def run(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, bool]:
+    """A child process's output, cut at OUTPUT_BYTES and TIME_S (killed then): (text, cut).
+    `env` is the child's whole environment (nothing is inherited)."""
     try:
         proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, env=env, start_new_session=True)
