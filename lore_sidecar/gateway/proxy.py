@@ -17,12 +17,24 @@ import signal
 from typing import Any
 
 from aiohttp import ClientError, ClientSession, ClientTimeout, web
+from multidict import CIMultiDict
+from yarl import URL
 
+from lore_sidecar.gateway import guard
+from lore_sidecar.gateway.decoding import Decoder
 from lore_sidecar.gateway.sessions import API_OF_PATH, session_of, sse_events, usage_from_events
 
 log = logging.getLogger(__name__)
+# Not forwarded upstream: this hop's framing, and our own secret. The harness's
+# Accept-Encoding and Content-Encoding are forwarded: it gets exactly what it asked for.
 HOP = {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-authenticate",
-       "proxy-authorization", "te", "trailer", "upgrade", "accept-encoding", "content-encoding"}
+       "proxy-authorization", "te", "trailer", "upgrade", guard.HEADER}
+# Not copied from the answer: this hop's framing (aiohttp frames the reply itself; a
+# Content-Length is kept, the bytes being the provider's own).
+REPLY_HOP = {"transfer-encoding", "connection", "keep-alive", "proxy-authenticate", "te", "trailer", "upgrade"}
+# Headers aiohttp would add of itself: a harness that sent none must not get them added (an
+# Accept-Encoding the harness never asked for is how answers came back gzip it cannot read).
+NO_AUTO = ("Accept", "Accept-Encoding", "User-Agent", "Content-Type")
 DEFAULT_UPSTREAM = {"anthropic-messages": "https://api.anthropic.com", "openai-chat": "https://api.openai.com",
                     "openai-responses": "https://api.openai.com"}
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -41,16 +53,16 @@ def harness_of(headers: Any) -> str:
 
 
 class Gateway:
-    def __init__(self, host: Any, upstream: str | None):
+    def __init__(self, host: Any, upstream: str | None, secret: str):
         self.host = host  # engine_host.Host
         self.upstream = upstream.rstrip("/") if upstream else None
+        self.secret = secret
         self.client: ClientSession | None = None
-        self.stats = {"requests": 0, "assembled": 0, "passthrough": 0}
+        self.stats = {"requests": 0, "assembled": 0, "passthrough": 0, "refused": 0}
         self.pending: set[asyncio.Task] = set()
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=256 * 1024 * 1024)
-        app.router.add_get("/lore/health", self.health)
         app.router.add_route("*", "/{tail:.*}", self.proxy)
         app.on_startup.append(self._start)
         app.on_cleanup.append(self._stop)
@@ -65,21 +77,33 @@ class Gateway:
         if self.client is not None:
             await self.client.close()
 
-    async def health(self, request: web.Request) -> web.Response:
-        return web.json_response({"ok": True, "pid": os.getpid(), **self.stats})
-
     async def proxy(self, request: web.Request) -> web.StreamResponse:
+        raw_path, _, query = request.raw_path.partition("?")
+        presented, path = guard.split_secret(raw_path, request.headers, self.secret)
+        if path.rstrip("/") == "/lore/health" and request.method == "GET":
+            # Open, so a probe can tell a gateway listens; the counts and pid need the secret.
+            return web.json_response({"ok": True, "pid": os.getpid(), **self.stats} if presented else {"ok": True})
+        api = API_OF_PATH.get(path.rstrip("/")) if request.method == "POST" else None
+        browser = guard.from_browser(request.headers, api is not None)
+        if browser or not presented:
+            # Trigger: a web page, another local user, anything without the store's secret.
+            # Outcome: refused before the body is read; nothing forwarded, nothing captured.
+            self.stats["refused"] += 1
+            status, why = (403, f"requests from a web browser are refused ({browser})") if browser else \
+                (401, "this gateway needs the store's secret in its base URL (use `lore-sidecar run`)")
+            log.warning("refused a request to %s: %s", path[:80], browser or "no secret")
+            return web.json_response(guard.refusal(path, request.headers, status, f"lore gateway: {why}"), status=status)
         raw = await request.read()
-        api = API_OF_PATH.get(request.path.rstrip("/")) if request.method == "POST" else None
         self.stats["requests"] += 1
         session, sent, stream = None, raw, False
         if api is not None:
             session, sent, stream = await self._assemble(api, request, raw)
         base = self.upstream or DEFAULT_UPSTREAM.get(api or "", DEFAULT_UPSTREAM["anthropic-messages"])
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP}
+        headers = CIMultiDict((k, v) for k, v in request.headers.items() if k.lower() not in HOP)
+        target = URL(base + path + (f"?{query}" if query else ""), encoded=True)  # the caller's bytes, not requoted
         assert self.client is not None
         try:
-            return await self._forward(request, api, base, headers, sent, session, stream)
+            return await self._forward(request, api, target, headers, sent, session, stream)
         except (TimeoutError, ClientError, OSError) as exc:
             if request.get("lore_answering"):
                 raise  # the answer had begun: the connection just ends, as the provider's did
@@ -90,19 +114,22 @@ class Gateway:
                                       f"lore gateway: the upstream {base} could not be reached ({type(exc).__name__})"}},
                                      status=502)
 
-    async def _forward(self, request: web.Request, api: str | None, base: str, headers: dict[str, str], sent: bytes,
+    async def _forward(self, request: web.Request, api: str | None, target: URL, headers: CIMultiDict, sent: bytes,
                        session: str | None, stream: bool) -> web.StreamResponse:
         assert self.client is not None
-        async with self.client.request(request.method, base + request.path_qs, headers=headers, data=sent) as up:
-            reply = web.StreamResponse(status=up.status, headers={k: v for k, v in up.headers.items()
-                                                                  if k.lower() not in HOP})
+        async with self.client.request(request.method, target, headers=headers, data=sent,
+                                       skip_auto_headers=NO_AUTO) as up:
+            reply = web.StreamResponse(status=up.status, reason=up.reason, headers=CIMultiDict(
+                (k, v) for k, v in up.headers.items() if k.lower() not in REPLY_HOP))
             await reply.prepare(request)
             request["lore_answering"] = True
             tail, events, whole = b"", [], bytearray()
+            plain = Decoder(up.headers.get("content-encoding"))  # our private, decoded copy
             async for chunk in up.content.iter_any():
                 await reply.write(chunk)
                 if api is None:
                     continue
+                chunk = plain.feed(chunk)
                 if stream and up.status < 400:
                     found, tail = sse_events(tail + chunk)
                     events += [e for e in found if _usage_event(e)]
@@ -116,21 +143,25 @@ class Gateway:
     async def _assemble(self, api: str, request: web.Request, raw: bytes) -> tuple[str | None, bytes, bool]:
         try:
             body = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or deeper than Python parses: as it came
             return None, raw, False
         if not isinstance(body, dict):
             return None, raw, False
-        session = session_of(api, request.headers, body)
-        stream = bool(body.get("stream"))
+        session, stream = None, False
         try:
+            session = session_of(api, request.headers, body)
+            stream = bool(body.get("stream"))
             result = await self.host.call("lore/assembleContext", {
                 "sessionId": session, "body": body, "api": api, "harness": harness_of(request.headers)})
+            out = result["body"]
+            # Unchanged: the harness's own bytes (its key order, spacing, escapes), never re-encoded.
+            sent = raw if out == body else json.dumps(out, ensure_ascii=False).encode()
         except Exception as exc:  # fail open: the harness's own body goes upstream
             self.stats["passthrough"] += 1
-            log.warning("context assembly failed (%s); passing %s through", type(exc).__name__, request.path)
+            log.warning("context assembly failed (%s); passing %s through", type(exc).__name__, request.path[:80])
             return session, raw, stream
         self.stats["assembled"] += 1
-        return session, json.dumps(result["body"], ensure_ascii=False).encode(), stream
+        return session, sent, stream
 
     def _feedback(self, api: str, session: str, status: int, events: list[dict], whole: bytes) -> None:
         params: dict[str, Any] = {"sessionId": session}

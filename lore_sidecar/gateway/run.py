@@ -1,5 +1,6 @@
 """`lore-sidecar run <claude|codex|pi|opencode> [-- ARGS]`: make sure a gateway serves this
-store (start one in the background if none answers), then run the harness pointed at it."""
+store (start one in the background if none answers), then run the harness pointed at it,
+with the store's gateway secret as the first path segment of its base URL."""
 
 from __future__ import annotations
 
@@ -12,15 +13,18 @@ import time
 import urllib.request
 from pathlib import Path
 
+from lore_sidecar.gateway.guard import gateway_secret
 from lore_sidecar.spawn import module_command
 
 HARNESSES = {"claude": "claude", "codex": "codex", "pi": "pi", "opencode": "opencode"}
 
 
 def alive(url: str) -> bool:
+    """A gateway answers at `url` (its base URL, secret included) and knows that secret."""
     try:
         with urllib.request.urlopen(url + "/lore/health", timeout=1) as r:
-            return json.loads(r.read()).get("ok") is True
+            answer = json.loads(r.read())
+            return answer.get("ok") is True and "pid" in answer  # the pid is told only with the secret
     except (OSError, ValueError):
         return False
 
@@ -29,8 +33,9 @@ def ensure_gateway(store: Path, upstream: str | None) -> str:
     registry = store / "gateway.json"
     try:
         known = json.loads(registry.read_text())
-        if alive(known["url"]) and known.get("upstream") == upstream:
-            return str(known["url"])
+        url = f"{known['url']}/{gateway_secret(store)}"
+        if alive(url) and known.get("upstream") == upstream:
+            return url
     except (OSError, ValueError, KeyError):
         pass
     args = module_command("lore_sidecar", "gateway", "--store-dir", str(store))

@@ -1,12 +1,15 @@
 """`lore-sidecar gateway [--host 127.0.0.1] [--port N] [--upstream URL]`: serve until stopped.
-The first line on stdout is the address it listens on; `<store>/gateway.json` says so too,
-for `lore-sidecar run`."""
+The first line on stdout is the base URL to give a harness: the address it listens on and the
+store's gateway secret (`http://127.0.0.1:<port>/<secret>`). `<store>/gateway.json` (0600)
+records the address without the secret, for `lore-sidecar run`, which reads the secret from
+`<store>/gateway.secret` itself."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
+import secrets
 import sys
 from pathlib import Path
 
@@ -19,6 +22,7 @@ def run_gateway(store_dir: str | None, workspace: str, host: str, port: int, ups
                 cli_chose_logging: bool) -> int:
     from lore_sidecar.app import open_engine
     from lore_sidecar.engine_host import Host
+    from lore_sidecar.gateway.guard import gateway_secret
     from lore_sidecar.gateway.proxy import LOOPBACK, Gateway, serve
     from lore_sidecar.settings import load_settings
 
@@ -31,20 +35,29 @@ def run_gateway(store_dir: str | None, workspace: str, host: str, port: int, ups
         log.warning("settings: %s", w)
     engine_host = Host(settings, [workspace], open_engine, warnings, timeout_ms=settings.gateway_timeout_ms)
     registry = Path(settings.store_dir) / "gateway.json"
+    try:
+        secret = gateway_secret(Path(settings.store_dir))
+    except OSError as exc:
+        # An unusable store must not stop the proxy (it fails open): a secret for this run only,
+        # in the URL printed below.
+        log.warning("cannot keep the gateway secret in the store (%s); this run's URL has its own", exc)
+        secret = secrets.token_hex(24)
 
     def ready(bound: int) -> None:
         url = f"http://{'[::1]' if host == '::1' else host}:{bound}"
-        print(url, flush=True)
-        try:  # for `lore-sidecar run`; an unusable store must not stop the proxy (it fails open)
+        print(f"{url}/{secret}", flush=True)
+        try:  # for `lore-sidecar run`
             Path(settings.store_dir).mkdir(parents=True, exist_ok=True)
             tmp = registry.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"url": url, "pid": os.getpid(), "upstream": upstream}))
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write(json.dumps({"url": url, "pid": os.getpid(), "upstream": upstream}))
             os.replace(tmp, registry)
         except OSError as exc:
             log.warning("cannot record the gateway in the store (%s); serving anyway", exc)
 
     try:
-        serve(Gateway(engine_host, upstream), host, port, ready)
+        serve(Gateway(engine_host, upstream, secret), host, port, ready)
     finally:
         engine_host.close()
         try:

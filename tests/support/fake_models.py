@@ -5,14 +5,23 @@ Completions (OpenCode, Pi), Anthropic Messages (Claude Code) and OpenAI Response
 plus `GET /v1/models` and Anthropic's `count_tokens`. Every request body is recorded so a
 test can assert what reached "the model". Replies come from `responder(api, body)`. Loopback
 only, a free port, and it stops itself after `lifetime_s`.
+
+Real peers misbehave, and so can this one (all off by default): `compress="gzip"|"deflate"`
+compresses the non-streamed JSON answers (messages, chat, `count_tokens`, `/v1/models`) when
+the client's Accept-Encoding allows it, as real servers and proxies do; a responder may return
+a `Raw` reply (any status, headers and bytes, chunked or not, a slow first byte, a stream cut
+in the middle). `seen` keeps every request as it arrived (method, path, headers, raw bytes).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 import time
+import zlib
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from tests.support.loopback import LoopbackServer, QuietHandler
@@ -21,6 +30,29 @@ from tests.support.loopback import LoopbackServer, QuietHandler
 # {"tool_call": {"name": ..., "arguments": {...}}} (Responses: also "namespace"); not streaming,
 # Chat Completions also takes {"tool_calls": [{"name": ..., "arguments": {...}}, ...]}.
 Responder = Callable[[str, dict[str, Any]], Any]
+
+
+@dataclass
+class Raw:
+    """A reply written as given: `chunks` sent one by one (flushed), framed by Content-Length
+    (their total) or `chunked`; `delay_s` before the first byte; `cut` closes the connection
+    before the reply is complete (a Content-Length larger than what was sent, or no final
+    chunk)."""
+    status: int = 200
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    chunks: list[bytes] = field(default_factory=list)
+    chunked: bool = False
+    delay_s: float = 0.0
+    gap_s: float = 0.0
+    cut: bool = False
+
+
+def encode(data: bytes, encoding: str) -> bytes:
+    if encoding == "gzip":
+        return gzip.compress(data, mtime=0)  # mtime 0: the same bytes each time
+    if encoding == "deflate":
+        return zlib.compress(data)
+    raise ValueError(encoding)
 
 
 def _sse(events: list[tuple[str | None, dict[str, Any] | str]]) -> bytes:
@@ -32,16 +64,52 @@ def _sse(events: list[tuple[str | None, dict[str, Any] | str]]) -> bytes:
 
 
 class FakeModels(LoopbackServer):
-    def __init__(self, responder: Responder | None = None, *, lifetime_s: float = 900):
+    def __init__(self, responder: Responder | None = None, *, lifetime_s: float = 900, compress: str | None = None):
         self.responder = responder or (lambda api, body: "OK.")
+        self.compress = compress
         self.requests: list[tuple[str, str, dict[str, Any]]] = []  # (api, path, body)
+        self.seen: list[tuple[str, str, list[tuple[str, str]], bytes]] = []  # (method, path, headers, raw body)
         self._lock = threading.Lock()
         fake = self
 
         class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
+            def send_json(self, status: int, payload: dict[str, Any], **headers: str) -> None:
+                wanted = str(self.headers.get("accept-encoding") or "").lower()
+                if not fake.compress or fake.compress not in wanted:
+                    return super().send_json(status, payload, **headers)
+                data = encode(json.dumps(payload).encode(), fake.compress)
+                self._raw(Raw(status, [("content-type", "application/json"), ("content-encoding", fake.compress),
+                                       ("request-id", "req_fake"), ("vary", "accept-encoding"),
+                                       *((k.replace("_", "-"), v) for k, v in headers.items())], [data]))
+
+            def _raw(self, r: Raw) -> None:
+                time.sleep(r.delay_s)
+                self.send_response(r.status)
+                for name, value in r.headers:
+                    self.send_header(name, value)
+                total = sum(len(c) for c in r.chunks)
+                if r.chunked:
+                    self.send_header("transfer-encoding", "chunked")
+                else:
+                    self.send_header("content-length", str(total + (10 if r.cut else 0)))
+                if r.cut:
+                    self.send_header("connection", "close")
+                self.end_headers()
+                for i, c in enumerate(r.chunks):
+                    if i and r.gap_s:
+                        time.sleep(r.gap_s)
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(c), c) if r.chunked else c)
+                    self.wfile.flush()
+                if r.chunked and not r.cut:
+                    self.wfile.write(b"0\r\n\r\n")
+                if r.cut:
+                    self.close_connection = True
+
             def do_GET(self) -> None:  # noqa: N802
+                with fake._lock:
+                    fake.seen.append(("GET", self.path, list(self.headers.items()), b""))
                 if self.path.rstrip("/").endswith("/models"):
                     return self.send_json(200, {"object": "list", "data": [
                         {"id": "fake-model", "object": "model", "created": 0, "owned_by": "fake"}]})
@@ -49,7 +117,15 @@ class FakeModels(LoopbackServer):
 
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                with fake._lock:
+                    fake.seen.append(("POST", self.path, list(self.headers.items()), raw))
+                try:
+                    body = json.loads(raw or b"{}")
+                    assert isinstance(body, dict)
+                except (ValueError, RecursionError, AssertionError):  # as the real API answers such a body
+                    return self.send_json(400, {"type": "error", "error": {
+                        "type": "invalid_request_error", "message": "The request body is not valid JSON."}})
                 path = self.path.split("?")[0].rstrip("/")
                 if path.endswith("/messages/count_tokens"):
                     return self.send_json(200, {"input_tokens": len(json.dumps(body)) // 4})
@@ -60,6 +136,8 @@ class FakeModels(LoopbackServer):
                 with fake._lock:
                     fake.requests.append((api, path, body))
                 text = fake.responder(api, body)
+                if isinstance(text, Raw):
+                    return self._raw(text)
                 stream = bool(body.get("stream"))
                 if api == "chat":
                     return self._chat(body, text, stream)
