@@ -27,8 +27,12 @@ form.inline{display:inline}
 
 
 def link(path: str, token: str, **params: Any) -> str:
+    """A link inside the dashboard; with no token (the browser holds the session cookie) the
+    URL carries none."""
     query = {k: v for k, v in params.items() if v not in (None, "")}
-    return escape(f"{path}?{urlencode({**query, 'token': token})}")
+    if token:
+        query["token"] = token
+    return escape(f"{path}?{urlencode(query)}" if query else path)
 
 
 def page(title: str, token: str, body: str, *, note: str | None = None) -> str:
@@ -41,8 +45,8 @@ def page(title: str, token: str, body: str, *, note: str | None = None) -> str:
 
 def form(action: str, token: str, fields: str, button: str, *, inline: bool = False, name: str = "") -> str:
     return (f'<form method=post action="{escape(action)}"{" class=inline" if inline else ""}'
-            f'{f" name={escape(name)}" if name else ""}><input type=hidden name=token value="{escape(token)}">'
-            f'{fields}<button type=submit>{escape(button)}</button></form>')
+            f'{f" name={escape(name)}" if name else ""}>'
+            f'{hidden(token=token) if token else ""}{fields}<button type=submit>{escape(button)}</button></form>')
 
 
 def hidden(**values: Any) -> str:

@@ -29,7 +29,8 @@ class Pages:
                 web.post("/node/suppress", self.suppress), web.post("/node/forget", self.forget),
                 web.post("/retain", self.retain), web.get("/review", self.review), web.get("/dream", self.dream),
                 web.post("/dream/run", self.dream_run), web.post("/dream/rollback", self.rollback),
-                web.get("/facts", self.facts), web.get("/analytics", self.analytics), web.get("/health", self.health)]
+                web.get("/facts", self.facts), web.get("/analytics", self.analytics), web.get("/health", self.health),
+                web.get("/status.json", self.status)]
 
     # -- helpers ---------------------------------------------------------------------------------------
     async def call(self, method: str, params: dict[str, Any], timeout_s: float = SLOW_S) -> dict[str, Any]:
@@ -54,7 +55,7 @@ class Pages:
         scope = "all" if request.query.get("scope") == "all" else "project"
         boxes = "".join(f'<label><input type=checkbox name=source value="{s}"{" checked" if s in chosen else ""}> {s}</label> '
                         for s in ALL_SOURCES)
-        body = (f'<form method=get action="/" class=card><input type=hidden name=token value="{escape(self.token)}">'
+        body = (f'<form method=get action="/" class=card>{hidden(token=self.token) if self.token else ""}'
                 f'<input type=text name=q value="{escape(q)}" placeholder="what do agents remember about…" autofocus>'
                 f'<p>{boxes} <label><input type=checkbox name=scope value=all{" checked" if scope == "all" else ""}> '
                 f'every project</label></p><button type=submit>Search</button></form>')
@@ -202,6 +203,10 @@ class Pages:
         return self.html("Usage: recalled vs used", '<p class=muted>leads shown to each runtime per day, and how many '
                          'it opened (last 30 days)</p>' + bars(s["days"], s["runtimes"]), request)
 
+    async def status(self, request: web.Request) -> web.Response:
+        """`lore/status` as JSON, for a script watching the store."""
+        return web.json_response(await self.call("lore/status", {}))
+
     async def health(self, request: web.Request) -> web.Response:
         st = await self.call("lore/status", {})
         e = st.get("election") or {}
@@ -228,7 +233,8 @@ async def errors(request: web.Request, handler) -> web.StreamResponse:
     except BadParams as exc:
         return web.Response(status=400, text="bad input: " + "; ".join(exc.errors))
     except LoreError as exc:
-        status = 404 if exc.kind == "notFound" else 409 if exc.kind in ("versionConflict", "nodeExists") else 400
+        status = (404 if exc.kind == "notFound" else 409 if exc.kind in ("versionConflict", "nodeExists")
+                  else 403 if exc.kind in ("secretFile", "outsideWorkspace") else 400)
         return web.Response(status=status, text=f"{exc.message} [{exc.kind}]")
     except TimeoutError:
         return web.Response(status=503, text="the store did not answer in time (busy, or still opening); try again")
