@@ -281,3 +281,99 @@ def test_usage_events_reach_the_other_machines(tmp_path, pg_cluster):
         close(cs)
     assert here["recalled"] and here["used"]  # the control: the events happened
     assert there == here and uses == 1
+
+
+def _database(url: str, name: str) -> str:
+    """A database of its own on the session's cluster, so one test can take it away (an
+    outage) without stopping the cluster the other tests share."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return url.rsplit("/", 1)[0] + f"/{name}"
+
+
+def _allow(url: str, name: str, allowed: bool) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS {str(allowed).lower()}')
+        if not allowed:  # the sidecars' open connections drop too, as in a real outage
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname=%s", (name,))
+
+
+def _wait(check, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while not (got := check()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return got
+
+
+def test_an_outbox_is_pushed_oldest_first_so_the_last_acknowledged_edit_wins_everywhere(tmp_path, pg_cluster):
+    """Edits acknowledged while the record is away reach it in the order they were made: the
+    reference is one machine without a team, where the last edit is what every read shows.
+    Pushed newest-first, the earlier edit would land last and revert the later one on every
+    machine (and an update would reach the record before the create it edits)."""
+    name = f"outbox_{uuid.uuid4().hex[:8]}"
+    url = _database(pg_cluster.url, name)
+    cs = machines(tmp_path, url, "t", 2)
+    edited, made = "project://shop/pattern/edited", "project://shop/pattern/made-offline"
+    try:
+        cs[0].request("lore/createNode", {"uri": edited, "content": "first draft", "category": "pattern"})
+        assert converge(cs, {edited}, timeout=20)[1] == {edited}
+        _allow(pg_cluster.url, name, False)
+        acked = []
+        for text in ("second draft", "third draft", "final wording"):
+            acked.append(cs[0].request("lore/updateNode", {"uri": edited, "content": text}))
+        acked.append(cs[0].request("lore/createNode", {"uri": made, "content": "made offline", "category": "pattern"}))
+        acked.append(cs[0].request("lore/updateNode", {"uri": made, "content": "made offline, then edited"}))
+        offline = cs[0].request("lore/status")["shared"]
+        _allow(pg_cluster.url, name, True)
+        pushed = _wait(lambda: cs[0].request("lore/status")["shared"]["pending"] == 0)
+        converge(cs, {edited, made}, timeout=30)
+        there = _wait(lambda: [c.request("lore/getNode", {"uri": u})["content"] for c in cs for u in (edited, made)]
+                      == ["final wording", "made offline, then edited"] * 2, timeout=10)
+        contents = {(i, u): c.request("lore/getNode", {"uri": u})["content"] for i, c in enumerate(cs) for u in (edited, made)}
+        versions = {c.request("lore/getNode", {"uri": edited})["metadata"].get("version") for c in cs}
+    finally:
+        close(cs)
+    with psycopg.connect(url) as conn:
+        logged = [r[0] for r in conn.execute("SELECT op_id FROM lore_ops ORDER BY seq").fetchall()]
+    assert all(a["durable"] is True and a["applied"] is False for a in acked)  # the outage happened
+    assert offline["connected"] is False and offline["pending"] == len(acked)
+    assert pushed and there, contents
+    assert all(contents[(i, edited)] == "final wording" and contents[(i, made)] == "made offline, then edited"
+               for i in range(2)), contents
+    assert len(versions) == 1  # both machines hold the same history
+    ids = [a["opId"] for a in acked]
+    assert [op for op in logged if op in ids] == ids  # the record holds them in the order acknowledged, once each
+
+
+def test_a_re_pushed_operation_id_is_arbitrated_once(pg_cluster):
+    """A push retried after its answer was lost carries the same operation id: the record
+    answers with the first sequence number and judges nothing again (a create is not refused
+    as `nodeExists` by its own first copy; an update does not bump the version twice). The
+    controls: a new operation id for the same create is refused, and the version is exactly
+    what one update makes it."""
+    from lore_sidecar.errors import LoreError
+    from lore_sidecar.shared.record import SharedRecord
+
+    team = f"t-{uuid.uuid4().hex[:8]}"
+    rec = SharedRecord(pg_cluster.url, team, "machine-a")
+    uri = "project://shop/pattern/retried"
+    create = {"opId": f"{team}-c", "kind": "nodeOp", "method": "createNode", "project": "/m/shop",
+              "args": {"uri": uri, "content": "x", "category": "pattern", "priority": 0}}
+    update = {"opId": f"{team}-u", "kind": "nodeOp", "method": "updateNode", "project": "/m/shop",
+              "args": {"uri": uri, "changes": {"content": "y"}, "expected_version": 1}}
+    try:
+        first, again = rec.append(create, "shop"), rec.append(create, "shop")
+        up, up_again = rec.append(update, "shop"), rec.append(update, "shop")
+        with pytest.raises(LoreError) as twin:
+            rec.append({**create, "opId": f"{team}-c2"}, "shop")
+        with pytest.raises(LoreError) as stale:
+            rec.append({**update, "opId": f"{team}-u2"}, "shop")
+        rec.append({**update, "opId": f"{team}-u3", "args": {**update["args"], "expected_version": 2}}, "shop")
+    finally:
+        rec.close()
+    with psycopg.connect(pg_cluster.url) as conn:
+        logged = [r[0] for r in conn.execute("SELECT op_id FROM lore_ops WHERE team=%s ORDER BY seq", (team,)).fetchall()]
+        version = conn.execute("SELECT version FROM lore_nodes WHERE team=%s AND uri=%s", (team, uri)).fetchone()[0]
+    assert again == first and up_again == up and up > first
+    assert twin.value.kind == "nodeExists" and stale.value.kind == "versionConflict"
+    assert logged == [f"{team}-c", f"{team}-u", f"{team}-u3"] and version == 3
