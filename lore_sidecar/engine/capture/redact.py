@@ -252,10 +252,17 @@ RULES: tuple[Rule, ...] = (
         r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|ABIA|ACCA)(?<![A-Za-z0-9]....)[0-9A-Z]{16}(?![A-Za-z0-9])")),
     Rule("anthropic-key", _token("sk-ant-", f"[{_TOK}]{{20,}}+"), needles=("sk-ant-",)),
     Rule("openai-key", _token("sk-", f"(?:proj-|svcacct-|admin-)?[{_TOK}]{{20,}}+"), needles=("sk-",)),
-    Rule("github-token", _token("gh", "(?:[pousr]_[A-Za-z0-9]{30,}+|ithub_pat_[A-Za-z0-9_]{40,}+)"),
-         needles=("gh",)),
-    Rule("gitlab-token", _token("glpat-", f"[{_TOK}]{{20,}}+"), needles=("glpat-",)),
+    Rule("github-token", _token("gh", "[pousr]_[A-Za-z0-9]{30,}+"), needles=("gh",)),
+    # Fine-grained tokens start "github_pat_", not "gh" + a letter: a rule of their own.
+    Rule("github-token", _token("github_pat_", "[A-Za-z0-9_]{40,}+"), needles=("github_pat_",)),
+    # Personal, deploy, runner, pipeline-trigger, CI-build, incoming-mail, OAuth-app, feed,
+    # agent tokens; a routable one carries dot-separated parts ("glpat-….01.…").
+    Rule("gitlab-token", _token("gl", f"(?:pat|dt|rt|ptt|cbt|imt|soat|oas|ffct|agent)-[{_TOK}]{{20,}}+"
+                                      f"(?:\\.[{_TOK}]{{1,64}}+)*+"), needles=("glpat-", "gldt-", "glrt-", "glptt-",
+                                                                       "glcbt-", "glimt-", "glsoat-", "gloas-",
+                                                                       "glffct-", "glagent-")),
     Rule("slack-token", _token("xox", "[abposre]-[A-Za-z0-9\\-]{10,}+"), needles=("xox",)),
+    Rule("slack-token", _token("xapp-", "[0-9]-[A-Za-z0-9\\-]{10,}+"), needles=("xapp-",)),
     Rule("slack-webhook", re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/\-]{20,}+"),
          needles=("hooks.slack.com",)),
     Rule("stripe-key", re.compile(rf"[rs]k_(?<![{_TOK}][rs]k_)(?:live|test)_[A-Za-z0-9]{{16,}}+"),
@@ -270,11 +277,15 @@ RULES: tuple[Rule, ...] = (
     Rule("sendgrid-key", _token("SG.", f"[{_TOK}]{{22}}\\.[{_TOK}]{{43}}", after=_TOK), needles=("SG.",)),
     Rule("mailgun-key", _token("key-", "[0-9a-zA-Z]{32}", after=_TOK), needles=("key-",)),
     Rule("digitalocean-token", _token("dop_v1_", "[a-f0-9]{64}", after=_TOK), needles=("dop_v1_",)),
+    Rule("databricks-token", _token("dapi", "[a-f0-9]{32}(?:-[0-9]{1,2})?", after=_TOK), needles=("dapi",)),
+    # Entra ID (Azure AD) client secrets: three characters, a digit, "Q~", then 31-34 more.
+    Rule("azure-client-secret", re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}+"
+                                           r"(?![A-Za-z0-9_~.\-])"), needles=("Q~",)),
     Rule("shopify-token", _token("shp", "(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", after=_TOK), needles=("shp",)),
     Rule("jwt", _token("eyJ", f"[{_TOK}]{{8,}}+\\.eyJ[{_TOK}]{{8,}}+\\.[{_TOK}]{{8,}}+"), needles=("eyJ",)),
     Rule("azure-storage-key", re.compile(r"(?:Account|SharedAccess)Key=(?P<secret>[A-Za-z0-9+/]{20,}+={0,2})"),
          needles=("Key=",)),
-    Rule("url-password", re.compile(r"://(?P<user>[^\s:/@]{1,256}+):(?P<secret>[^\s@/]{1,256}+)@"), needles=("://",)),
+    Rule("url-password", re.compile(r"://(?P<user>[^\s:/@]{0,256}+):(?P<secret>[^\s@/]{1,256}+)@"), needles=("://",)),
     Rule("basic-auth", re.compile(rf"basic(?<![a-z]basic)[ \t]{{1,4}}+(?P<secret>[{_B64}]{{8,}}+={{0,2}})"),
          _basic_credentials, needles=("basic",), fold=True),
     Rule("bearer-token", re.compile(r"bearer(?<![a-z]bearer)[ \t]{1,4}+(?P<secret>[a-z0-9._~+/\-]{16,}+=*)"),
