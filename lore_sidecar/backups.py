@@ -59,7 +59,7 @@ def restore(settings: Settings, source: Path, open_engine: Callable[..., Any],
     staged = store.parent / f".{store.name}.restore-{secrets.token_hex(3)}"
     try:
         progress("copying it to a staging store")
-        files.stage(source, staged)
+        files.stage(source, manifest, staged)
         progress("rebuilding the indexes and recalling a sample")
         sample = _try_out(settings, staged, open_engine)
         previous = None

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar.errors import LoreError
+from lore_sidecar.store import backup_intake as intake
 from lore_sidecar.store.db import SCHEMA_VERSION
 from lore_sidecar.store.lock import WriterLock
 
@@ -157,35 +158,26 @@ def rotate(out_root: Path, keep: int) -> list[str]:
 
 
 def verify(backup: Path) -> dict[str, Any]:
-    """The manifest, after every file's hash, the database's integrity and its counts check
-    out; `backupCorrupt` (saying what) otherwise."""
+    """The manifest, once the backup holds only plain files and every listed file is there
+    with its hash (store/backup_intake.py); the database is checked on the staged copy."""
+    intake.scan(backup)
+    manifest = intake.read_manifest(backup)
+    root = os.open(backup, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
-        manifest = json.loads((backup / "manifest.json").read_text())
-        files = dict(manifest["files"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise corrupt(f"{backup} is not a lore backup (manifest.json: {exc})", path=str(backup)) from None
-    if manifest.get("schemaVersion", 0) > SCHEMA_VERSION:
-        raise LoreError("storeTooNew", f"{backup} was written by a newer lore-sidecar (schema "
-                        f"{manifest['schemaVersion']}; this version reads up to {SCHEMA_VERSION})")
-    for rel, want in files.items():
-        p = backup / rel
-        if not p.is_file():
-            raise corrupt(f"{rel} is missing from {backup}", path=rel)
-        if sha256_file(p) != want:
-            raise corrupt(f"{rel} in {backup} changed since the backup was written (sha256 differs)", path=rel)
-    if "lore.db" not in files:
-        raise corrupt(f"{backup} holds no database", path=str(backup))
-    db = sqlite3.connect(f"file:{backup / 'lore.db'}?mode=ro", uri=True)
-    try:
-        check = db.execute("PRAGMA integrity_check").fetchone()[0]
-        if check != "ok":
-            raise corrupt(f"the database in {backup} fails its integrity check: {check}")
-        if counts(db) != manifest["counts"]:
-            raise corrupt(f"the database in {backup} does not hold what its manifest counts")
-    except sqlite3.DatabaseError as exc:
-        raise corrupt(f"the database in {backup} cannot be read: {exc}") from None
+        for rel, want in sorted(manifest["files"].items()):
+            try:
+                fd = intake._open_below(root, rel)
+            except FileNotFoundError:
+                raise LoreError("backupIncomplete", f"{rel} is listed in {backup}'s manifest but missing",
+                                path=rel) from None
+            h = hashlib.sha256()
+            with os.fdopen(fd, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+            if h.hexdigest() != want:
+                raise corrupt(f"{rel} in {backup} changed since the backup was written (sha256 differs)", path=rel)
     finally:
-        db.close()
+        os.close(root)
     return manifest
 
 
@@ -200,13 +192,13 @@ def in_use(store: Path) -> int | None:
     return lock.holder_pid() or -1
 
 
-def stage(backup: Path, target: Path) -> None:
-    """Copy a verified backup's database, journal and spool into `target` (a fresh store)."""
+def stage(backup: Path, manifest: dict[str, Any], target: Path) -> None:
+    """Copy a verified backup's database, journal and spool into `target` (a fresh store),
+    without following anything, hashes checked again on the copies; then the copied
+    database must be exactly what the migrations create and hold what the manifest counts."""
     target.mkdir(parents=True)
-    shutil.copy2(backup / "lore.db", target / "lore.db")
-    for folder in ("journal", "spool"):
-        if (backup / folder).is_dir():
-            shutil.copytree(backup / folder, target / folder)
+    intake.copy_listed(backup, manifest, target, only=("lore.db", "journal", "spool"))
+    intake.check_database(target / "lore.db", manifest.get("counts"), counts)
     _fsync_tree(target)
 
 
