@@ -46,12 +46,15 @@ LIST_TIME_S = 2.0
 
 # Every program-valued key git may reach, set from the command line (which wins over the
 # repository's config for single-valued keys; an empty credential.helper empties the list).
+# A program that cannot exist (under /dev/null, not a folder): git fails to start it before
+# writing to it, where `false` would exit mid-write and git could die of SIGPIPE.
+NO_PROGRAM = "/dev/null/lore-runs-no-program"
 OVERRIDES: tuple[tuple[str, str], ...] = (
-    ("core.hooksPath", "/dev/null"), ("core.pager", "cat"), ("core.editor", "false"),
-    ("sequence.editor", "false"), ("core.fsmonitor", "false"), ("core.sshCommand", "false"),
+    ("core.hooksPath", "/dev/null"), ("core.pager", "cat"), ("core.editor", NO_PROGRAM),
+    ("sequence.editor", NO_PROGRAM), ("core.fsmonitor", "false"), ("core.sshCommand", NO_PROGRAM),
     ("core.askPass", ""), ("core.attributesFile", "/dev/null"), ("diff.external", ""),
-    ("credential.helper", ""), ("gpg.program", "false"), ("gpg.openpgp.program", "false"),
-    ("gpg.x509.program", "false"), ("gpg.ssh.program", "false"), ("gpg.ssh.defaultKeyCommand", "false"),
+    ("credential.helper", ""), ("gpg.program", NO_PROGRAM), ("gpg.openpgp.program", NO_PROGRAM),
+    ("gpg.x509.program", NO_PROGRAM), ("gpg.ssh.program", NO_PROGRAM), ("gpg.ssh.defaultKeyCommand", NO_PROGRAM),
     ("log.showSignature", "false"), ("protocol.allow", "never"), ("submodule.recurse", "false"),
     ("status.submoduleSummary", "false"), ("diff.submodule", "short"),
 )
