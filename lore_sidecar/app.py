@@ -33,7 +33,7 @@ from lore_sidecar.llm.embedders import load_models
 from lore_sidecar.llm.openai_chat import OpenAIChatClient
 from lore_sidecar.model import INDEXED_SOURCES
 from lore_sidecar.settings import Settings
-from lore_sidecar.store import index_dirs
+from lore_sidecar.store import index_dirs, indexer_lock
 from lore_sidecar.store.context_states import ContextStates
 from lore_sidecar.store.db import Database, store_ready
 from lore_sidecar.store.fact_rows import FactRows
@@ -72,8 +72,12 @@ def open_spool(settings: Settings) -> Spool:
 
 
 def open_engine(settings: Settings, folders: list[str], *, on_commit: CommitHook = lambda generation, engine: None,
-                on_role_change: RoleHook = lambda engine: None, start_indexer: bool = True) -> Engine:
-    return Root(settings, folders).open(on_commit=on_commit, on_role_change=on_role_change, start_indexer=start_indexer)
+                on_role_change: RoleHook = lambda engine: None, start_indexer: bool = True,
+                embed: bool = True) -> Engine:
+    """`embed=False`: this instance's indexer (if it writes) keeps the words current but leaves
+    the meaning index to whoever writes next (a CLI call; lore_sidecar/background.py)."""
+    return Root(settings, folders).open(on_commit=on_commit, on_role_change=on_role_change, start_indexer=start_indexer,
+                                        embed=embed)
 
 
 class Root:
@@ -86,7 +90,7 @@ class Root:
         self.lock = WriterLock(self.store / "writer.lock")
         self.engine: Engine | None = None
 
-    def open(self, *, on_commit: CommitHook, on_role_change: RoleHook, start_indexer: bool) -> Engine:
+    def open(self, *, on_commit: CommitHook, on_role_change: RoleHook, start_indexer: bool, embed: bool = True) -> Engine:
         if self.store.exists() and not self.store.is_dir():
             raise LoreError("storeUnsupported", f"the store {self.store} is a file; give a folder (--store-dir)")
         self.store.mkdir(parents=True, exist_ok=True)
@@ -122,11 +126,11 @@ class Root:
             reopen_readers=self._reopen_readers, election=election,
             context_states=ContextStates(self.store / "context"), ask_ledgers=ContextStates(self.store / "ask"),
             dream_runs=ContextStates(self.store / "dream"), shared=self._shared(),
-            **self._ask_model(),
+            background_indexer=lambda: indexer_lock.info(self.store), **self._ask_model(),
         )
         self.election = election
         if view.indexer is not None and start_indexer:
-            view.indexer.start()
+            view.indexer.start(embed=embed)
         if writer:
             self.writer_duties(engine)
         election.run(engine)

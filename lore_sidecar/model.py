@@ -188,6 +188,8 @@ class RecallResult:
     # The days the query named ("on 3 June 2023"), as [first, last) ISO dates: messages
     # written then were preferred. Empty: the query named no time.
     time_windows: tuple[tuple[str, str], ...] = ()
+    # What is still coming (engine/indexing/progress.py): the first scan, the meaning index.
+    indexing: dict | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,5 +78,9 @@ def print_status(status: dict[str, Any]) -> None:
             ("records", ", ".join(f"{k} {v}" for k, v in counts.items())),
             ("index", f"generation {status.get('generation')}, lag {status.get('indexLagMs')} ms"),
             ("embedder", (status.get("embedder") or {}).get("name")),
-            ("distiller", (status.get("distiller") or {}).get("mode"))]
+            ("distiller", (status.get("distiller") or {}).get("mode")),
+            ("indexing", (status.get("indexing") or {}).get("message") or "current")]
+    bg = status.get("backgroundIndexer")
+    if bg:
+        rows.append(("background indexer", f"pid {bg.get('pid')} since {bg.get('startedAt')}"))
     table("lore-sidecar status", ("", ""), rows)

@@ -5,12 +5,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from lore_sidecar import logs
 from lore_sidecar.terminal import interactive, print_hits, print_status, progress, table
+
+# The longest a CLI call waits for what it (as the writer) just wrote to be searchable by its
+# words; the meaning index is never waited for (a background indexer fills it).
+WORDS_WAIT_S = 60.0
+INDEXING_VERBS = ("recall", "ask")  # the verbs that scan first, and may leave embedding behind
+# The verbs only the writer may run: a background indexer holding the role is stopped first
+# (it saves what it embedded; the next recall starts it again if need be).
+WRITER_VERBS = ("reindex", "distill", "import")
 
 
 def open_engine_for(args: argparse.Namespace):
@@ -24,7 +33,45 @@ def open_engine_for(args: argparse.Namespace):
     logs.apply_settings(settings, cli_chose=bool(args.verbose or args.log_file))
     for w in warnings:
         print(f"lore-sidecar: settings: {w}", file=sys.stderr)
-    return open_engine(settings, [workspace])
+    if args.verb in WRITER_VERBS:
+        from lore_sidecar import background
+
+        if background.stop(Path(settings.store_dir)):
+            print("lore-sidecar: stopped the background indexer to take the writer role", file=sys.stderr)
+    # A CLI call embeds nothing itself: it would either hold the answer up (120 s for a fresh
+    # 1,000-file repository) or be cut off on exit; whoever writes next fills the meaning index.
+    return open_engine(settings, [workspace], embed=False)
+
+
+def searchable_now(engine, args: argparse.Namespace) -> None:
+    """The writer brings the workspace's words up to date before answering (the followers'
+    writer does it for them); nothing waits for the meaning index."""
+    if getattr(args, "no_index", False) or not engine.role.writer:
+        return
+    with progress("indexing the workspace", interactive(args.json)) as report:
+        engine.index.scan(report)
+        report("making it searchable", None)
+        engine.index.wait_words(WORDS_WAIT_S)
+
+
+def still_coming(engine, args: argparse.Namespace) -> None:
+    """Say on stderr what the answer could not include yet, and, as the writer leaving the
+    meaning index behind, start the background indexer that takes the role over when this
+    call exits (lore_sidecar/background.py)."""
+    from lore_sidecar import background
+
+    state = engine.index.progress()
+    store = engine.settings.store_dir
+    started = False
+    if engine.role.writer and state["meaning"]["chunksToGo"] and engine.settings.index.index_workspace:
+        started = background.start(store, str(Path(args.workspace).resolve()), after_pid=os.getpid())
+    if state["message"]:
+        running = background.info(store)
+        who = ("a background indexer is starting" if started else
+               f"background indexer pid {running['pid']} is embedding" if running and running.get("pid") else
+               f"the writer (pid {engine.role.writer_pid}) is indexing" if not engine.role.writer else "")
+        print(f"lore-sidecar: {state['message']}" + (f" ({who})" if who and state["meaning"]["chunksToGo"] else ""),
+              file=sys.stderr)
 
 
 def run_verb(args: argparse.Namespace) -> int:
@@ -60,10 +107,8 @@ def run_verb(args: argparse.Namespace) -> int:
         elif args.verb == "recall":
             run_recall(engine, args)
         elif args.verb == "ask":
-            if engine.role.writer and engine.ask.model is None:  # retrieval answers need the index
-                with progress("indexing the workspace", interactive(args.json)) as report:
-                    engine.index.scan(report)
-                    engine.index.wait(120)
+            if engine.ask.model is None:  # retrieval answers need the index (a model reads the files itself)
+                searchable_now(engine, args)
             result = engine.ask.ask(question=args.question, harness="cli")
             print(json.dumps(result, indent=2) if args.json else ask_text(result))
         elif args.verb == "ask-stats":
@@ -81,6 +126,8 @@ def run_verb(args: argparse.Namespace) -> int:
             print(json.dumps(r, indent=2) if args.json or args.rollback else "\n".join(
                 [f"{'applied ' if c['applied'] else 'proposed'}  {c['action']:<13} {c['uri']}  — {c['reason']}"
                  for c in r["changes"]] + [f"{r['runId']}: {r['applied']} applied, {r['proposed']} proposed ({r['mode']})"]))
+        if args.verb in INDEXING_VERBS:
+            still_coming(engine, args)
     finally:
         engine.close()
     return 0
@@ -122,11 +169,7 @@ def ask_text(r: dict) -> str:
 
 
 def run_recall(engine, args: argparse.Namespace) -> None:
-    if not args.no_index and engine.role.writer:
-        with progress("indexing the workspace", interactive(args.json)) as report:
-            engine.index.scan(report)
-            report("making it searchable", None)
-            engine.index.wait(120)
+    searchable_now(engine, args)
     result = engine.recall(args.query, scope=args.scope, sources=args.sources, limit=args.limit)
     if args.json:
         from lore_sidecar.wire.results import recall_to_wire

@@ -44,7 +44,8 @@ class Engine:
                  projects: Projects, spool: Any, facts: Any, memory: Any, distiller: Any = None,
                  on_close: Callable[[], None] = lambda: None, reopen_readers: Callable[[], None] | None = None,
                  election: Any = None, context_states: Any = None, ask_model: Any = None, ask_ledgers: Any = None,
-                 ask_reason: str | None = None, dream_runs: Any = None, shared: Any = None):
+                 ask_reason: str | None = None, dream_runs: Any = None, shared: Any = None,
+                 background_indexer: Callable[[], dict | None] = lambda: None):
         self.settings = settings
         self.records = records
         self.embedder = embedder
@@ -74,6 +75,7 @@ class Engine:
         self.ask = AskRequests(self, ask_model, ask_ledgers)
         self.maintenance = MaintenanceRequests(self, dream_runs)
         self.ask_reason = ask_reason  # why codebase questions are in retrieval mode (lore/status)
+        self.background_indexer = background_indexer  # the CLI's detached embedder, if one runs (lore/status)
         self._seen_generation = -1
         self._refresh_lock = threading.Lock()
 
@@ -123,6 +125,7 @@ class Engine:
         if not lexical_only and dense_lag(view):
             result = replace(result, dense_partial=True)
         result = self._faded_last(result)
+        result = replace(result, indexing=self.index.progress(project))
         if (session_id or runtime) and result.hits:
             shown = [h.uri for h in result.hits if is_memory_uri(h.uri)][:50]
             self.memory.log_recall(result.query_id, session_id, runtime, len(result.hits), shown)
@@ -151,7 +154,10 @@ class Engine:
 
     def status(self, project: str | None = None) -> dict[str, Any]:
         self.fresh()
-        return status_of(self, self.projects.root(project))
+        out = status_of(self, self.projects.root(project))
+        out["indexing"] = self.index.progress(project)
+        out["backgroundIndexer"] = self.background_indexer()
+        return out
 
     # -- what the capability services share ------------------------------------------------------------
     def require_writer(self) -> None:

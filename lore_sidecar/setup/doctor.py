@@ -107,10 +107,34 @@ def engine_checks(settings) -> list[Check]:
         out.append(Check("distiller", OK, f"model ({settings.memory.llm_model}); ANTHROPIC_API_KEY is set"))
     else:
         out.append(Check("distiller", OK, "extractive (no ANTHROPIC_API_KEY; set one for model distillation)"))
+    out += indexer_checks(Path(settings.store_dir)) + shared_checks(settings)
     probe = {"event": "Notification", "payload": {"session_id": "doctor"}, "cwd": "/"}
     warm = ask_daemon(socket_path(Path(settings.store_dir)), probe, 1.0) is not None
     out.append(Check("hook daemon", OK, "running" if warm else "not running (hook commands start it on demand)"))
     return out
+
+
+def indexer_checks(store: Path) -> list[Check]:
+    """The background indexer a CLI call leaves to fill the meaning index (lore_sidecar/background.py)."""
+    from lore_sidecar import background
+
+    running = background.info(store)
+    if running is None:
+        return [Check("background indexer", OK, "not running (a CLI call starts one when it leaves vectors to embed)")]
+    return [Check("background indexer", OK, f"pid {running.get('pid')} is embedding {running.get('workspace')} "
+                  f"since {running.get('startedAt')} (stop it: lore-sidecar indexer --stop)")]
+
+
+def shared_checks(settings) -> list[Check]:
+    """sharedUrl needs the team extra's driver; a default install leaves it out."""
+    if not settings.store.shared_url:
+        return []
+    from lore_sidecar.shared.record import TEAM_EXTRA, driver_problem
+
+    problem = driver_problem()
+    if problem:
+        return [Check("team backend", FAIL, problem, TEAM_EXTRA)]
+    return [Check("team backend", OK, "sharedUrl is set and psycopg is installed (lore-sidecar shared status checks the server)")]
 
 
 def install_checks() -> list[Check]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from lore_sidecar.errors import LoreError
 from lore_sidecar.shared import schema
-from lore_sidecar.shared.record import SharedRecord, unreachable
+from lore_sidecar.shared.record import SharedRecord, driver, unreachable
 
 
 def shown(url: str) -> str:
@@ -27,7 +27,7 @@ def run_shared(args: Any) -> int:
         raise LoreError("noSharedUrl", "no shared record is configured: set sharedUrl in the user config "
                         "(or LORE_SHARED_URL) to a postgresql:// URL")
     record = SharedRecord(s.shared_url, s.shared_team, origin="cli")
-    import psycopg
+    psycopg = driver()
 
     try:
         conn = psycopg.connect(s.shared_url, autocommit=True, connect_timeout=5)

@@ -22,6 +22,29 @@ log = logging.getLogger(__name__)
 CHANNEL = "lore_ops"
 
 
+TEAM_EXTRA = "install lore-sidecar[team] (pip install 'lore-sidecar[team]')"
+
+
+def driver() -> Any:
+    """psycopg, or a clear error: the team backend's driver ships in the `team` extra only
+    (a default install stays small), so `sharedUrl` without it says what to install."""
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise LoreError("sharedDriverMissing", f"sharedUrl is set but psycopg cannot be imported ({exc}): "
+                        f"{TEAM_EXTRA}") from None
+    return psycopg
+
+
+def driver_problem() -> str | None:
+    """What `driver()` would refuse with, in words (lore/status, doctor), or None."""
+    try:
+        driver()
+    except LoreError as exc:
+        return exc.message
+    return None
+
+
 def unreachable(exc: Exception) -> LoreError:
     return LoreError("sharedUnreachable", f"the shared record cannot be reached: {exc}", retryable=True)
 
@@ -37,7 +60,7 @@ class SharedRecord:
 
     # -- connections ----------------------------------------------------------------------------------
     def _connect(self, autocommit: bool = True) -> Any:
-        import psycopg
+        psycopg = driver()
 
         try:
             return psycopg.connect(self.url, autocommit=autocommit, connect_timeout=max(1, int(self.connect_timeout_s)))
@@ -54,7 +77,7 @@ class SharedRecord:
 
     def _run(self, work):
         """`work(conn)` on the shared connection; a dropped connection becomes sharedUnreachable."""
-        import psycopg
+        psycopg = driver()
 
         with self._lock:
             try:

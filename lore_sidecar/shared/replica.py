@@ -25,7 +25,7 @@ from typing import Any
 
 from lore_sidecar.engine.memory.curator import project_name
 from lore_sidecar.errors import LoreError
-from lore_sidecar.shared.record import SharedRecord
+from lore_sidecar.shared.record import SharedRecord, driver_problem
 
 log = logging.getLogger(__name__)
 SHARED_KINDS = ("nodeOp", "assertFact", "invalidateFact", "distillation")
@@ -49,7 +49,7 @@ class Replica:
         self.wrote: Callable[[], None] = lambda: None
         self.active: Callable[[], bool] = lambda: True  # set by the engine: is this instance the writer
         self.connected = False
-        self.last_error: str | None = None
+        self.last_error: str | None = driver_problem()  # said at once: no psycopg is no passing fault
         self._cursor = self._load()
         self._sync = threading.Lock()
         self._stop = threading.Event()

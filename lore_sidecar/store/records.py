@@ -355,6 +355,11 @@ class Records:
         row = self.db.reader().execute("SELECT MAX(seq) FROM index_outbox").fetchone()
         return max(row[0] or 0, int(self.meta("outbox_trimmed", "0") or 0))
 
+    def outbox_upserts_after(self, seq: int, kinds: Sequence[str]) -> int:
+        """Upserts of these kinds after `seq`: what a leg at `seq` has still to do."""
+        sql = f"SELECT COUNT(*) FROM index_outbox WHERE seq>? AND op='upsert' AND kind IN ({','.join('?' * len(kinds)) or 'NULL'})"
+        return int(self.db.reader().execute(sql, (seq, *kinds)).fetchone()[0])
+
     def outbox_trim(self, upto: int) -> None:
         with self.db.write() as c:
             c.execute("DELETE FROM index_outbox WHERE seq<=?", (upto,))

@@ -36,6 +36,7 @@ def recall_to_wire(r: RecallResult) -> dict[str, Any]:
         "tookMs": r.took_ms,
         "densePartial": r.dense_partial,
         "timeWindows": [{"from": a, "until": b} for a, b in r.time_windows],
+        "indexing": r.indexing,
     }
 
 

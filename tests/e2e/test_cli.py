@@ -26,6 +26,7 @@ def test_recall_status_and_reindex_verbs(tmp_path, workspace):
     assert "src/billing.py" in out.stdout and "cues: invoice · tax · rate" in out.stdout
     raw = json.loads(run("--store-dir", store, "recall", "zebracornflakes", "--workspace", str(workspace), "--json").stdout)
     assert raw["hits"] == [] and raw["total"] == 0  # control: ignored files stay out
+    run("--store-dir", store, "indexer", "--stop", "--workspace", str(workspace))  # recall's background embedder
     status = json.loads(run("--store-dir", store, "status", "--workspace", str(workspace)).stdout)
     assert status["counts"]["files"] == 4 and status["role"] == "writer"
     rebuilt = json.loads(run("--store-dir", store, "reindex", "--workspace", str(workspace)).stdout)

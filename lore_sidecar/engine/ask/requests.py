@@ -74,6 +74,18 @@ class AskRequests:
     # -- the requests -------------------------------------------------------------------------------
     def ask(self, *, question: str, project: str | None = None, deadline_ms: int | None = None,
             harness: str | None = None) -> dict[str, Any]:
+        """The answer, with what the index does not hold yet (`indexing`): asked before the
+        workspace's first scan finished, a retrieval answer says so in its text too, and never
+        that nothing matches."""
+        indexing = self.i.index.progress(project)  # before: a scan that ends meanwhile did not cover the recall
+        out = self._answer(question=question, project=project, deadline_ms=deadline_ms, harness=harness)
+        out["indexing"] = indexing
+        if indexing["stillIndexing"] and out["mode"] == "retrieval":
+            out["answer"] = retrieval.still_indexing(out["answer"], indexing["filesSoFar"])
+        return out
+
+    def _answer(self, *, question: str, project: str | None, deadline_ms: int | None,
+                harness: str | None) -> dict[str, Any]:
         if not question.strip():
             raise LoreError("invalidQuestion", "ask a question (it was empty)")
         t0 = time.monotonic()

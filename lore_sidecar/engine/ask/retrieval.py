@@ -8,6 +8,7 @@ from typing import Any
 
 SOURCES = ["files", "knowledge", "facts", "distillations", "messages"]
 LEADS = 8
+NOTHING = "Nothing in the code or in memory matches it."
 NO_MODEL = ("No model answered this (set ANTHROPIC_API_KEY, or askProvider \"openai\" with a key, for "
             "written answers); the places in the code and in memory that match it best:")
 
@@ -28,8 +29,17 @@ def leads(engine: Any, question: str, *, project: str | None, harness: str | Non
             where = h.uri
         lines.append(f"- {where} — {' '.join(h.snippet.split())[:200]}")
     if not lines:
-        return "Nothing in the code or in memory matches it.", []
+        return NOTHING, []
     return "\n".join([intro, *lines]), sources
+
+
+def still_indexing(answer: str, files: int) -> str:
+    """A retrieval answer given before the workspace's first scan finished: what is there now,
+    and that more is coming (never "nothing matches", which would be false)."""
+    head = f"The workspace is still being indexed ({files:,} files so far)"
+    if answer == NOTHING:
+        return f"{head}: nothing indexed so far matches it. Ask again in a moment."
+    return f"{head}; this answer is from what is indexed now.\n{answer}"
 
 
 def trailer(*, latency_ms: float, model: str | None = None) -> dict[str, Any]:

@@ -54,9 +54,13 @@ class Indexer:
         self.error: str | None = None
         self.fenced = False  # set when the store refused our epoch: we are no longer the writer
         self._rebuilding = False  # a rebuild has cleared the indexes and not yet refilled them
+        self._embed = True  # the dense leg runs here (start(embed=False): it is left to the next writer)
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def start(self) -> None:
+    def start(self, *, embed: bool = True) -> None:
+        """`embed=False`: the words only (a CLI call answers from them and hands the meaning
+        index to a background indexer: lore_sidecar/background.py)."""
+        self._embed = embed
         self._thread = threading.Thread(target=self._run, name="lore-indexer", daemon=True)
         self._thread.start()
 
@@ -156,7 +160,7 @@ class Indexer:
         except Exception:
             log.exception("index start-up failed; rebuilding from the record")
             self._rebuild()
-        if self.dense is not None:
+        if self.dense is not None and self._embed:
             self.dense.start()
             self.dense.notify()
         while not self._stop.is_set():

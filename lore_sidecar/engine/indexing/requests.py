@@ -8,7 +8,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from lore_sidecar.engine.indexing.progress import progress_of, scan_finished, scan_started
 from lore_sidecar.engine.indexing.reindex import rebuild
+from lore_sidecar.engine.project import canonical_root
 from lore_sidecar.engine.workspace.index import Progress
 
 log = logging.getLogger(__name__)
@@ -23,13 +25,28 @@ class IndexRequests:
         workspace = self.i.view.workspace
         if not self.i.role.writer or workspace is None:
             return
+        records = self.i.records
         for folder in self.i.projects.on_disk():
+            root = canonical_root(folder)
             try:
+                scan_started(records, records.ensure_project(root).id)
                 stats = workspace.scan(folder, force=force, progress=progress)
                 log.info("indexed %s: %s", folder, stats)
+                if (found := records.find_project(root)) is not None:
+                    scan_finished(records, found.id)
             except Exception:  # one bad folder never stops the others
                 log.exception("indexing %s failed", folder)
-        self.i.mark.raise_to(self.i.records.outbox_head())
+        self.i.mark.raise_to(records.outbox_head())
+
+    def progress(self, project: str | None = None) -> dict[str, Any]:
+        """What is indexed and what is still coming (engine/indexing/progress.py)."""
+        return progress_of(self.i, self.i.projects.root(project))
+
+    def wait_words(self, timeout: float) -> bool:
+        """Until every recorded change is searchable by its words (True), or the timeout; the
+        meaning index is never waited for (it fills behind, in whoever holds the writer role)."""
+        indexer = self.i.view.indexer
+        return True if indexer is None else indexer.wait_for(self.i.records.outbox_head(), timeout)
 
     def file_changes(self, folder: str, paths: Any) -> None:
         """The watcher saw these paths change (a `.lore.md` among them is imported)."""

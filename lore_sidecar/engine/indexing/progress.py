@@ -1,0 +1,85 @@
+"""What is still coming: whether a project's first scan has finished, and how far the meaning
+(vector) index trails the words. Every answer carries it, so a caller that asks while the
+index fills gets what is there now plus a plain line of what is not (issue 37: answers never
+wait for meaning).
+
+The first-scan mark lives in the record (meta `scan:<project id>`: "first" while the first
+full scan runs, "done" once one finished), so a follower, or the next CLI call, knows it too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lore_sidecar.engine.project import canonical_root
+from lore_sidecar.model import INDEXED_SOURCES
+
+FIRST, DONE = "first", "done"
+
+
+def _key(project_id: int) -> str:
+    return f"scan:{project_id}"
+
+
+def scan_started(records: Any, project_id: int) -> None:
+    """Before a full scan: a project never scanned to the end is marked as in its first scan."""
+    if records.meta(_key(project_id)) != DONE:
+        records.fenced(lambda c: records.set_meta(c, _key(project_id), FIRST))
+
+
+def scan_finished(records: Any, project_id: int) -> None:
+    """After a full scan that reached its end (an interrupted one leaves the mark as it was)."""
+    if records.meta(_key(project_id)) != DONE:
+        records.fenced(lambda c: records.set_meta(c, _key(project_id), DONE))
+
+
+def first_scan_pending(engine: Any, root: str) -> tuple[bool, int]:
+    """(still in the first scan, files indexed so far) for the project at `root`.
+
+    Trigger: no mark at all. Why: a store written before the mark existed, or a project whose
+    writer has not begun its scan yet (a sidecar asked right after `initialized`). Outcome: a
+    project with files indexed counts as scanned (its next full scan writes the mark); one with
+    none is still to be indexed, unless workspace indexing is off."""
+    records = engine.records
+    found = records.find_project(root)
+    mark = records.meta(_key(found.id)) if found else None
+    if mark == DONE:
+        return False, 0
+    files = records.counts(found.id)["files"] if found else 0
+    if mark == FIRST:
+        return True, files
+    return files == 0 and engine.settings.index.index_workspace and root in _opened(engine), files
+
+
+def _opened(engine: Any) -> set[str]:
+    return {canonical_root(f) for f in engine.projects.on_disk()}
+
+
+def meaning(engine: Any) -> dict[str, int]:
+    """How far the vector index trails the record, store-wide: items embedded, items to go
+    (upserts of a kind that has a model, after the dense leg's position) and the percentage."""
+    view, records = engine.view, engine.records
+    if view.vectors is None or engine.embedder is None:
+        return {"percent": 100, "chunksToGo": 0, "embedded": 0}
+    at = view.indexer.dense_seq if view.indexer is not None else view.vectors.saved_seq
+    kinds = [k for k in INDEXED_SOURCES if engine.embedder.for_kind(k) is not None]
+    to_go = records.outbox_upserts_after(at, kinds) if at < records.outbox_head() else 0
+    embedded = view.vectors.size()
+    percent = 100 if not to_go else min(99, int(100 * embedded / max(1, embedded + to_go)))
+    return {"percent": percent, "chunksToGo": to_go, "embedded": embedded}
+
+
+def progress_of(engine: Any, root: str) -> dict[str, Any]:
+    """The `indexing` object of `lore/status`, `lore/recall`, `lore/ask` and the CLI."""
+    pending, files = first_scan_pending(engine, root)
+    m = meaning(engine)
+    return {"stillIndexing": pending, "filesSoFar": files, "meaning": m, "message": message(pending, files, m)}
+
+
+def message(pending: bool, files: int, m: dict[str, int]) -> str | None:
+    parts = []
+    if pending:
+        parts.append(f"the workspace is still being indexed ({files:,} files so far)")
+    if m["chunksToGo"]:
+        parts.append(f"meaning index {m['percent']}%: {m['chunksToGo']:,} chunks to go")
+    return "; ".join(parts) or None
