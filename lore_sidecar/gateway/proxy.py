@@ -142,7 +142,7 @@ class Gateway:
 
     async def _assemble(self, api: str, request: web.Request, raw: bytes) -> tuple[str | None, bytes, bool]:
         try:
-            body = json.loads(raw)
+            body = strict_json(raw)
         except (ValueError, RecursionError):  # not JSON, or deeper than Python parses: as it came
             return None, raw, False
         if not isinstance(body, dict):
@@ -191,6 +191,28 @@ class Gateway:
         task = asyncio.get_running_loop().create_task(send())
         self.pending.add(task)
         task.add_done_callback(self.pending.discard)
+
+
+def strict_json(raw: bytes) -> Any:
+    """The body, only when re-encoding it could not change its meaning: duplicate keys (which
+    one wins is the parser's choice), NaN/Infinity and numbers beyond a double (they would come
+    back as invalid JSON or another number) raise ValueError, and such a body passes as it came."""
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(items)
+        if len(out) != len(items):
+            raise ValueError("duplicate keys")
+        return out
+
+    def number(text: str) -> float:
+        value = float(text)
+        if value in (float("inf"), float("-inf")):
+            raise ValueError("number out of range")
+        return value
+
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(raw, object_pairs_hook=pairs, parse_float=number, parse_constant=constant)
 
 
 def _usage_event(e: dict[str, Any]) -> bool:

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from lore_sidecar.hook.events import recv_line, socket_path, store_dir_of
+from lore_sidecar.hook.events import private_socket_dir, recv_line, socket_path, store_dir_of
 from lore_sidecar.spawn import module_command
 
 DEFAULT_TIMEOUT_MS = 2000
@@ -91,6 +91,8 @@ def _work(event: str, stdin: TextIO, result: dict[str, Any], store_dir: str | No
 
 def ask_daemon(path: Path, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
     """The daemon's reply, or None when no daemon answers (not running, or too slow)."""
+    if not private_socket_dir(path, create=False):
+        return None  # a folder someone else controls: whoever listens there is not our daemon
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(timeout)

@@ -21,6 +21,7 @@ from lore_sidecar import logs
 from lore_sidecar.hook.events import (
     event_of,
     host_output,
+    private_socket_dir,
     recv_line,
     socket_path,
     store_dir_of,
@@ -79,8 +80,14 @@ class HookDaemon:
             self.path.unlink()  # a dead daemon's socket file
         except FileNotFoundError:
             pass
+        if not private_socket_dir(self.path, create=True):
+            raise OSError(f"{self.path.parent} is not a private folder of this user; not binding the hook socket there")
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.bind(str(self.path))
+        old = os.umask(0o177)  # created 0600: no moment when another user could connect
+        try:
+            s.bind(str(self.path))
+        finally:
+            os.umask(old)
         os.chmod(self.path, 0o600)
         s.listen(64)
         s.settimeout(0.5)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import socket
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,32 @@ CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
 
 
 def socket_path(store: Path) -> Path:
-    """`<store>/hook.sock`, or a short path in /tmp when that is too long for AF_UNIX."""
+    """`<store>/hook.sock`, or a short path in a private folder of /tmp when that is too long
+    for AF_UNIX (`/tmp/lore-<uid>/`, 0700: a name another user could take first in /tmp
+    itself would let them pose as the daemon and read every hook event)."""
     path = store / "hook.sock"
     if len(str(path)) < 100:
         return path
     digest = hashlib.sha1(str(store.resolve()).encode()).hexdigest()[:16]
-    return Path("/tmp") / f"lore-{os.getuid()}-{digest}.sock"
+    return Path("/tmp") / f"lore-{os.getuid()}" / f"{digest}.sock"
+
+
+def private_socket_dir(path: Path, *, create: bool) -> bool:
+    """Whether the socket's folder is safe to use: the store itself, or the /tmp folder made
+    (when `create`) 0700 and owned by this user — never a folder someone else made or opened."""
+    folder = path.parent
+    if folder.parent != Path("/tmp"):
+        return True  # inside the store: the store's own permissions apply
+    if create:
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
 def store_dir_of(explicit: str | None) -> Path:

@@ -299,3 +299,56 @@ def test_health_without_the_secret_reveals_nothing(peers):
     assert status == 200 and json.loads(data) == {"ok": True}
     status, _, data, _ = call(url, "GET", "/lore/health")  # control: with it, the counts
     assert status == 200 and {"pid", "requests", "refused"} <= set(json.loads(data))
+
+
+# Each body is one lore would otherwise change (a system block and block content: it adds
+# breakpoints), so a body it parsed and re-encoded would not arrive as its own bytes.
+HEAD = b'{"model":"m","max_tokens":5,"system":[{"type":"text","text":"sys"}],'
+
+
+def _user(text: bytes) -> bytes:
+    return b'"messages":[{"role":"user","content":[{"type":"text","text":"' + text + b'"}]}]'
+
+
+def _nested(depth: int) -> bytes:
+    return HEAD + _user(b"deep") + b',"x":' + b"[" * depth + b"]" * depth + b"}"
+
+
+ODD = {
+    "2000-deep": _nested(2000),
+    "900-deep": _nested(900),  # parses, but deeper than any code after the parser should recurse
+    "huge-int": HEAD + b'"n":' + b"9" * 5000 + b"," + _user(b"big") + b"}",
+    "huge-float": HEAD + b'"t":1e400,' + _user(b"big") + b"}",
+    "invalid-utf8": HEAD + _user(b"caf\xe9 \xff") + b"}",
+    "duplicate-keys": HEAD + _user(b"one") + b"," + _user(b"two") + b"}",
+    "nan": HEAD + b'"temperature":NaN,' + _user(b"nan") + b"}",
+    "top-level-array": b'[{"role":"user","content":"x"}]',
+    "truncated": HEAD + b'"messages":[{"role":"user","content":"cut',
+}
+CONTROL = HEAD + _user(b"an ordinary body") + b"}"
+
+
+def test_control_an_ordinary_body_of_the_same_shape_is_changed_by_lore(peers):
+    fake, plan, url, _ = peers
+    plan.raw = Raw(200, [("content-type", "application/json")], [b'{"odd": "answered"}'])
+    try:
+        call(url, "POST", "/v1/messages", CONTROL, JSON)
+    finally:
+        plan.raw = None
+    assert fake.seen[-1][3] != CONTROL and b"cache_control" in fake.seen[-1][3]
+
+
+@pytest.mark.parametrize("name", list(ODD))
+def test_odd_json_fails_open_byte_for_byte_never_a_500(peers, name):
+    fake, plan, url, _ = peers
+    plan.raw = Raw(200, [("content-type", "application/json")], [b'{"odd": "answered"}'])
+    raw = ODD[name]
+    try:
+        direct = call(fake.url, "POST", "/v1/messages", raw, JSON)
+        assert fake.seen[-1][3] == raw
+        through = call(url, "POST", "/v1/messages", raw, JSON)
+    finally:
+        plan.raw = None
+    assert fake.seen[-1][3] == raw  # what the upstream got through the gateway: the very bytes
+    assert through[0] != 500
+    assert_same(direct, through)

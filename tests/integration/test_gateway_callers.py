@@ -1,0 +1,230 @@
+"""Who may use the gateway: only a caller presenting the store's secret, never a web page,
+never another local user. Each refusal stands beside the same request succeeding when made
+legitimately, and is counted where it matters: the store's messages and what reached the
+upstream."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.support.fake_models import FakeModels
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def gw(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    store = tmp_path / "store"
+    with FakeModels(lambda api, body: "fine") as fake:
+        proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "gateway", "--store-dir", str(store),
+                                 "--workspace", str(ws), "--upstream", fake.url], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True, env={**os.environ, "LORE_DISTILLER": "off"})
+        try:
+            assert proc.stdout is not None
+            url = proc.stdout.readline().strip()
+            yield fake, url, store
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+def body(marker: str, api: str = "anthropic") -> bytes:
+    if api == "chat":
+        return json.dumps({"model": "gpt-x", "messages": [{"role": "user", "content": f"hello {marker}"}]}).encode()
+    return json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 20, "system": [{"type": "text", "text": "terse"}],
+                       "messages": [{"role": "user", "content": [{"type": "text", "text": f"hello {marker}"}]}]}).encode()
+
+
+def post(url: str, data: bytes, **headers: str) -> tuple[int, dict]:
+    req = urllib.request.Request(url, data=data, method="POST",
+                                 headers={"content-type": "application/json", "x-api-key": "sk-ant-x", **headers})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def captured(store: Path, marker: str) -> int:
+    if not (store / "lore.db").exists():
+        return 0
+    c = sqlite3.connect(store / "lore.db")
+    try:
+        return c.execute("SELECT COUNT(*) FROM messages WHERE text LIKE ?", (f"%{marker}%",)).fetchone()[0]
+    finally:
+        c.close()
+
+
+def test_without_the_secret_nothing_is_forwarded_or_captured_and_the_error_is_the_providers(gw):
+    fake, url, store = gw
+    base, secret = url.rsplit("/", 1)
+    assert len(secret) >= 32 and base.startswith("http://127.0.0.1:")
+    status, err = post(base + "/v1/messages", body("nosecret1"))
+    assert status == 401 and err["type"] == "error" and err["error"]["type"] == "authentication_error"
+    status, err = post(base + "/v1/chat/completions", body("nosecret2", "chat"), authorization="Bearer sk-x")
+    assert status == 401 and set(err) == {"error"} and "message" in err["error"]  # OpenAI's shape
+    status, _ = post(f"{base}/{'0' * len(secret)}/v1/messages", body("nosecret3"))  # a wrong secret
+    assert status == 401
+    status, _ = post(base + "/v1/messages", body("nosecret4"), **{"x-lore-token": "f" * 48})
+    assert status == 401
+    assert fake.seen == []
+    # Control: the same requests with the secret, in the path or in the header, go through.
+    status, answer = post(url + "/v1/messages", body("withsecret1"))
+    assert status == 200 and answer["content"][0]["text"] == "fine"
+    status, _ = post(base + "/v1/chat/completions", body("withsecret2", "chat"), authorization="Bearer sk-x",
+                     **{"x-lore-token": secret})
+    assert status == 200
+    assert len(fake.seen) == 2 and captured(store, "withsecret1") == 1 and captured(store, "withsecret2") == 1
+    assert all(captured(store, f"nosecret{i}") == 0 for i in range(1, 5))  # counted now the table exists
+    assert all(secret not in p for _, p, _, _ in fake.seen)  # the prefix is ours, not the provider's
+
+
+@pytest.mark.parametrize("headers", [
+    {"origin": "http://127.0.0.1:9999"},
+    {"origin": "null"},
+    {"sec-fetch-site": "cross-site"},
+    {"sec-fetch-site": "same-site"},  # a page on another loopback port is "same-site"
+    {"content-type": "text/plain"},
+    {"content-type": "application/x-www-form-urlencoded"},
+    {"content-type": "multipart/form-data; boundary=x"},
+], ids=lambda h: ":".join(next(iter(h.items()))))
+def test_browser_originated_requests_are_refused_even_with_the_secret(gw, headers):
+    fake, url, store = gw
+    status, err = post(url + "/v1/messages", body("browser1"), **headers)
+    assert status == 403 and err["error"]["type"] == "permission_error"
+    assert fake.seen == []
+    status, _ = post(url + "/v1/messages", body("browser2"))  # control: the harness's own request
+    assert status == 200 and captured(store, "browser2") == 1 and captured(store, "browser1") == 0
+
+
+@pytest.fixture
+def reachable(tmp_path):
+    """tmp_path's ancestors made traversable by other users for the test (pytest makes them
+    0700), so that only the files' own modes stand between another user and the store."""
+    changed = []
+    p = tmp_path
+    while True:
+        mode = stat.S_IMODE(p.stat().st_mode)
+        if not mode & 0o001:
+            changed.append((p, mode))
+            p.chmod(mode | 0o011)
+        if p.name.startswith("pytest-of-") or p == p.parent:
+            break
+        p = p.parent
+    yield
+    for p, mode in changed:
+        p.chmod(mode)
+
+
+def _python_for_anyone() -> str:
+    """A Python another user may execute (this one may sit in root's home)."""
+    for candidate in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
+        p = Path(candidate)
+        if p.exists() and all(stat.S_IMODE(d.stat().st_mode) & 0o001 for d in p.resolve().parents):
+            return candidate
+    raise RuntimeError("no Python that uid 65534 can execute (install python3 in /usr/bin)")
+
+
+def as_nobody(script: str) -> subprocess.CompletedProcess:
+    def drop() -> None:
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+
+    return subprocess.run([_python_for_anyone(), "-I", "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                          timeout=60, preexec_fn=drop, cwd="/", env={"PATH": os.environ.get("PATH", "")})
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching to uid 65534 needs root (the CI machine runs as root)")
+def test_another_local_user_cannot_read_the_secret_nor_use_the_gateway(gw, reachable):
+    fake, url, store = gw
+    base, secret = url.rsplit("/", 1)
+    path = store / "gateway.secret"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and path.read_text().strip() == secret
+    probe = f"""
+        import json, urllib.request, urllib.error
+        try:
+            open({str(path)!r}).read(); print("read")
+        except PermissionError:
+            print("denied")
+        import os; print("exists" if os.path.exists({str(path)!r}) else "unreachable")
+        try:
+            open({str(store / "gateway.json")!r}).read(); print("registry-read")
+        except PermissionError:
+            print("registry-denied")
+        body = json.dumps({{"model": "m", "max_tokens": 5, "messages": [{{"role": "user", "content": "other user nob7"}}]}})
+        req = urllib.request.Request({base + "/v1/messages"!r}, data=body.encode(), headers={{"content-type": "application/json"}})
+        try:
+            urllib.request.urlopen(req, timeout=20); print("status 200")
+        except urllib.error.HTTPError as exc:
+            print("status", exc.code)
+    """
+    r = as_nobody(probe)
+    out = r.stdout.split("\n")
+    assert out[:4] == ["denied", "exists", "registry-denied", "status 401"], (r.stdout, r.stderr)
+    assert fake.seen == []
+    # Control: the owner, with the secret, makes the same call and it is captured.
+    status, _ = post(url + "/v1/messages", json.dumps({"model": "m", "max_tokens": 5, "messages": [
+        {"role": "user", "content": "owner call nob8"}]}).encode())
+    assert status == 200 and captured(store, "nob8") == 1 and captured(store, "nob7") == 0
+    # And the gateway's command line, which any user may read from /proc, holds no secret.
+    deadline = time.monotonic() + 5
+    while True:
+        pid = json.loads((store / "gateway.json").read_text())["pid"]
+        if Path(f"/proc/{pid}/cmdline").exists() or time.monotonic() > deadline:
+            break
+    assert secret.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching to uid 65534 needs root (the CI machine runs as root)")
+def test_another_local_user_cannot_connect_to_the_hook_daemon(tmp_path, reachable):
+    from lore_sidecar.hook.events import socket_path
+
+    store = tmp_path / "store"
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {**os.environ, "LORE_STORE_DIR": str(store), "LORE_DISTILLER": "off"}
+    event = json.dumps({"session_id": "sock-1", "hook_event_name": "SessionStart", "cwd": str(ws)})
+    r = subprocess.run([sys.executable, "-m", "lore_sidecar", "hook", "SessionStart", "--store-dir", str(store)],
+                       input=event, capture_output=True, text=True, timeout=60, env=env, cwd=ws)
+    assert r.returncode == 0, r.stderr
+    sock = socket_path(store)
+    try:
+        deadline = time.monotonic() + 20
+        while not sock.exists():
+            assert time.monotonic() < deadline, "the hook daemon never bound its socket"
+            time.sleep(0.1)
+        assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+        assert stat.S_IMODE(sock.parent.stat().st_mode) & 0o001  # control: the folder lets others reach it
+        probe = f"""
+            import socket
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect({str(sock)!r}); print("connected")
+            except PermissionError:
+                print("denied")
+        """
+        assert as_nobody(probe).stdout.strip() == "denied"
+        import socket as _socket
+
+        s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)  # control: the owner connects
+        s.connect(str(sock))
+        s.close()
+    finally:
+        from tests.support import harness
+
+        harness.stop_hook_daemons(store)
