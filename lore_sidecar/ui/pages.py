@@ -91,8 +91,8 @@ class Pages:
     async def _knowledge(self, uri: str, m: dict[str, Any]) -> str:
         evidence = await self.engine("maintenance.evidence", uri)
         history = (await self.call("lore/nodeHistory", {"uri": uri}))["entries"]
-        facts = [["scope", escape(m.get("scope"))], ["priority", str(m.get("priority"))],
-                 ["category", escape(m.get("category"))], ["expires", escape(m.get("expiresAt") or "never")],
+        facts = [["scope", escape(m.get("scope") or "")], ["priority", str(m.get("priority"))],
+                 ["category", escape(m.get("category") or "none")], ["expires", escape(m.get("expiresAt") or "never")],
                  ["suppressed", "<b class=bad>yes</b>" if m.get("suppressed") else "no"],
                  ["correction state", "<b class=bad>stale: " + escape(json.dumps(m["stale"])) + "</b>" if m.get("stale")
                   else "current"], ["version", str(m.get("version"))], ["uses", str(m.get("uses"))]]
