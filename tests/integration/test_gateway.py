@@ -151,3 +151,59 @@ def test_an_unreachable_upstream_is_an_api_error_the_harness_can_read(tmp_path, 
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def _marks(obj) -> int:
+    if isinstance(obj, dict):
+        return ("cache_control" in obj) + sum(_marks(v) for v in obj.values())
+    return sum(_marks(v) for v in obj) if isinstance(obj, list) else 0
+
+
+def test_never_more_than_four_breakpoints_go_upstream_even_beside_the_harness_own(tmp_path, workspace):
+    """Anthropic refuses a request with more than four `cache_control` blocks: whether lore
+    passes the body at layer 0 or compacts it, the harness's own markers plus lore's stay <= 4."""
+    mark = {"type": "ephemeral"}
+    own = {"model": "claude-sonnet-4-5", "max_tokens": 50,
+           "tools": [{"name": "Read", "description": "read", "input_schema": {"type": "object"}, "cache_control": mark}],
+           "system": [{"type": "text", "text": "a", "cache_control": mark}, {"type": "text", "text": "b", "cache_control": mark}]}
+    filler = "lorem ipsum dolor sit amet " * 1200  # ~8k tokens a turn
+    turns = []
+    for i in range(40):
+        turns += [{"role": "user", "content": [{"type": "text", "text": f"turn {i} {filler}"}]},
+                  {"role": "assistant", "content": [{"type": "text", "text": f"ok {i}"}]}]
+    turns[-1]["content"][0]["cache_control"] = mark  # the harness's fourth
+    turns.append({"role": "user", "content": [{"type": "text", "text": "last (marker bp4)", "cache_control": mark}]})
+    small = {**own, "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": mark}]}]}
+    with FakeModels(lambda api, body: "fine") as fake:
+        proc, url = start(tmp_path / "store", workspace, fake.url, LORE_GATEWAY_TIMEOUT_MS="120000")
+        try:
+            post(url + "/v1/messages", {**small, "stream": False})
+            assert _marks(fake.requests[-1][2]) == 4  # layer 0: the harness's own four, none added
+            big = {**own, "messages": turns, "metadata": {"user_id": json.dumps({"session_id": "bp-big"})}}
+            assert _marks(big) == 5  # control: the harness itself placed five
+            post(url + "/v1/messages", big)
+            sent = fake.requests[-1][2]
+            assert len(sent["messages"]) < len(turns)  # compacted: lore placed its markers
+            assert _marks(sent) <= 4
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+def test_the_x_lore_session_header_names_the_session(tmp_path, workspace):
+    store = tmp_path / "store"
+    first = {**BODY, "stream": False, "messages": [{"role": "user", "content": [{"type": "text", "text": "one xls1"}]}]}
+    other = {**BODY, "stream": False, "messages": [{"role": "user", "content": [{"type": "text", "text": "two xls2"}]}]}
+    with FakeModels(lambda api, body: "ok") as fake:
+        proc, url = start(store, workspace, fake.url)
+        try:
+            post(url + "/v1/messages", first, **{"x-lore-session": "my-named-session"})
+            post(url + "/v1/messages", other, **{"x-lore-session": "my-named-session"})
+            post(url + "/v1/messages", {**first, "messages": [{"role": "user", "content": "three xls3"}]})
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    c = sqlite3.connect(store / "lore.db")
+    sessions = dict(c.execute("SELECT substr(text, instr(text, 'xls'), 4), session_id FROM messages WHERE text LIKE '%xls%'"))
+    assert sessions["xls1"] == sessions["xls2"] == "my-named-session"
+    assert sessions["xls3"] != "my-named-session"  # control: without the header, a session of its own
