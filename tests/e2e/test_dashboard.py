@@ -6,12 +6,14 @@ a foreign Host, a foreign Origin, a page on another origin."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -162,4 +164,64 @@ def test_no_token_a_foreign_host_or_origin_and_a_page_on_another_origin_are_refu
     assert "forgot" in chrome.find_element(By.ID, "note").text
     gone = writer.request_full("lore/getNode", {"uri": uri})
     assert gone["error"]["data"]["kind"] == "notFound"
-    assert Path(browser.ARTIFACTS).exists()
+    # The form's redirect went to a clean URL: the browser is signed in by its session cookie
+    # (HttpOnly, SameSite=Strict), and the token left the address bar.
+    assert token not in chrome.current_url and chrome.current_url.startswith(base + "/?")
+    cookies = chrome.get_cookies()
+    assert [(c["httpOnly"], c.get("sameSite")) for c in cookies] == [(True, "Strict")] and token not in json.dumps(cookies)
+
+
+def test_a_page_on_another_origin_cannot_frame_the_dashboard(dashboard, chrome):
+    url, _ = dashboard
+    frame = f'<html><body><iframe id=f src="{url}" width=800 height=600></iframe></body></html>'
+
+    class Framer(QuietHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            data = frame.encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/html")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    chrome.get(url)  # the control: the same URL as a page of its own shows the dashboard
+    assert chrome.find_element(By.NAME, "q")
+    with LoopbackServer(Framer, lifetime_s=60) as framer:
+        chrome.get(framer.url + "/")
+        time.sleep(1.0)
+        chrome.switch_to.frame(chrome.find_element(By.ID, "f"))
+        framed = chrome.find_elements(By.NAME, "q")
+        chrome.switch_to.default_content()
+    assert framed == []  # frame-ancestors 'none' / X-Frame-Options DENY: the browser refused to render it
+
+
+def test_the_browser_ui_opens_is_signed_in_by_a_one_time_code(tmp_path, chrome):
+    """`lore-sidecar ui` as a user runs it: the browser it opens (here a script that hands the
+    URL to the headless Chromium) lands on a clean, signed-in dashboard; the code is spent."""
+    writer, ws = seed(tmp_path)
+    opened = tmp_path / "opened.txt"
+    script = tmp_path / "browser"
+    script.write_text(f"#!/bin/sh\nprintf '%s' \"$1\" > {opened}.tmp && mv {opened}.tmp {opened}\n")
+    script.chmod(0o755)
+    proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "ui", "--store-dir", str(tmp_path / "store")],
+                            cwd=ws, env={**os.environ, "BROWSER": str(script)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        base, token = base_and_token(proc.stdout.readline().strip())
+        deadline = time.monotonic() + 60
+        while not opened.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        launch = opened.read_text()
+        assert launch.startswith(base + "/launch?code=") and token not in launch
+        chrome.get(launch)
+        assert chrome.current_url == base + "/" and chrome.find_element(By.NAME, "q")
+        chrome.get(base + "/review")  # signed in by the cookie alone
+        assert "Review" in chrome.find_element(By.TAG_NAME, "h1").text
+        chrome.delete_all_cookies()
+        chrome.get(launch)  # the same code again: spent
+        assert "used already or has expired" in chrome.find_element(By.TAG_NAME, "body").text
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        writer.close()
