@@ -21,7 +21,6 @@ from lore_sidecar.engine.facts.requests import FactRequests
 from lore_sidecar.engine.indexing.requests import IndexRequests
 from lore_sidecar.engine.lifecycle.blocks import DEFAULT_GUIDANCE
 from lore_sidecar.engine.lifecycle.sessions import Sessions
-from lore_sidecar.engine.maintenance.decay import factor
 from lore_sidecar.engine.maintenance.requests import MaintenanceRequests
 from lore_sidecar.engine.memory.requests import MemoryRequests
 from lore_sidecar.engine.projects import Projects
@@ -121,27 +120,16 @@ class Engine:
             offset=offset,
             as_of=iso_utc(as_of) if as_of else None,
             lexical_only=lexical_only,
+            fade=self.maintenance.retrievability,  # faded knowledge ranks lower, across every page
         )
         if not lexical_only and dense_lag(view):
             result = replace(result, dense_partial=True)
-        result = self._faded_last(result)
         result = replace(result, indexing=self.index.progress(project))
         if (session_id or runtime) and result.hits:
             shown = [h.uri for h in result.hits if is_memory_uri(h.uri)][:50]
             self.memory.log_recall(result.query_id, session_id, runtime, len(result.hits), shown)
             self.maintenance.touched(shown)
         return result
-
-    def _faded_last(self, result: RecallResult) -> RecallResult:
-        """Knowledge hits scaled by how retrievable they are (a small factor, never for
-        priority 0-1; engine/maintenance/decay.py); the other hits keep their order."""
-        nodes = [h for h in result.hits if h.source == "knowledge"]
-        if not nodes or any(a.score < b.score for a, b in zip(result.hits, result.hits[1:], strict=False)):
-            return result  # nothing to scale, or an order that is not by score: leave it
-        r = self.maintenance.retrievability([h.uri for h in nodes])
-        hits = [replace(h, score=h.score * factor(r.get(h.uri, 1.0), h.priority)) if h.source == "knowledge" else h
-                for h in result.hits]
-        return replace(result, hits=sorted(hits, key=lambda h: -h.score))
 
     def get_node(self, uri: str, *, query_id: str | None = None, session_id: str | None = None,
                  runtime: str | None = None) -> NodeContent:

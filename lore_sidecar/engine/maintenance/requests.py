@@ -75,8 +75,9 @@ class MaintenanceRequests:
         items = [{"uri": uri, "retrievability": rv, "priority": prio, "stabilityDays": f.stability_days,
                   "recalled": f.shown, "used": f.used, "reason": decay.reason(f, now)}
                  for rv, uri, prio, f in faded[offset: offset + limit]]
-        return {"items": items, "total": len(faded), "truncated": offset + len(items) < len(faded),
-                "threshold": threshold}
+        more = offset + len(items) < len(faded)
+        return {"items": items, "total": len(faded), "truncated": more, "threshold": threshold,
+                **({"nextOffset": offset + len(items)} if more else {})}
 
     def touched(self, uris: list[str]) -> None:
         """Their usage just changed (shown, or opened): the next ranking refits them."""
