@@ -267,4 +267,6 @@ def default_transcript_roots(env: dict[str, str] | os._Environ) -> list[str]:
         roots.append(Path(env["CODEX_HOME"]) / "sessions")
     if env.get("PI_CODING_AGENT_DIR"):
         roots.append(Path(env["PI_CODING_AGENT_DIR"]) / "sessions")
+    # Copilot CLI: $COPILOT_HOME/session-state/<id>/events.jsonl (default ~/.copilot).
+    roots.append((Path(env["COPILOT_HOME"]) if env.get("COPILOT_HOME") else home / ".copilot") / "session-state")
     return [str(r) for r in roots]
