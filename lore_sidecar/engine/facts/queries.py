@@ -113,7 +113,8 @@ def timeline(rows, project_ids: list[int] | None, subject: str, *, limit: int = 
     events.sort(key=lambda t: t[0])
     limit = max(1, min(MAX_LIMIT, limit))
     page = [e for _, e in events[offset : offset + limit]]
-    return {"events": page, "total": len(events), "truncated": offset + len(page) < len(events)}
+    more = offset + len(page) < len(events)
+    return {"events": page, "total": len(events), "truncated": more, **({"nextOffset": offset + len(page)} if more else {})}
 
 
 def aggregate(rows, project_ids: list[int] | None, *, by: str = "predicate", subject: str | None = None,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from lore_sidecar.engine import late
 from lore_sidecar.engine.facts import rules as facts
+from lore_sidecar.engine.maintenance.decay import factor as fade_factor
 from lore_sidecar.engine.never_read import never_read
 from lore_sidecar.engine.recall import fusion, late_order
 from lore_sidecar.engine.recall import query as q
@@ -90,7 +91,10 @@ class Recaller:
         offset: int = 0,
         as_of: str | None = None,
         lexical_only: bool = False,
+        fade: Callable[[list[str]], dict[str, float]] | None = None,
     ) -> RecallResult:
+        """`fade`: knowledge URIs -> retrievability (engine/maintenance/decay.py), folded into
+        the ranking before the page is cut, so a page is a slice of the one full ranking."""
         t0 = time.perf_counter()
         s = self.settings
         kinds = [k for k in sources if k in INDEXED_SOURCES]
@@ -138,13 +142,13 @@ class Recaller:
             # The texts read to see which candidates tell the time asked, kept for a second
             # ranking below.
             told = _Told(tells) if tells is not None else None
-            scored = self._rank(cands, as_of, chunk_rows, when, told)
+            scored = self._rank(cands, as_of, chunk_rows, when, told, fade)
             last = scored[offset + limit - 1][0] if limit > 0 and len(scored) >= offset + limit else None
             if deferred and held and (last is None or last <= self._backfill_ceiling(lex, kinds, when, told is not None)):
                 vec = self._dense(query, kinds, project_ids, pool, held)
                 if vec:
                     cands, chunk_rows = self._fused(lex, vec)
-                    scored = self._rank(cands, as_of, chunk_rows, when, told)
+                    scored = self._rank(cands, as_of, chunk_rows, when, told, fade)
             hits = self._page(scored[offset : offset + limit], terms, told)
             total = len(scored)
         else:
@@ -300,7 +304,7 @@ class Recaller:
         return sorted(by_id.values(), key=lambda c: (-c.fused, c.kind, c.key))
 
     def _rank(self, cands, as_of, chunk_rows=None, when: dates.When | None = None,
-              told: _Told | None = None) -> list[tuple[float, Candidate, object]]:
+              told: _Told | None = None, fade=None) -> list[tuple[float, Candidate, object]]:
         """The candidates that still stand (not deleted, suppressed, superseded or after
         `asOf`), each with its final score and its row, best first. `told`: given when the
         query asks about time ("when", "how long"; what `_tell_when` has read so far)."""
@@ -315,6 +319,11 @@ class Recaller:
             for kind in ("distillations", "knowledge", "entities"):
                 rows_of[kind] = self.memory.rows_for(kind, [c.key for c in cands if c.kind == kind])
         fact_at = facts.ts(as_of) if as_of else facts.now_ts()
+        # Trigger: knowledge that is shown and never opened fades (a small factor). Why here and
+        # not on the page: scaling a page after it is cut re-sorts within that page only, so the
+        # pages of a walk would not add up to the one-call listing. Outcome: one ranking.
+        knows = rows_of.get("knowledge", {})
+        retrievable = fade([r["uri"] for r in knows.values()]) if fade is not None and knows else {}
         now = time.time()
         now_iso = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         scored: list[tuple[float, Candidate, object]] = []
@@ -347,6 +356,7 @@ class Recaller:
                 age = 0.0 if row["priority"] <= 1 else _age_days(row["updated_at"], now)
                 score += PRIORITY_BONUS * (4 - row["priority"]) + fusion.recency_bonus(
                     age, weight=s.recency_weight, half_life_days=s.recency_half_life_days, k=s.rrf_k)
+                score *= fade_factor(retrievable.get(row["uri"], 1.0), row["priority"])
             scored.append((score, c, row))
         scored.sort(key=lambda t: (-t[0], t[1].kind, t[1].key))
         return scored
