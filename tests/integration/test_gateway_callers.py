@@ -54,9 +54,10 @@ def post(url: str, data: bytes, **headers: str) -> tuple[int, dict]:
                                  headers={"content-type": "application/json", "x-api-key": "sk-ant-x", **headers})
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read())
+            status, data = r.status, r.read()
     except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+        status, data = exc.code, exc.read()
+    return status, (json.loads(data) if data.startswith(b"{") else {"raw": data.decode()})
 
 
 def captured(store: Path, marker: str) -> int:
@@ -228,3 +229,46 @@ def test_another_local_user_cannot_connect_to_the_hook_daemon(tmp_path, reachabl
         from tests.support import harness
 
         harness.stop_hook_daemons(store)
+
+
+def test_run_gives_every_harness_a_base_url_carrying_the_secret(tmp_path):
+    """`lore-sidecar run` for each harness: the base URL it hands over (environment or Codex's
+    `-c openai_base_url`) reaches the upstream through the gateway; the same URL without the
+    secret is refused."""
+    import re
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name in ("claude", "codex", "pi", "opencode"):
+        exe = bindir / name
+        exe.write_text('#!/bin/sh\necho "A=$ANTHROPIC_BASE_URL"\necho "O=$OPENAI_BASE_URL"\necho "ARGS=$*"\n')
+        exe.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "LORE_DISTILLER": "off"}
+    store = tmp_path / "store"
+    chat = json.dumps({"model": "m", "messages": [{"role": "user", "content": "via run"}]}).encode()
+    with FakeModels(lambda api, body: "through run") as fake:
+        try:
+            for name in ("claude", "codex", "pi", "opencode"):
+                r = subprocess.run([sys.executable, "-m", "lore_sidecar", "run", name, "--store-dir", str(store),
+                                    "--upstream", fake.url], capture_output=True, text=True, timeout=60, env=env)
+                assert r.returncode == 0, r.stderr
+                got = dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line[:5])
+                secret = (store / "gateway.secret").read_text().strip()
+                if name == "codex":
+                    targets = [(re.search(r'openai_base_url="([^"]+)"', got["ARGS"]).group(1) + "/responses",
+                                {"model": "m", "input": "via run"})]
+                else:
+                    targets = [(got["A"] + "/v1/messages", {"model": "m", "max_tokens": 5, "messages": [
+                        {"role": "user", "content": "via run"}]})]
+                    if name != "claude":
+                        targets.append((got["O"] + "/chat/completions", json.loads(chat)))
+                for target, payload in targets:
+                    assert f"/{secret}/" in target, (name, target)
+                    status, _ = post(target, json.dumps(payload).encode())
+                    assert status == 200, (name, target)
+                    status, _ = post(target.replace(f"/{secret}", ""), json.dumps(payload).encode())
+                    assert status == 401, (name, target)  # control: without the secret, refused
+        finally:
+            os.kill(json.loads((store / "gateway.json").read_text())["pid"], 15)
+    assert stat.S_IMODE((store / "gateway.json").stat().st_mode) == 0o600
+    assert secret not in (store / "gateway.json").read_text()
