@@ -30,12 +30,16 @@ def tools(root: Path) -> Tools:
 def every_git_call(t: Tools) -> dict[str, object]:
     """Each git-using tool once per shape: status, log, log with patches, log of one path."""
     out: dict[str, object] = {}
-    for name, call in [("changed", lambda: t.get_changed_files()["changed"]),
-                       ("log", lambda: t.git_search("walrus")["log"]),
-                       ("patch", lambda: t.git_search("walrus", patch=True)["log"]),
-                       ("path", lambda: t.git_search("WALRUS", path="a.txt", patch=True, limit=5)["log"])]:
+    for name, key, call in [("changed", "changed", lambda: t.get_changed_files()),
+                            ("log", "log", lambda: t.git_search("walrus")),
+                            ("patch", "log", lambda: t.git_search("walrus", patch=True)),
+                            ("path", "log", lambda: t.git_search("WALRUS", path="a.txt", patch=True, limit=5))]:
         try:
-            out[name] = call()
+            for _ in range(5):  # a run cut at the 1 s bound (2 shared cores under load) says so: ask again
+                result = call()
+                if not result["truncated"]:
+                    break
+            out[name] = result[key]
         except LoreError as exc:
             out[name] = exc
     return out
@@ -44,9 +48,8 @@ def every_git_call(t: Tools) -> dict[str, object]:
 def assert_answers(case: str, got: dict[str, object]) -> None:
     assert any(line.endswith("a.txt") and line.startswith(" M") for line in got["changed"]), (case, got)
     assert SUBJECT in got["log"], (case, got)
-    assert SUBJECT in got["path"], (case, got)
-    if case != "promisor-ext-transport":  # its blob is missing and may not be fetched: no patch text
-        assert "+walrus one" in got["patch"] and "a.txt | 1 +" in got["path"], (case, got)
+    if case != "promisor-ext-transport":  # its blob is missing and may not be fetched: git stops at the patch
+        assert "+walrus one" in got["patch"] and SUBJECT in got["path"] and "a.txt | 1 +" in got["path"], (case, got)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -173,4 +176,5 @@ def test_the_environment_and_overrides_hold_alone_even_when_git_is_asked_to_veri
         done = subprocess.run(argv, cwd=hostile, env=env, capture_output=True, text=True, timeout=30, check=False)
         outputs.append(done.stdout)
     assert corpus.fired() == {}, corpus.fired()
-    assert SUBJECT in outputs[0] and " M a.txt" in outputs[1]  # git did run, and answered
+    assert " M a.txt" in outputs[1]  # git did run, and answered
+    assert SUBJECT in outputs[0] or case == "promisor-ext-transport"  # (its missing blob may stop git first)

@@ -24,7 +24,7 @@ from typing import Any
 
 from lore_sidecar.engine import gitsafe
 from lore_sidecar.engine.jail import Jail, check_path_text
-from lore_sidecar.engine.never_read import grep_excludes, never_read
+from lore_sidecar.engine.never_read import drop_secret_diffs, grep_excludes, never_read
 from lore_sidecar.errors import LoreError
 
 READ_BYTES = 256 * 1024
@@ -118,8 +118,8 @@ class Tools:
     def get_changed_files(self) -> dict[str, Any]:
         argv, env = gitsafe.command(self.root, self.jail, "status", "--porcelain", "--untracked-files=normal",
                                     "--ignore-submodules=all")
-        out, _ = run(argv, self.root, env)
-        return {"changed": [line for line in out.splitlines() if line.strip()][:LIST_CAP]}
+        out, cut = run(argv, self.root, env)
+        return {"changed": [line for line in out.splitlines() if line.strip()][:LIST_CAP], "truncated": cut}
 
     def git_search(self, query: str, path: str | None = None, patch: bool = False, limit: int = 20) -> dict[str, Any]:
         if len(query) > 300:
@@ -130,9 +130,11 @@ class Tools:
             args += ["-p", "--stat"]
         args.append("--")
         if path:
-            args.append(self._shown(self._path(path)))
+            args.append(self._shown(self.jail.readable(self._path(path))))
         argv, env = gitsafe.command(self.root, self.jail, "log", *args)
         out, cut = run(argv, self.root, env)
+        if patch:
+            out = drop_secret_diffs(out)  # a credential file's old contents stay out of the patches too
         return {"query": query, "log": out, "truncated": cut}
 
     # -- helpers --------------------------------------------------------------------------------------
