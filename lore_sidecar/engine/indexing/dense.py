@@ -30,7 +30,13 @@ log = logging.getLogger(__name__)
 BATCH = 4000
 EMBED_CHUNK = 500
 SAVE_INTERVAL_S = 2.0
-RELEASE_AFTER_BATCHES = 3  # full batches in one catch-up, after which freed memory is handed back
+# Outbox entries one dense step takes (the text leg takes BATCH). Trigger: a fresh workspace's
+# 5,000 chunks were one step of minutes, so the position, the snapshot followers read and the
+# progress line ("meaning index 0%") stood still until all were embedded. Outcome: steps of
+# STEP, a snapshot at most every CATCH_UP_SAVE_S while catching up (each save writes it whole).
+STEP = 500
+CATCH_UP_SAVE_S = 10.0
+RELEASE_AFTER_BATCHES = 3 * BATCH // STEP  # full steps (3 text batches' worth) after which freed memory is handed back
 
 
 class Interrupted(Exception):
@@ -113,6 +119,7 @@ class DenseWorker:
                     batches += more
                     if not more:
                         break
+                    self.save(force=False, interval=CATCH_UP_SAVE_S)
                 self.save(force=False)
                 if batches >= RELEASE_AFTER_BATCHES:
                     # A long catch-up (an import) leaves freed heap in the embedders' and the
@@ -144,7 +151,7 @@ class DenseWorker:
 
     def _once(self) -> bool:
         upto = self.text_seq()
-        entries = [e for e in self.records.outbox_after(self.seq, BATCH) if e.seq <= upto]
+        entries = [e for e in self.records.outbox_after(self.seq, STEP) if e.seq <= upto]
         if not entries:
             return False
         latest: dict[tuple[str, int], tuple[str, int]] = {}
@@ -164,7 +171,7 @@ class DenseWorker:
                 continue  # searched by its words only: nothing to read for it (a scan's chunks were ~8 MB a batch)
             self.add(self.load(kind, keys), yielding=True)
         self._advance(entries[-1].seq)
-        return len(entries) == BATCH
+        return len(entries) == STEP
 
     def add(self, docs: list[Doc], *, yielding: bool = False) -> None:
         """Embed chunk k+1 while chunk k goes into the HNSW graph (one insert thread, fed in
@@ -241,8 +248,8 @@ class DenseWorker:
         """After a rebuild that embedded everything up to `seq` itself."""
         self._advance(seq)
 
-    def save(self, *, force: bool) -> None:
-        due = time.monotonic() - self._last_save >= SAVE_INTERVAL_S
+    def save(self, *, force: bool, interval: float = SAVE_INTERVAL_S) -> None:
+        due = time.monotonic() - self._last_save >= interval
         if (self.vectors.dirty or self.vectors.saved_seq < self.seq) and (force or due):
             self.vectors.save(self.seq)  # into this writer's own epoch directory
             self._last_save = time.monotonic()

@@ -33,8 +33,9 @@ def scan_finished(records: Any, project_id: int) -> None:
         records.fenced(lambda c: records.set_meta(c, _key(project_id), DONE))
 
 
-def first_scan_pending(engine: Any, root: str) -> tuple[bool, int]:
-    """(still in the first scan, files indexed so far) for the project at `root`.
+def first_scan_pending(engine: Any, root: str) -> tuple[bool, bool, int]:
+    """(still to finish its first scan, that scan has begun, files indexed so far) for the
+    project at `root`.
 
     Trigger: no mark at all. Why: a store written before the mark existed, or a project whose
     writer has not begun its scan yet (a sidecar asked right after `initialized`). Outcome: a
@@ -44,11 +45,11 @@ def first_scan_pending(engine: Any, root: str) -> tuple[bool, int]:
     found = records.find_project(root)
     mark = records.meta(_key(found.id)) if found else None
     if mark == DONE:
-        return False, 0
+        return False, False, 0
     files = records.counts(found.id)["files"] if found else 0
     if mark == FIRST:
-        return True, files
-    return files == 0 and engine.settings.index.index_workspace and root in _opened(engine), files
+        return True, True, files
+    return files == 0 and engine.settings.index.index_workspace and root in _opened(engine), False, files
 
 
 def _opened(engine: Any) -> set[str]:
@@ -71,15 +72,16 @@ def meaning(engine: Any) -> dict[str, int]:
 
 def progress_of(engine: Any, root: str) -> dict[str, Any]:
     """The `indexing` object of `lore/status`, `lore/recall`, `lore/ask` and the CLI."""
-    pending, files = first_scan_pending(engine, root)
+    pending, begun, files = first_scan_pending(engine, root)
     m = meaning(engine)
-    return {"stillIndexing": pending, "filesSoFar": files, "meaning": m, "message": message(pending, files, m)}
+    return {"stillIndexing": pending, "filesSoFar": files, "meaning": m, "message": message(pending, begun, files, m)}
 
 
-def message(pending: bool, files: int, m: dict[str, int]) -> str | None:
+def message(pending: bool, begun: bool, files: int, m: dict[str, int]) -> str | None:
     parts = []
-    if pending:
-        parts.append(f"the workspace is still being indexed ({files:,} files so far)")
+    if pending:  # begun: its writer scans it now; else none has (a sidecar about to, or no writer here yet)
+        parts.append(f"the workspace is still being indexed ({files:,} files so far)" if begun else
+                     "the workspace is not indexed yet")
     if m["chunksToGo"]:
         parts.append(f"meaning index {m['percent']}%: {m['chunksToGo']:,} chunks to go")
     return "; ".join(parts) or None
