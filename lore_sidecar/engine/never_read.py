@@ -10,6 +10,7 @@ disk is the same file).
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 
 KIND = "secretFile"
@@ -73,6 +74,73 @@ def grep_excludes() -> list[str]:
     names += ["*" + _nocase(s) for s in SECRET_SUFFIXES]
     names += [_nocase(p) + "*" for p in SECRET_PREFIXES]
     return [f"--exclude={n}" for n in names] + [f"--exclude-dir={_nocase(d)}" for d in sorted(SECRET_DIRS)]
+
+
+def drop_secret_diffs(patch: str) -> str:
+    """`git log -p` output without the file sections of never-read paths (a credential file
+    committed once keeps its old contents in history). Pure text work: the git command runs
+    with literal pathspecs, so exclusion by pathspec magic is not available to it. A section
+    starts at `diff --git a/X b/Y`; its hunks are consumed by the line counts their `@@`
+    headers give, so a hunk line that looks like a header cannot end it early."""
+    out: list[str] = []
+    lines = patch.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.startswith("diff --git "):
+            out.append(line)
+            i += 1
+            continue
+        keep = not any(never_read(p) for p in _diff_paths(line))
+        section = [line]
+        i += 1
+        while i < len(lines) and lines[i].startswith(DIFF_HEADERS):
+            section.append(lines[i])
+            i += 1
+        while i < len(lines) and lines[i].startswith("@@ "):
+            old, new = _hunk_counts(lines[i])
+            section.append(lines[i])
+            i += 1
+            while i < len(lines) and (old > 0 or new > 0 or lines[i].startswith("\\")):
+                tag = lines[i][:1]
+                if tag == "-":
+                    old -= 1
+                elif tag == "+":
+                    new -= 1
+                elif tag != "\\":
+                    old, new = old - 1, new - 1
+                section.append(lines[i])
+                i += 1
+        if keep:
+            out.extend(section)
+    return "\n".join(out)
+
+
+DIFF_HEADERS = ("index ", "old mode ", "new mode ", "deleted file mode ", "new file mode ", "similarity index ",
+                "dissimilarity index ", "rename from ", "rename to ", "copy from ", "copy to ", "--- ", "+++ ",
+                "Binary files ")
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def _hunk_counts(header: str) -> tuple[int, int]:
+    m = _HUNK.match(header)
+    if m is None:
+        return 0, 0
+    return int(m.group(1) or 1), int(m.group(2) or 1)
+
+
+def _diff_paths(line: str) -> list[str]:
+    """Every reading of `diff --git a/X b/Y` (a path may hold " b/"; git quotes odd names)."""
+    rest = line[len("diff --git "):]
+    if '"' in rest:
+        return [q.encode().decode("unicode_escape", errors="replace") for q in _QUOTED.findall(rest)] + [rest]
+    found = [rest]
+    at = rest.find(" b/")
+    while at != -1:
+        found += [rest[:at], rest[at + 1:]]
+        at = rest.find(" b/", at + 1)
+    return [f[2:] if f.startswith(("a/", "b/")) else f for f in found]
 
 
 def _nocase(text: str) -> str:

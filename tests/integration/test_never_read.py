@@ -39,13 +39,16 @@ CONTROL = ("src/app.py", "wombatplainword")
 def build(root: Path) -> Path:
     (root / "src").mkdir(parents=True)
     (root / "docs").mkdir()
-    (root / ".git").mkdir()
     for name, marker in SECRETS.items():
         if name != "docs/see-env.txt":
             # `zebracorn` first: hover on it would find memory (the control file) if the file were read
             (root / name).write_text(f"zebracorn {marker}\n{marker} second line\n")
     os.symlink("../.env", root / "docs" / "see-env.txt")  # a harmless name leading to .env
     (root / CONTROL[0]).write_text(f"zebracorn {CONTROL[1]}\ndef handler():\n    return 'zebracorn'\n")
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-f", "."], cwd=root, check=True)  # committed once: the history holds them too
+    subprocess.run([*git, "commit", "-qm", "the walrus release"], cwd=root, check=True)
     return root.resolve()
 
 
@@ -64,11 +67,11 @@ def ask_responder(body: dict) -> object:
     question, results = ask_agent.state(body.get("messages") or [])
     if not question:
         return "ok"
-    if not results:
-        calls = [("Read", {"path": name}) for name in SECRETS]
-        calls += [("Grep", {"pattern": "quokka|zebracorn"}), ("Glob", {"pattern": "*"}),
-                  ("Glob", {"pattern": ".env*"}), ("find_paths", {"path": "."}), ("Read", {"path": CONTROL[0]})]
-        return {"tool_use": calls}
+    if not results:  # two turns: a model may make only so many calls in one
+        return {"tool_use": [("Read", {"path": name}) for name in SECRETS] + [("Read", {"path": CONTROL[0]})]}
+    if len(results) == len(SECRETS) + 1:
+        return {"tool_use": [("Grep", {"pattern": "quokka|zebracorn"}), ("Glob", {"pattern": "*"}),
+                             ("Glob", {"pattern": ".env*"}), ("find_paths", {"path": "."})]}
     return f"{len(results)} calls answered"
 
 
@@ -135,8 +138,9 @@ def test_lore_ask_hands_the_model_refusals_and_never_a_secret_byte(sidecar):
     assert all(b.get("is_error") and "secretFile" in json.dumps(b) for b in reads), reads
     assert r["answer"] == f"{len(results)} calls answered"
     assert leaks(r, *bodies) == []
-    assert CONTROL[1] in json.dumps(results[-1]) and not results[-1].get("is_error")  # the control Read
-    grep = json.dumps(results[len(SECRETS)])
+    control = results[len(SECRETS)]
+    assert CONTROL[1] in json.dumps(control) and not control.get("is_error")  # the control Read
+    grep = json.dumps(results[len(SECRETS) + 1])
     assert CONTROL[0] in grep and ".env" not in grep  # Grep found the ordinary file only
 
 
@@ -150,6 +154,11 @@ def test_the_ask_tools_refuse_secret_files_directly(sidecar):
                 answers.append(tools.read(given))
             assert getattr(refused.value, "kind", None) == "secretFile", (given, refused.value)
             assert tools.sha256(given) is None
+        if "/" not in name:
+            with pytest.raises(Exception, match="never-read"):
+                tools.git_search("walrus", path=name, patch=True)
+    log = tools.git_search("walrus", patch=True)["log"]
+    assert leaks(log) == [] and CONTROL[1] in log  # the commit's patch, without the credential files
     answers += [tools.grep("quokka|zebracorn", context=2), tools.glob("*"), tools.glob(".env*"), tools.find_paths(".", 3)]
     assert leaks(*answers) == []
     listed = json.dumps([a.get("matches") or a.get("paths") or a.get("entries") for a in answers[-4:]])

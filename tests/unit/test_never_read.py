@@ -7,7 +7,12 @@ import fnmatch
 
 import pytest
 
-from lore_sidecar.engine.never_read import SECRET_NAMES, grep_excludes, never_read
+from lore_sidecar.engine.never_read import (
+    SECRET_NAMES,
+    drop_secret_diffs,
+    grep_excludes,
+    never_read,
+)
 
 NEVER = [".env", ".env.local", ".ENV.production", ".envrc", "config/prod.env", "id_rsa", "id_rsa.pub", "id_ed25519",
          "server.pem", "certs/TLS.KEY", "store.p12", ".npmrc", ".yarnrc.yml", ".pypirc", ".netrc", ".git-credentials",
@@ -35,3 +40,43 @@ def test_grep_excludes_cover_every_listed_name_whatever_its_case():
     for name in [*SECRET_NAMES, ".Env.Local", "SERVER.PEM", "Id_Rsa"]:
         assert any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(name.upper(), g) for g in globs), name
     assert not any(fnmatch.fnmatchcase("app.py", g) for g in globs)  # the control
+
+
+PATCH = """abc1234 2026-12-03 add config
+---
+ .env   | 2 ++
+ app.py | 3 +++
+
+diff --git a/.env b/.env
+new file mode 100644
+index 0000000..1111111
+--- /dev/null
++++ b/.env
+@@ -0,0 +1,2 @@
++TOKEN=hidden-one
++diff --git a/app.py b/app.py
+diff --git a/app.py b/app.py
+index 2222222..3333333 100644
+--- a/app.py
++++ b/app.py
+@@ -1,2 +1,3 @@
+ kept context
+-kept removed
++kept added
++kept also
+diff --git "a/keys/\\303\\251.pem" "b/keys/\\303\\251.pem"
+new file mode 100644
+--- /dev/null
++++ "b/keys/\\303\\251.pem"
+@@ -0,0 +1 @@
++hidden-two
+"""
+
+
+def test_a_patch_loses_the_never_read_files_sections_and_keeps_the_rest():
+    out = drop_secret_diffs(PATCH)
+    assert "hidden" not in out  # a line inside .env's hunk that looks like a diff header did not end it early
+    assert "diff --git a/app.py b/app.py" in out and "+kept also" in out and "-kept removed" in out
+    assert " .env   | 2 ++" in out  # the stat names the file; its contents are what stays out
+    assert drop_secret_diffs(PATCH.replace(".env", "env.txt").replace(".pem", ".txt")) == \
+        PATCH.replace(".env", "env.txt").replace(".pem", ".txt")  # the control: nothing to drop
