@@ -329,10 +329,8 @@ class Recaller:
         scored: list[tuple[float, Candidate, object]] = []
         for c in cands:
             row = rows_of.get(c.kind, {}).get(c.key)
-            if row is None:  # deleted since the index saw it
-                continue
-            if c.kind == "files" and never_read(row["path"]):
-                continue  # indexed before the never-read list named it: never shown
+            if row is None or (c.kind == "files" and never_read(row["path"])):
+                continue  # deleted since the index saw it, or indexed before the never-read list named it
             if c.kind in MEMORY_KINDS and not self.memory.admits(c.kind, row, now_iso):
                 continue  # a suppressed, expired or deleted node
             if c.kind == "facts" and not _fact_in_force(row, fact_at):
