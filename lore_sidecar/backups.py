@@ -45,12 +45,33 @@ def backup(settings: Settings, out: Path | None = None, keep: int | None = None)
                         exports=exports)
 
 
+def resolve(settings: Settings, given: Path) -> tuple[Path, str]:
+    """The backup `given` names, and how it was chosen: a backup folder itself, a folder of
+    backups (the newest), or a backup's bare name in the backups folder."""
+    def is_backup(p: Path) -> bool:
+        return p.is_dir() and not p.is_symlink() and (p / "manifest.json").exists()
+
+    if is_backup(given):
+        return given, "the backup given"
+    if given.is_dir():
+        found = sorted(p for p in given.glob(f"{files.PREFIX}*") if is_backup(p))
+        if found:
+            return found[-1], f"the newest of {len(found)} backups in {given}"
+    named = backup_dir(settings) / given.name
+    if not given.exists() and given.name.startswith(files.PREFIX) and is_backup(named):
+        return named, f"the backup named {given.name} in {named.parent}"
+    raise LoreError("notFound", f"{given}: not a lore backup, a folder of backups, or the name of one in "
+                    f"{backup_dir(settings)}", path=str(given))
+
+
 def restore(settings: Settings, source: Path, open_engine: Callable[..., Any],
             progress: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
     """Replace the store with a backup, once the backup has proven itself on a staged copy.
-    The store must not be in use (no writer holds its lock)."""
+    The store must not be in use (no writer holds its lock). The old store is kept aside
+    (renamed `<store>.before-restore-<time>`), never deleted."""
     store = Path(settings.store_dir)
-    progress("checking the backup")
+    source, took = resolve(settings, source)
+    progress(f"checking {source.name} ({took})")
     manifest = files.verify(source)
     writer = files.in_use(store)
     if writer is not None:
@@ -60,8 +81,10 @@ def restore(settings: Settings, source: Path, open_engine: Callable[..., Any],
     try:
         progress("copying it to a staging store")
         files.stage(source, manifest, staged)
-        progress("rebuilding the indexes and recalling a sample")
-        sample = _try_out(settings, staged, open_engine)
+        indexes = files.indexes_in(manifest) is not None
+        progress("catching the backed-up indexes up and recalling a sample" if indexes else
+                 "rebuilding the indexes and recalling a sample")
+        sample = _try_out(settings, staged, open_engine, rebuild=not indexes)
         previous = None
         if store.exists():
             previous = store.parent / f"{store.name}.before-restore-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
@@ -70,16 +93,20 @@ def restore(settings: Settings, source: Path, open_engine: Callable[..., Any],
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
-    return {"restoredFrom": str(source), "store": str(store), "previous": str(previous) if previous else None,
-            "counts": manifest["counts"], "sampleRecalled": sample}
+    return {"restoredFrom": str(source), "took": took, "store": str(store),
+            "previous": str(previous) if previous else None, "counts": manifest["counts"],
+            "indexes": "restored" if indexes else "rebuilt", "sampleRecalled": sample}
 
 
-def _try_out(settings: Settings, staged: Path, open_engine: Callable[..., Any]) -> int:
+def _try_out(settings: Settings, staged: Path, open_engine: Callable[..., Any], *, rebuild: bool) -> int:
     trial = replace(settings, store_dir=staged, distiller="off",
                     index=replace(settings.index, watch=False, index_workspace=False))
     engine = open_engine(trial, [])
     try:
-        engine.index.rebuild("all", lambda message, pct: None)
+        if rebuild:
+            engine.index.rebuild("all", lambda message, pct: None)
+        elif not engine.index.wait(3600):
+            raise files.corrupt("the restored indexes did not catch up with the restored record")
         found = 0
         for session_id, text in files.sample_messages(staged):
             query = " ".join(text.split()[:12])

@@ -109,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     bk = verb("backup", "a consistent backup of the store (while sidecars run); keeps the newest backupKeep", ws, out)
     bk.add_argument("--out", help="folder for backups (default: setting backupDir, else <store>/backups)")
     rs = verb("restore", "replace the store with a backup, after checking the backup works (stop the sidecars first)", ws, out)
-    rs.add_argument("backup", help="the backup folder (lore-backup-...)")
+    rs.add_argument("backup", help="a backup folder (lore-backup-...), its bare name in the backups folder, or the "
+                    "backups folder itself (the newest)")
     sh = verb("shared", "a team's shared record on PostgreSQL (sharedUrl): init, status, migrate", ws)
     sh.add_argument("shared_verb", choices=("init", "status", "migrate"), metavar="init|status|migrate")
     ui = verb("ui", "a local dashboard: search, open, edit and suppress memories; dream runs, review, usage", ws)

@@ -154,7 +154,8 @@ def run_backup(args: argparse.Namespace) -> int:
 
             r = backups.restore(settings, Path(args.backup).resolve(), open_engine, lambda message: report(message, None))
         print(json.dumps(r, indent=2) if args.json else
-              f"restored {r['store']} from {r['restoredFrom']}" + (f" (the old store is at {r['previous']})" if r["previous"] else ""))
+              f"restored {r['store']} from {r['restoredFrom']} ({r['took']}; indexes {r['indexes']})"
+              + (f"; the old store is at {r['previous']}" if r["previous"] else ""))
     return 0
 
 

@@ -4,7 +4,10 @@ A backup is a folder `lore-backup-<UTC time>-<tag>/` holding:
 - `lore.db`: SQLite's online backup API, in one step — a single read transaction, so it is
   one consistent snapshot however many instances write meanwhile (WAL: they do not wait);
   recall events (`recall_log`, `recall_usage`, `recall_shown`) are dropped unless asked for,
-  and the index outbox always (indexes are rebuilt on restore, never backed up);
+  and the index outbox up to what the copied indexes include;
+- `index/e<epoch>/`: the published Tantivy index and vector snapshots (with `late.db`),
+  copied before the database so they are provably behind it (store/backup_index.py); a
+  restore takes them and replays the outbox after them instead of re-embedding;
 - `spool/`: follower writes acknowledged but not yet applied, copied *before* the database:
   an operation is then either copied here or applied before the snapshot was taken (the
   writer removes it only after applying it), and replaying one that is both is a no-op
@@ -22,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import sqlite3
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar.errors import LoreError
+from lore_sidecar.store import backup_index
 from lore_sidecar.store import backup_intake as intake
 from lore_sidecar.store.db import SCHEMA_VERSION
 from lore_sidecar.store.lock import WriterLock
@@ -75,6 +80,7 @@ def create(store: Path, out_root: Path, *, keep: int = 7, recall_events: bool = 
                 shutil.copy2(op, part / "spool" / op.name)
             except FileNotFoundError:
                 pass  # applied (and removed) meanwhile: the snapshot below has it
+        taken = backup_index.copy(store, part)  # before the snapshot: see store/backup_index.py
         src = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=30)
         dst = sqlite3.connect(part / "lore.db")
         try:
@@ -82,8 +88,9 @@ def create(store: Path, out_root: Path, *, keep: int = 7, recall_events: bool = 
         finally:
             src.close()
         with dst:
-            for table in ("index_outbox", *(() if recall_events else RECALL_EVENTS)):
+            for table in () if recall_events else RECALL_EVENTS:
                 dst.execute(f"DELETE FROM {table}")
+            taken = backup_index.settle(dst, part, taken)
         dst.execute("VACUUM")
         found = counts(dst)
         texts = exports(project_nodes(dst))
@@ -105,7 +112,8 @@ def create(store: Path, out_root: Path, *, keep: int = 7, recall_events: bool = 
             target.write_text(text)
         files = {p.relative_to(part).as_posix(): sha256_file(p) for p in sorted(part.rglob("*")) if p.is_file()}
         manifest = {"format": 1, "schemaVersion": SCHEMA_VERSION, "createdAt": stamp, "store": str(store),
-                    "recallEvents": recall_events, "counts": found, "files": files}
+                    "recallEvents": recall_events, "counts": found, "files": files,
+                    "index": taken}
         (part / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
         _fsync_tree(part)
         final = out_root / name
@@ -197,9 +205,21 @@ def stage(backup: Path, manifest: dict[str, Any], target: Path) -> None:
     without following anything, hashes checked again on the copies; then the copied
     database must be exactly what the migrations create and hold what the manifest counts."""
     target.mkdir(parents=True)
-    intake.copy_listed(backup, manifest, target, only=("lore.db", "journal", "spool"))
+    index = indexes_in(manifest)
+    intake.copy_listed(backup, manifest, target, only=("lore.db", "journal", "spool", *([index] if index else [])))
     intake.check_database(target / "lore.db", manifest.get("counts"), counts)
+    if index and (target / index / "vectors" / "late.db").exists():
+        intake.check_late(target / index / "vectors" / "late.db")
     _fsync_tree(target)
+
+
+def indexes_in(manifest: dict[str, Any]) -> str | None:
+    """The folder of the indexes a backup proves current (`index` or `index/e<N>`), if any."""
+    taken = manifest.get("index")
+    d = taken.get("dir") if isinstance(taken, dict) else None
+    if not isinstance(d, str) or not re.fullmatch(r"index(/e[1-9][0-9]{0,8})?", d):
+        return None
+    return d if any(rel.startswith(d + "/text/") for rel in manifest["files"]) else None
 
 
 def _fsync_tree(root: Path) -> None:
