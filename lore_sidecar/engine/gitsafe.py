@@ -103,14 +103,17 @@ def _pristine(home: Path) -> bool:
 
 
 def clean_path(root: Path | None = None) -> str:
-    """PATH without relative entries or entries inside the project: a repository's own `git`
-    (or `sh`, `cat`) is never the one that runs."""
+    """PATH without relative entries, entries inside the project, or entries inside any git
+    repository (a `node_modules/.bin` of this or another opened folder): a program that came
+    with a repository (its own `git`, `grep`, `sh`) is never the one that runs."""
     keep = []
     for entry in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep):
         if not entry or not os.path.isabs(entry):
             continue
         here = real(entry)
         if root is not None and (here == root or root in here.parents):
+            continue
+        if any(os.path.lexists(folder / ".git") for folder in (here, *here.parents)):
             continue
         keep.append(entry)
     return os.pathsep.join(keep) or "/usr/bin:/bin"

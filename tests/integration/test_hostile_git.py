@@ -106,7 +106,7 @@ def hostile_env(corpus: Corpus, project: Path) -> dict[str, str]:
     """The sidecar's own environment, set by whoever started it: every variable git obeys,
     each pointing at a canary; GIT_DIR at another repository (its commit must never show) and
     PATH first at the project, which carries its own `git`."""
-    decoy = corpus.build("config-fsmonitor", hostile=False)  # a different repository with the same subject
+    decoy = Corpus(corpus.base / "decoy").build("config-fsmonitor", hostile=False)  # another repository, same subject
     corpus.git(decoy, "commit", "-q", "--allow-empty", "-m", "decoy walrus commit")
     e = corpus.evil("env")
     execdir = corpus.base / "evil" / "exec"
