@@ -43,7 +43,8 @@ def tools(root: Path) -> Tools:
     return Tools(root=root, jail=Jail.of([root]))
 
 
-def hostile(root: Path, outside: Path) -> list[tuple[str, dict]]:
+def hostile(root: Path, outside: Path, stray: Path) -> list[tuple[str, dict]]:
+    """`stray` is where an injected git option would write (this test's own folder)."""
     calls: list[tuple[str, dict]] = []
     for p in ["../outside/secret.txt", str(outside / "secret.txt"), "/etc/passwd", "src/leak.txt",
               "outdir/secret.txt", "src/../../outside/secret.txt", "pipe", "huge.bin", "/dev/zero", "/proc/self/environ",
@@ -56,11 +57,11 @@ def hostile(root: Path, outside: Path) -> list[tuple[str, dict]]:
     for pat in ["(a+)+$", "(x+x+)+y", "((a|aa)*)*b", "x" * 600, ""]:
         calls.append(("grep", {"pattern": pat}))
     calls.append(("grep", {"pattern": "secret", "glob": "../../*"}))
-    for q in ["--output=/tmp/pwned-lore", "-c core.pager=touch /tmp/pwned-lore2", "--exec=touch /tmp/pwned3",
+    for q in [f"--output={stray}/pwned-lore", f"-c core.pager=touch {stray}/pwned-lore2", f"--exec=touch {stray}/pwned3",
               "x" * 400]:
         calls.append(("git_search", {"query": q}))
     calls.append(("git_search", {"query": "fix", "path": "../outside"}))
-    calls.append(("git_search", {"query": "fix", "path": "--output=/tmp/pwned4"}))
+    calls.append(("git_search", {"query": "fix", "path": f"--output={stray}/pwned4"}))
     calls.append(("git_search", {"query": "fix", "path": str(outside)}))
     calls.append(("git_search", {"query": "fix", "path": "src/leak.txt", "patch": True}))
     return calls
@@ -68,8 +69,9 @@ def hostile(root: Path, outside: Path) -> list[tuple[str, dict]]:
 
 def test_forty_hostile_tool_calls_are_refused_or_bounded_and_read_nothing_outside(project, tmp_path):
     t = tools(project)
-    outside = tmp_path / "outside"
-    calls = hostile(project, outside)
+    outside, stray = tmp_path / "outside", tmp_path / "stray"
+    stray.mkdir()
+    calls = hostile(project, outside, stray)
     assert len(calls) >= 40
     before = {p: p.stat().st_mtime for p in outside.iterdir()}
     for name, args in calls:
@@ -86,8 +88,7 @@ def test_forty_hostile_tool_calls_are_refused_or_bounded_and_read_nothing_outsid
         if name == "read":
             assert "refused" in result, (args, result)
     assert {p: p.stat().st_mtime for p in outside.iterdir()} == before
-    for stray in ("/tmp/pwned-lore", "/tmp/pwned-lore2", "/tmp/pwned3", "/tmp/pwned4"):
-        assert not Path(stray).exists(), stray
+    assert list(stray.iterdir()) == []  # no injected option wrote anything
     assert not list(project.glob("**/--output*"))
 
 
