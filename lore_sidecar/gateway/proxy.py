@@ -158,7 +158,7 @@ class Gateway:
             sent = raw if out == body else json.dumps(out, ensure_ascii=False).encode()
         except Exception as exc:  # fail open: the harness's own body goes upstream
             self.stats["passthrough"] += 1
-            log.warning("context assembly failed (%s); passing %s through", type(exc).__name__, request.path[:80])
+            log.warning("context assembly failed (%s); passing the %s body through", type(exc).__name__, api)
             return session, raw, stream
         self.stats["assembled"] += 1
         return session, sent, stream

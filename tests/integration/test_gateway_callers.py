@@ -29,10 +29,11 @@ def gw(tmp_path):
     ws = tmp_path / "ws"
     (ws / ".git").mkdir(parents=True)
     store = tmp_path / "store"
+    log = open(tmp_path / "gateway.log", "w")  # noqa: SIM115 (the child's stderr)
     with FakeModels(lambda api, body: "fine") as fake:
-        proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "gateway", "--store-dir", str(store),
+        proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "gateway", "-v", "--store-dir", str(store),
                                  "--workspace", str(ws), "--upstream", fake.url], stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True, env={**os.environ, "LORE_DISTILLER": "off"})
+                                stderr=log, text=True, env={**os.environ, "LORE_DISTILLER": "off"})
         try:
             assert proc.stdout is not None
             url = proc.stdout.readline().strip()
@@ -40,6 +41,7 @@ def gw(tmp_path):
         finally:
             proc.terminate()
             proc.wait(10)
+            log.close()
 
 
 def body(marker: str, api: str = "anthropic") -> bytes:
@@ -90,8 +92,15 @@ def test_without_the_secret_nothing_is_forwarded_or_captured_and_the_error_is_th
                      **{"x-lore-token": secret})
     assert status == 200
     assert len(fake.seen) == 2 and captured(store, "withsecret1") == 1 and captured(store, "withsecret2") == 1
-    assert all(captured(store, f"nosecret{i}") == 0 for i in range(1, 5))  # counted now the table exists
     assert all(secret not in p for _, p, _, _ in fake.seen)  # the prefix is ours, not the provider's
+    assert not [v for k, v in fake.seen[-1][2] if k.lower() == "x-lore-token" or secret in v]  # nor the header
+    status, _ = post(url + "/v1/messages", b"{not json")  # a body that fails open
+    assert status == 400
+    status, _ = post(url + "/v1/messages", body("nosecret5"), origin="http://127.0.0.1:1")  # refused with the secret
+    assert status == 403
+    log = (store.parent / "gateway.log").read_text()
+    assert "refused a request" in log and secret not in log
+    assert all(captured(store, f"nosecret{i}") == 0 for i in range(1, 6))  # counted now the table exists
 
 
 @pytest.mark.parametrize("headers", [
