@@ -1,5 +1,5 @@
 """The never-read list, asked of every face that reads a workspace file: a workspace holding
-`.env`, `.env.local`, `id_rsa`, `server.pem`, `.npmrc` and a harmless-looking link to `.env`
+`.env`, `.env.local`, `id_rsa`, `server.pem`, `.npmrc`, `.ssh/config` and a harmless-looking link to `.env`
 (each with its own marker word) beside an ordinary file. LSP over stdio (getNode, its
 executeCommand twin, hover, recall, workspace/symbol, export), lore/ask with a scripted model
 that asks to Read each one, the ask tools themselves, MCP over stdio, the dashboard over HTTP.
@@ -31,7 +31,8 @@ pytestmark = pytest.mark.slow
 
 # Plain words: redaction leaves them alone, so only the never-read rule can keep them out.
 SECRETS = {".env": "quokkaenvone", ".env.local": "quokkaenvlocal", "id_rsa": "quokkarsakey",
-           "server.pem": "quokkapemcert", ".npmrc": "quokkanpmrc", "docs/see-env.txt": "quokkaenvone"}
+           "server.pem": "quokkapemcert", ".npmrc": "quokkanpmrc", "deploy/.ssh/config": "quokkasshconfig",
+           "docs/see-env.txt": "quokkaenvone"}
 MARKERS = sorted(set(SECRETS.values()))
 CONTROL = ("src/app.py", "wombatplainword")
 
@@ -42,6 +43,7 @@ def build(root: Path) -> Path:
     for name, marker in SECRETS.items():
         if name != "docs/see-env.txt":
             # `zebracorn` first: hover on it would find memory (the control file) if the file were read
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_text(f"zebracorn {marker}\n{marker} second line\n")
     os.symlink("../.env", root / "docs" / "see-env.txt")  # a harmless name leading to .env
     (root / CONTROL[0]).write_text(f"zebracorn {CONTROL[1]}\ndef handler():\n    return 'zebracorn'\n")
@@ -162,7 +164,7 @@ def test_the_ask_tools_refuse_secret_files_directly(sidecar):
     answers += [tools.grep("quokka|zebracorn", context=2), tools.glob("*"), tools.glob(".env*"), tools.find_paths(".", 3)]
     assert leaks(*answers) == []
     listed = json.dumps([a.get("matches") or a.get("paths") or a.get("entries") for a in answers[-4:]])
-    assert not any(name in listed for name in (".env", "id_rsa", "server.pem", ".npmrc", "see-env")), listed
+    assert not any(name in listed for name in (".env", "id_rsa", "server.pem", ".npmrc", ".ssh", "see-env")), listed
     # controls
     assert CONTROL[1] in tools.read(CONTROL[0])["lines"][0]
     assert any(m.startswith(f"{CONTROL[0]}:1:") for m in answers[-4]["matches"])
