@@ -170,6 +170,12 @@ def locate(root: Path, jail: Jail) -> tuple[Path, Path]:
     if (git_dir / "commondir").exists():
         named = Path(_small(git_dir / "commondir", 4096).strip())
         common = _inside(root, jail, named if named.is_absolute() else git_dir / named, "its common git dir")
+    alternates = common / "objects" / "info" / "alternates"
+    if alternates.exists():  # borrowed objects: git would read (and show) another repository's history
+        for line in _small(alternates, 64 * 1024).splitlines():
+            if line.strip() and not line.startswith("#"):
+                named = Path(line.strip())
+                _inside(root, jail, named if named.is_absolute() else common / "objects" / named, "an object store it borrows")
     return git_dir, common
 
 

@@ -224,6 +224,20 @@ def _promisor(c: Corpus, root: Path, case: str, hostile: bool) -> None:
     loose.unlink()
 
 
+def _alternates(c: Corpus, root: Path, case: str, hostile: bool) -> None:
+    """Objects borrowed from another repository (`git clone --shared`): outside the project
+    (hostile), or from a second repository inside it (the control)."""
+    lender = (c.base / "elsewhere" / f"{case}-lender") if hostile else (root / "vendor" / "lender")
+    lender.mkdir(parents=True)
+    c.git(lender, "init", "-q", "-b", "main")
+    (lender / "secret.txt").write_text("lender-secret\n")
+    c.git(lender, "add", "secret.txt")
+    c.git(lender, "commit", "-qm", "Lender walrus secret")
+    (root / ".git" / "objects" / "info" / "alternates").write_text(str(lender / ".git" / "objects") + "\n")
+    if hostile:
+        c.git(root, "update-ref", "refs/heads/borrowed", c.git(lender, "rev-parse", "HEAD").strip())
+
+
 CASES: dict[str, Case] = {
     "tracked-gitconfig-signature": Case("answers", prep=_tracked_signature, after=lambda c, r, k, h: c.sign_head(r, PGP_SIG)),
     "tracked-gitconfig-everything": Case("answers", prep=_tracked_everything),
@@ -250,4 +264,5 @@ CASES: dict[str, Case] = {
     "gitfile-elsewhere": Case("refused", after=_gitfile),
     "worktree-config-filter": Case("refused", prep=_attributes("*.txt filter=evil"), after=_worktree_config),
     "promisor-ext-transport": Case("answers", after=_promisor),
+    "alternates-elsewhere": Case("refused", after=_alternates),
 }
