@@ -65,10 +65,11 @@ def resolve(settings: Settings, given: Path) -> tuple[Path, str]:
 
 
 def restore(settings: Settings, source: Path, open_engine: Callable[..., Any],
-            progress: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
+            progress: Callable[[str], None] = lambda message: None, *, rebuild_indexes: bool = False) -> dict[str, Any]:
     """Replace the store with a backup, once the backup has proven itself on a staged copy.
     The store must not be in use (no writer holds its lock). The old store is kept aside
-    (renamed `<store>.before-restore-<time>`), never deleted."""
+    (renamed `<store>.before-restore-<time>`), never deleted. `rebuild_indexes`: leave the
+    indexes the backup carries and rebuild them from the record."""
     store = Path(settings.store_dir)
     source, took = resolve(settings, source)
     progress(f"checking {source.name} ({took})")
@@ -80,8 +81,8 @@ def restore(settings: Settings, source: Path, open_engine: Callable[..., Any],
     staged = store.parent / f".{store.name}.restore-{secrets.token_hex(3)}"
     try:
         progress("copying it to a staging store")
-        files.stage(source, manifest, staged)
-        indexes = files.indexes_in(manifest) is not None
+        files.stage(source, manifest, staged, indexes=not rebuild_indexes)
+        indexes = not rebuild_indexes and files.indexes_in(manifest) is not None
         progress("catching the backed-up indexes up and recalling a sample" if indexes else
                  "rebuilding the indexes and recalling a sample")
         sample = _try_out(settings, staged, open_engine, rebuild=not indexes)

@@ -111,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     rs = verb("restore", "replace the store with a backup, after checking the backup works (stop the sidecars first)", ws, out)
     rs.add_argument("backup", help="a backup folder (lore-backup-...), its bare name in the backups folder, or the "
                     "backups folder itself (the newest)")
+    rs.add_argument("--rebuild-indexes", action="store_true",
+                    help="ignore the indexes the backup carries and rebuild them from the record (a backup you did not make)")
     sh = verb("shared", "a team's shared record on PostgreSQL (sharedUrl): init, status, migrate", ws)
     sh.add_argument("shared_verb", choices=("init", "status", "migrate"), metavar="init|status|migrate")
     ui = verb("ui", "a local dashboard: search, open, edit and suppress memories; dream runs, review, usage", ws)

@@ -152,7 +152,8 @@ def run_backup(args: argparse.Namespace) -> int:
         with progress("restoring", interactive(args.json)) as report:
             from lore_sidecar.app import open_engine
 
-            r = backups.restore(settings, Path(args.backup).resolve(), open_engine, lambda message: report(message, None))
+            r = backups.restore(settings, Path(args.backup).resolve(), open_engine, lambda message: report(message, None),
+                                rebuild_indexes=args.rebuild_indexes)
         print(json.dumps(r, indent=2) if args.json else
               f"restored {r['store']} from {r['restoredFrom']} ({r['took']}; indexes {r['indexes']})"
               + (f"; the old store is at {r['previous']}" if r["previous"] else ""))

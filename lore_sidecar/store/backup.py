@@ -200,12 +200,12 @@ def in_use(store: Path) -> int | None:
     return lock.holder_pid() or -1
 
 
-def stage(backup: Path, manifest: dict[str, Any], target: Path) -> None:
+def stage(backup: Path, manifest: dict[str, Any], target: Path, *, indexes: bool = True) -> None:
     """Copy a verified backup's database, journal and spool into `target` (a fresh store),
     without following anything, hashes checked again on the copies; then the copied
     database must be exactly what the migrations create and hold what the manifest counts."""
     target.mkdir(parents=True)
-    index = indexes_in(manifest)
+    index = indexes_in(manifest) if indexes else None
     intake.copy_listed(backup, manifest, target, only=("lore.db", "journal", "spool", *([index] if index else [])))
     intake.check_database(target / "lore.db", manifest.get("counts"), counts)
     if index and (target / index / "vectors" / "late.db").exists():

@@ -222,10 +222,20 @@ def test_a_restore_takes_the_proven_indexes_answers_recall_identically_and_embed
 
     # A bare name (looked up in the backups folder, setting backupDir) works; a wrong path
     # is one clear line, not a Python error about manifest.json.
-    by_name = cli("restore", made[0].name, "--store-dir", str(tmp_path / "by-name"), "--json", cwd=workspace,
-                  env={"LORE_BACKUP_DIR": str(out)})
+    # With --rebuild-indexes (a backup one did not make) the indexes come from the record
+    # instead, and answer the same (DESIGN §2.1).
+    by_name = cli("restore", made[0].name, "--rebuild-indexes", "--store-dir", str(tmp_path / "by-name"), "--json",
+                  cwd=workspace, env={"LORE_BACKUP_DIR": str(out)})
     assert by_name.returncode == 0, by_name.stderr
-    assert json.loads(by_name.stdout)["restoredFrom"] == str(made[0])
+    assert json.loads(by_name.stdout)["restoredFrom"] == str(made[0]) and json.loads(by_name.stdout)["indexes"] == "rebuilt"
+    assert not list((tmp_path / "by-name").glob("index/*/text/" + next(iter(segments))))
+    c = StdioClient(sidecar_command())
+    c.initialize(workspace, options={"storeDir": str(tmp_path / "by-name"), "watch": False, "indexWorkspace": False,
+                                     "distiller": "off"})
+    try:
+        assert recall_set(c) == before
+    finally:
+        c.close()
     wrong = cli("restore", str(tmp_path / "nowhere"), "--store-dir", str(tmp_path / "x"), cwd=workspace)
     assert wrong.returncode == 2 and "notFound" in wrong.stderr and "Errno" not in wrong.stderr
     assert len(wrong.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
