@@ -10,6 +10,7 @@ the last one for `lore/status`.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -37,6 +38,7 @@ class Completion:
     usage: Usage
     model: str
     took_ms: float
+    stop: str = ""  # why the model stopped: end_turn, max_tokens, refusal, …
 
 
 @dataclass(frozen=True)
@@ -110,9 +112,15 @@ class AnthropicClient:
             raise self._fail("llmError", f"the Anthropic API answered {exc.status_code}: {exc}", retryable=exc.status_code >= 500) from None
         except a.APIConnectionError as exc:
             raise self._fail("llmUnreachable", f"cannot reach the Anthropic API: {exc}", retryable=True) from None
-        usage = self._count(resp.usage)
-        text = "".join(b.text for b in resp.content if getattr(b, "type", "") == "text")
-        return Completion(text=text, usage=usage, model=resp.model, took_ms=round((time.perf_counter() - t0) * 1000, 1))
+        except (a.APIError, ValueError) as exc:  # an answer the SDK cannot read (not JSON, not a message)
+            raise self._bad(exc) from None
+        try:
+            text = _text_of(resp.content)
+            usage = self._count(resp.usage)
+            return Completion(text=text, usage=usage, model=str(resp.model or self.model),
+                              took_ms=round((time.perf_counter() - t0) * 1000, 1), stop=str(resp.stop_reason or ""))
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise self._bad(exc) from None
 
     def converse(self, *, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]],
                  max_tokens: int | None = None, timeout_s: float | None = None) -> Turn:
@@ -136,16 +144,24 @@ class AnthropicClient:
                              retryable=exc.status_code == 429 or exc.status_code >= 500) from None
         except a.APIConnectionError as exc:
             raise self._fail("llmUnreachable", f"cannot reach the Anthropic API: {exc}", retryable=True) from None
-        usage = self._count(resp.usage)
-        text = "".join(b.text for b in resp.content if getattr(b, "type", "") == "text")
-        calls = [(b.id, b.name, dict(b.input or {})) for b in resp.content if getattr(b, "type", "") == "tool_use"]
-        return Turn(text=text, calls=calls, stop=resp.stop_reason or "", usage=usage, model=resp.model,
-                    took_ms=round((time.perf_counter() - t0) * 1000, 1))
+        except (a.APIError, ValueError) as exc:
+            raise self._bad(exc) from None
+        try:
+            text = _text_of(resp.content)
+            # A tool call's input is passed on as the model sent it (an object, or a string of
+            # truncated JSON, or nothing): the tool dispatch says what is wrong with it.
+            calls = [well_formed((getattr(b, "id", None), getattr(b, "name", None), getattr(b, "input", None)))
+                     for b in resp.content or [] if getattr(b, "type", "") == "tool_use"]
+            usage = self._count(resp.usage)
+            return Turn(text=text, calls=calls, stop=str(resp.stop_reason or ""), usage=usage,
+                        model=str(resp.model or self.model), took_ms=round((time.perf_counter() - t0) * 1000, 1))
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise self._bad(exc) from None
 
     def _count(self, u: Any) -> Usage:
         usage = Usage(
-            input_tokens=u.input_tokens or 0,
-            output_tokens=u.output_tokens or 0,
+            input_tokens=getattr(u, "input_tokens", 0) or 0,
+            output_tokens=getattr(u, "output_tokens", 0) or 0,
             cache_read_tokens=getattr(u, "cache_read_input_tokens", 0) or 0,
             cache_write_tokens=getattr(u, "cache_creation_input_tokens", 0) or 0,
         )
@@ -158,8 +174,38 @@ class AnthropicClient:
                 s.totals[key] += value
         return usage
 
+    def _bad(self, exc: Exception) -> LLMUnavailable:
+        """Trigger: a 200 whose body is not a Messages answer (not JSON, bytes that are not
+        UTF-8, blocks of the wrong shape). Why: a peer's garbage must not become our internal
+        error. Outcome: `llmBadResponse`, retryable (the next answer may be fine)."""
+        return self._fail("llmBadResponse", f"the Anthropic API answered something that is not a message: "
+                                            f"{type(exc).__name__}: {str(exc)[:200]}", retryable=True)
+
     def _fail(self, kind: str, message: str, *, retryable: bool = False) -> LLMUnavailable:
         with self._lock:
             self.status.failures += 1
             self.status.last_error = f"{kind}: {message}"
         return LLMUnavailable(kind, message, retryable=retryable)
+
+
+def _text_of(content: Any) -> str:
+    """The text blocks of an answer, joined (other blocks — tool calls, thinking — are not text)."""
+    return well_formed("".join(t for b in content or []
+                               if getattr(b, "type", "") == "text" and isinstance(t := getattr(b, "text", ""), str)))
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def well_formed(value: Any) -> Any:
+    """`value` with every lone surrogate (JSON's "\\ud800" decodes to one) made U+FFFD, in
+    strings at any depth. Trigger: a model wrote one. Why: it cannot be encoded as UTF-8, so
+    the next request that carries it back (the ask window), or the row that stores it, fails,
+    and every later question with it. Outcome: the text stays, minus that one code unit."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(well_formed(v) for v in value)
+    if isinstance(value, dict):
+        return {well_formed(k): well_formed(v) for k, v in value.items()}
+    return value

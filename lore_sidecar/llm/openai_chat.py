@@ -18,7 +18,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from lore_sidecar.llm.anthropic_client import LLMStatus, LLMUnavailable, Turn, Usage
+from lore_sidecar.llm.anthropic_client import LLMStatus, LLMUnavailable, Turn, Usage, well_formed
 
 
 class OpenAIChatClient:
@@ -86,7 +86,7 @@ class OpenAIChatClient:
             self.status.last_error = None
             for key, value in (("input", usage.input_tokens), ("output", usage.output_tokens), ("cacheRead", cached)):
                 self.status.totals[key] += value
-        return Turn(text=str(message.get("content") or ""), calls=calls, stop=str(choice.get("finish_reason") or ""),
+        return Turn(text=well_formed(str(message.get("content") or "")), calls=well_formed(calls), stop=str(choice.get("finish_reason") or ""),
                     usage=usage, model=str(data.get("model") or self.model), took_ms=round((time.perf_counter() - t0) * 1000, 1))
 
     def _post(self, body: dict[str, Any], limit: float) -> Any:

@@ -2,7 +2,10 @@
 
 Deterministic: each reply comes from `responder(body)` (or a scripted error status): text, or
 a dict `{"text"?, "tool_use"?: [(name, input), ...], "delay"?: seconds}` for tool calls and a
-slow model.
+slow model. For a model that misbehaves, the dict may instead carry `"message"` (the answer's
+fields as given: any content blocks, ids, inputs, `stop_reason`; the rest defaulted),
+`"status"` (+ `"error_type"`: an error answer in the provider's shape) or `"raw"` (bytes sent
+as the 200 body, JSON or not).
 Every request body is recorded. Listens on loopback only, on a free port, and stops itself
 after `lifetime_s` even if a test forgets to.
 """
@@ -46,6 +49,17 @@ class FakeAnthropic(LoopbackServer):
                 calls: list = []
                 if isinstance(reply, dict):
                     time.sleep(float(reply.get("delay") or 0))
+                    if "status" in reply:
+                        return self._send(int(reply["status"]), {"type": "error", "error": {
+                            "type": reply.get("error_type", "api_error"), "message": f"scripted {reply['status']}"}})
+                    if "raw" in reply:
+                        return self._raw(reply["raw"])
+                    if "message" in reply:
+                        return self.send_json(200, {
+                            "id": f"msg_fake_{len(fake.bodies):04d}", "type": "message", "role": "assistant",
+                            "model": body.get("model", "fake"), "content": [], "stop_reason": "end_turn",
+                            "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
+                            **reply["message"]})
                     calls = list(reply.get("tool_use") or [])
                     reply = reply.get("text") or ""
                 text = str(reply)
@@ -70,6 +84,13 @@ class FakeAnthropic(LoopbackServer):
                         "cache_read_input_tokens": cached if len(fake.bodies) > 1 else 0,
                     },
                 })
+
+            def _raw(self, data: bytes) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 self.send_json(status, payload, **({"retry_after": "0"} if status == 429 else {}))

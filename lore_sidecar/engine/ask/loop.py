@@ -9,6 +9,13 @@ Trigger / Why / Outcome of the three ways it ends early:
 - a cold start (nothing learnt about this workspace yet) and an answer given without a
   single tool call: the answer is sent back once with "look first", because a model that has
   read nothing answers from its priors.
+
+A model that misbehaves ends the question as a failure of that question, never as an
+exception (requests.py then answers from retrieval and says why): no text and no tool call
+(`emptyAnswer`), a `refusal` stop (`refused`). A turn's bad tool calls are tool errors the
+model reads (toolspec.check); a repeated or missing tool-use id is made unique, so every
+call gets its one result; past `CALLS_PER_TURN` calls are answered "skipped"; a call cut by a
+`max_tokens` stop is answered "cut off" rather than run with half its arguments.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from lore_sidecar.errors import LoreError
 LOOK_FIRST = ("You have not looked at the code yet, and nothing about this workspace is known. Use the tools "
               "(Grep, Read, find_paths, …) to check before you answer.")
 MIN_TURN_S = 0.05
+CALLS_PER_TURN = 10  # tool calls run from one model turn; the rest are answered "skipped"
+ANSWER_CHARS = 100_000  # a model that writes more is cut, and the answer says so
 
 
 @dataclass
@@ -68,21 +77,34 @@ def run(model: Any, fork: window.Fork, question: str, tools: Tools, *, deadline:
         out.model = turn.model
         for key, value in window.usage_of(turn.usage).items():
             out.usage[key] += value
-        if turn.text.strip():
-            out.answer = turn.text.strip()
-        if turn.calls:
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text.strip() else []
-            blocks += [{"type": "tool_use", "id": cid, "name": name, "input": args} for cid, name, args in turn.calls]
+        text = turn.text if isinstance(turn.text, str) else ""
+        if len(text) > ANSWER_CHARS:
+            text = text[:ANSWER_CHARS] + f"\n[the answer was cut at {ANSWER_CHARS} characters]"
+        if text.strip():
+            out.answer = text.strip()
+        calls = _unique(turn.calls or [])
+        if calls:
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
+            blocks += [{"type": "tool_use", "id": cid, "name": name, "input": args if isinstance(args, dict) else {}}
+                       for cid, name, args in calls]
             out.turns.append({"role": "assistant", "content": blocks})
-            out.turns.append({"role": "user", "content": [_result(out, tools, cid, name, args, deadline)
-                                                         for cid, name, args in turn.calls]})
+            out.turns.append({"role": "user", "content": [
+                _result(out, tools, cid, name, args, deadline, skip=_skipped(i, len(calls), turn.stop))
+                for i, (cid, name, args) in enumerate(calls)]})
             continue
+        if turn.stop == "refusal" or not text.strip():
+            out.finished = "refused" if turn.stop == "refusal" else "error"
+            out.error = ("refusal: the model declined to answer" if turn.stop == "refusal"
+                         else "emptyAnswer: the model returned no text and no tool call")
+            if turn.stop != "refusal":
+                out.answer = ""
+            break
         if fork.cold and out.tool_calls == 0 and not sent_back:
             sent_back = True
-            out.turns.append({"role": "assistant", "content": [{"type": "text", "text": turn.text or "(no answer)"}]})
+            out.turns.append({"role": "assistant", "content": [{"type": "text", "text": text}]})
             out.turns.append({"role": "user", "content": [{"type": "text", "text": LOOK_FIRST}]})
             continue
-        out.turns.append({"role": "assistant", "content": [{"type": "text", "text": turn.text or "(no answer)"}]})
+        out.turns.append({"role": "assistant", "content": [{"type": "text", "text": text}]})
         out.finished = "answered"
         return out
     else:
@@ -91,10 +113,36 @@ def run(model: Any, fork: window.Fork, question: str, tools: Tools, *, deadline:
     return out
 
 
-def _result(out: Outcome, tools: Tools, cid: str, name: str, args: Any, deadline: float) -> dict[str, Any]:
+def _skipped(i: int, n: int, stop: str) -> str | None:
+    """Why the i-th of a turn's n calls is not run, or None to run it."""
+    if i >= CALLS_PER_TURN:
+        return f"skipped: at most {CALLS_PER_TURN} tool calls run from one turn; call it again if you still need it"
+    if stop == "max_tokens" and i == n - 1:
+        return "cut off: your output reached max_tokens inside this call, so its arguments are incomplete; call it again"
+    return None
+
+
+def _unique(calls: list[Any]) -> list[tuple[str, Any, Any]]:
+    """The turn's calls with an id each, none repeated (the API wants one result per id)."""
+    out, seen = [], set()
+    for i, call in enumerate(calls):
+        cid, name, args = (list(call) + [None, None, None])[:3] if isinstance(call, (list, tuple)) else (None, None, None)
+        cid = cid if isinstance(cid, str) and cid else f"toolu_lore_{i}"
+        name = name if isinstance(name, str) and name else "unnamed_tool"
+        while cid in seen:
+            cid = f"{cid}_{i}"
+        seen.add(cid)
+        out.append((cid, name, args))
+    return out
+
+
+def _result(out: Outcome, tools: Tools, cid: str, name: Any, args: Any, deadline: float,
+            skip: str | None = None) -> dict[str, Any]:
     out.tool_calls += 1
     t = time.monotonic()
-    if t >= deadline:
+    if skip is not None:
+        r = toolspec.Result(skip, refused=True)
+    elif t >= deadline:
         r = toolspec.Result("skipped: out of time", refused=True)
     else:
         r = toolspec.call(tools, name, args)
@@ -116,7 +164,8 @@ def _close(out: Outcome) -> None:
             turns.pop()
     if turns and turns[-1]["role"] == "assistant":
         turns.pop()
-    why = {"deadline": "the time ran out", "iterations": "the step limit was reached"}.get(out.finished, "the model failed")
+    why = {"deadline": "the time ran out", "iterations": "the step limit was reached",
+           "refused": "the model declined"}.get(out.finished, "the model failed")
     if out.read:
         seen = ", ".join(f"{p}:{lines}" for p, (_, lines) in out.read.items())
         note = f"(Best effort: {why} before a final answer. Read so far: {seen}.)"

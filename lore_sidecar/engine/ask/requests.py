@@ -120,11 +120,18 @@ class AskRequests:
         if self.s.keep_warm_ms and self.keep_warm is None:
             self.keep_warm = KeepWarm(self, self.s.keep_warm_ms / 1000, self.s.keep_warm_idle_ms / 1000)
         answer, sources = out.answer, [{"path": p, "lines": lines, "sha256": sha} for p, (sha, lines) in out.read.items()]
-        if out.requests == 0 or (out.finished == "error" and not answer):
-            answer, sources = retrieval.leads(self.i, question, project=project, harness=harness, intro=(
-                f"The model did not answer ({out.error}); the places that match it best:"))
+        if out.requests == 0 or (out.finished in ("error", "refused") and not out.read):
+            # Trigger: the model failed, refused, or said nothing before reading anything.
+            # Why: a best-effort note alone answers nothing. Outcome: retrieval's leads, saying why.
+            why = f"The model did not answer ({out.error})"
+            answer, sources = retrieval.leads(self.i, question, project=project, harness=harness,
+                                              intro=f"{why}; the places that match it best:")
+            if answer == retrieval.NOTHING:
+                answer = f"{why}. {answer}"
         self.answered[root] = self.answered.get(root, 0) + 1
+        kind, _, message = (out.error or "").partition(": ")
         return {
+            **({"error": {"kind": kind, "message": message}} if out.error else {}),
             "answer": answer, "mode": "model", "sources": sources, "ledgerFacts": facts, "finished": out.finished,
             "trailer": {"model": out.model or getattr(self.model, "model", None),
                         "latencyMs": round((time.monotonic() - t0) * 1000, 1), "tokensIn": out.usage["in"],

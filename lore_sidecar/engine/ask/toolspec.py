@@ -15,7 +15,7 @@ from typing import Any
 
 from lore_sidecar.engine.ask.tools import Tools
 from lore_sidecar.engine.capture.redact import redact
-from lore_sidecar.errors import LoreError
+from lore_sidecar.errors import BadParams, LoreError
 
 RESULT_CHARS = 12_000
 
@@ -46,6 +46,7 @@ SPECS: list[dict[str, Any]] = [
          "paths": {"type": "array", "items": {"type": "string"}, "description": "The files it comes from."}}}},
 ]
 NAMES = {s["name"] for s in SPECS}
+SPEC = {s["name"]: s for s in SPECS}
 
 
 @dataclass
@@ -56,42 +57,135 @@ class Result:
     fact: tuple[str, dict[str, str]] | None = None  # remember: (text, {path: sha256})
 
 
-def call(tools: Tools, name: str, args: Any) -> Result:
-    if not isinstance(args, dict):
-        return Result("refused: the arguments must be an object", refused=True)
+# Argument names other tools give the same thing (Claude Code's Read takes `file_path`): taken
+# for ours only where the tool has the target and not the alias, and only one of them is given.
+ALIASES = {"file_path": "path", "filePath": "path", "filepath": "path", "file": "path",
+           "file_paths": "paths", "filePaths": "paths"}
+_TYPES = {"string": "a string", "integer": "an integer", "boolean": "true or false", "array": "a list of strings"}
+
+
+def call(tools: Tools, name: Any, args: Any) -> Result:
+    """Run one tool call the model made. Every way a call can be wrong — an unknown tool,
+    arguments that are not an object (or JSON that does not parse), a missing, unknown or
+    ambiguous argument, a wrong type — is a refusal naming what the tool takes, never an
+    exception: the model reads it and tries again."""
+    checked = check(name, args)
+    if isinstance(checked, Result):
+        return checked
     try:
-        return _run(tools, name, args)
+        return _run(tools, name, checked)
     except LoreError as exc:
         return Result(f"refused ({exc.kind}): {exc.message}", refused=True)
-    except (TypeError, ValueError) as exc:  # wrong argument names or types
+    except BadParams as exc:  # a path the jail will not resolve (NUL, too long): the model's call, not the client's
+        return Result(f"refused (badPath): {'; '.join(exc.errors) or exc.message}", refused=True)
+    except (TypeError, ValueError, KeyError) as exc:  # a tool's own argument rule the schema does not say
         return Result(f"refused: bad arguments for {name}: {exc}", refused=True)
+
+
+def check(name: Any, args: Any) -> dict[str, Any] | Result:
+    """`args` as the tool's schema wants them (aliases renamed, integer strings read as
+    integers), or the refusal that says what is wrong and what the tool takes."""
+    spec = SPEC.get(name) if isinstance(name, str) else None
+    if spec is None:
+        return Result(f"refused: no tool named {str(name)[:100]!r}; the tools are {', '.join(sorted(NAMES))}",
+                      refused=True)
+    if isinstance(args, str):  # arguments sent as JSON text (some models and endpoints do)
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except ValueError:
+            return _bad(name, f"the arguments are not valid JSON ({args[:80]!r})")
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        return _bad(name, f"the arguments must be a JSON object, not {type(args).__name__}")
+    if "_unparsed" in args:  # the OpenAI-compatible client could not parse them
+        return _bad(name, f"the arguments are not valid JSON ({str(args['_unparsed'])[:80]!r})")
+    props = spec["input_schema"].get("properties", {})
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        target = ALIASES.get(key, key) if key not in props else key
+        if target not in props:
+            return _bad(name, f"it takes no argument {str(key)[:60]!r}")
+        if target in out:
+            return _bad(name, f"{target!r} was given twice (as {target!r} and {key!r})")
+        out[target] = value
+    for key in spec["input_schema"].get("required", []):
+        if out.get(key) is None:
+            return _bad(name, f"{key!r} is required")
+    for key, value in list(out.items()):
+        if value is None:  # an optional argument sent as null: as if not given
+            del out[key]
+            continue
+        want = props[key].get("type")
+        fixed = _typed(want, value)
+        if fixed is _WRONG:
+            return _bad(name, f"{key!r} must be {_TYPES.get(want, want)}, not {_shown(value)}")
+        out[key] = fixed
+    return out
+
+
+_WRONG = object()
+
+
+def _typed(want: str | None, value: Any) -> Any:
+    if want == "string":
+        return value if isinstance(value, str) else _WRONG
+    if want == "integer":
+        if isinstance(value, bool):
+            return _WRONG
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value) < 12:
+            return int(value)  # "10" for 10: unambiguous
+        return _WRONG
+    if want == "boolean":
+        if isinstance(value, bool):
+            return value
+        return {"true": True, "false": False}.get(value.lower(), _WRONG) if isinstance(value, str) else _WRONG
+    if want == "array":
+        return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else _WRONG
+    return value
+
+
+def _shown(value: Any) -> str:
+    return f"{type(value).__name__} {json.dumps(value, ensure_ascii=False, default=str)[:60]}"
+
+
+def _bad(name: str, why: str) -> Result:
+    spec = SPEC[name]["input_schema"]
+    props, required = spec.get("properties", {}), set(spec.get("required", []))
+    takes = ", ".join(f"{k} ({_TYPES.get(v.get('type'), v.get('type'))}{', required' if k in required else ''})"
+                      for k, v in props.items()) or "no arguments"
+    return Result(f"refused: bad arguments for {name}: {why}. {name} takes: {takes}", refused=True)
 
 
 def _run(tools: Tools, name: str, a: dict[str, Any]) -> Result:
     if name == "Read":
-        r = tools.read(str(a["path"]), int(a.get("offset") or 0), int(a.get("limit") or 2000))
+        r = tools.read(a["path"], a.get("offset") or 0, a.get("limit") or 2000)
         start = r["startLine"]
         body = "\n".join(f"{start + i:>5}\t{line}" for i, line in enumerate(r["lines"]))
         more = f"\n[{r['total']} lines in all; read more with offset]" if r["truncated"] else ""
         lines = f"{start}-{start + max(0, len(r['lines']) - 1)}"
         return Result(_cut(f"{r['path']} (sha256 {r['sha256'][:12]})\n{body}{more}"), read={r["path"]: (r["sha256"], lines)})
     if name == "Grep":
-        r = tools.grep(str(a["pattern"]), a.get("glob"), int(a.get("context") or 0))
+        r = tools.grep(a["pattern"], a.get("glob"), a.get("context") or 0)
         text = "\n".join(r["matches"]) or "no matches"
         return Result(_cut(text + ("\n[more matches were cut]" if r["truncated"] else "")))
     if name == "Glob":
-        r = tools.glob(str(a["pattern"]))
+        r = tools.glob(a["pattern"])
         return Result(_cut("\n".join(r["paths"]) or "no files match"))
     if name == "find_paths":
-        r = tools.find_paths(str(a.get("path") or "."), int(a.get("depth") or 2))
+        r = tools.find_paths(a.get("path") or ".", a.get("depth") or 2)
         return Result(_cut("\n".join(r["entries"]) or "empty"))
     if name == "get_changed_files":
         return Result(_cut("\n".join(tools.get_changed_files()["changed"]) or "no changes"))
     if name == "git_search":
-        r = tools.git_search(str(a["query"]), a.get("path"), bool(a.get("patch")), int(a.get("limit") or 20))
+        r = tools.git_search(a["query"], a.get("path"), bool(a.get("patch")), a.get("limit") or 20)
         return Result(_cut(r["log"] or "no commits match"))
     if name == "remember":
-        fact, paths = str(a["fact"]).strip(), a.get("paths") or []
+        fact, paths = a["fact"].strip(), a["paths"]
         if not fact or not isinstance(paths, list) or not paths or len(paths) > 20:
             return Result("refused: a fact and 1-20 paths it comes from", refused=True)
         sources = {}
@@ -101,7 +195,7 @@ def _run(tools: Tools, name: str, a: dict[str, Any]) -> Result:
                 return Result(f"refused: {str(p)[:200]!r} is not a readable file of the project", refused=True)
             sources[tools.relative(str(p))] = sha
         return Result("noted", fact=(redact(fact), sources))
-    return Result(f"refused: no tool named {name[:100]!r}; the tools are {', '.join(sorted(NAMES))}", refused=True)
+    raise ValueError(f"no runner for {name}")  # SPECS and _run disagree: a bug, found by the tests
 
 
 def _cut(text: str) -> str:

@@ -201,8 +201,13 @@ class MaintenanceRequests:
                 v = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(v, dict) and v.get("uri") in nodes and v.get("decision") in ("apply", "skip"):
-                out[v["uri"]] = v
+            if isinstance(v, dict) and isinstance(v.get("uri"), str) and v["uri"] in nodes \
+                    and v.get("decision") in ("apply", "skip"):
+                # Only what a verdict may carry, each of its type: a model's odd field (a list
+                # for the merged text, a number for the reason) is dropped, never applied.
+                out[v["uri"]] = {"decision": v["decision"],
+                                 **{k: v[k].strip() for k in ("reason", "content")
+                                    if isinstance(v.get(k), str) and v[k].strip()}}
         return {c.uri: out.get(c.uri, {"decision": "apply"}) for c in changes}
 
     # -- what the dashboard shows ------------------------------------------------------------------------

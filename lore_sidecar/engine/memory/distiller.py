@@ -46,6 +46,15 @@ class _Session:
     since: float = 0.0
 
 
+def _unusable(done: Any) -> str | None:
+    """Why a completed model reply cannot be used, or None."""
+    if getattr(done, "stop", "") == "refusal":
+        return "refusal: the model declined"
+    if not isinstance(done.text, str) or not done.text.strip():
+        return "emptyAnswer: the model returned no text"
+    return None
+
+
 def dist_id(*parts: object) -> str:
     """Deterministic: the same segment distils to the same id (idempotent, and the curator's
     prompt stays byte-stable across runs)."""
@@ -195,6 +204,15 @@ class Distiller:
             self.fallbacks += 1
             self.last_error = f"{exc.kind}: {exc.message}"
             log.warning("LLM %s failed (%s); falling back", purpose, self.last_error)
+            return None, None
+        failed = _unusable(done)
+        if failed:
+            # Trigger: the call worked but the reply holds nothing to keep (no text, only
+            # whitespace, a refusal). Why: "" would mark the segment distilled with nothing,
+            # losing it. Outcome: the same fallback as a failed call; status says why.
+            self.fallbacks += 1
+            self.last_error = failed
+            log.warning("LLM %s gave no usable reply (%s); falling back", purpose, failed)
             return None, None
         u = done.usage
         self.last_error = None

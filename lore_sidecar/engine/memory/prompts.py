@@ -98,7 +98,8 @@ def parse_curation(text: str) -> list[dict[str, Any]]:
             continue
         if not isinstance(item.get("uri"), str) or not isinstance(item.get("content"), str):
             continue
-        sources = [s for s in item.get("sources") or [] if isinstance(s, str) and s.strip()]
+        listed = item.get("sources") if isinstance(item.get("sources"), list) else []  # a string is not a list of paths
+        sources = [s for s in listed if isinstance(s, str) and s.strip()]
         priority = item.get("priority")
         out.append({
             "op": item["op"], "uri": item["uri"].strip(), "content": item["content"].strip(),
