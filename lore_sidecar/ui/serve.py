@@ -8,6 +8,7 @@ import asyncio
 import logging
 import secrets
 import signal
+import threading
 import webbrowser
 from pathlib import Path
 
@@ -68,7 +69,10 @@ def run_ui(store_dir: str | None, workspace: str, port: int, open_browser: bool,
         if open_browser:
             # The browser's command line is readable by every local user (/proc/<pid>/cmdline):
             # it gets a one-time launch code, never the token.
-            loop.run_in_executor(None, open_browser_at, f"{base}/launch?code={access.launch_code()}")
+            # A daemon thread: a browser command that waits for its window must not hold the
+            # process past SIGTERM either (the loop's executor would be joined at exit).
+            threading.Thread(target=open_browser_at, args=(f"{base}/launch?code={access.launch_code()}",),
+                             name="open-browser", daemon=True).start()
         try:
             await stop.wait()
         finally:

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 FAKE_BROWSER = """#!{python}
 import os, sys, time
 with open({record!r} + ".tmp", "w") as fh:
-    fh.write(repr((sys.argv, open("/proc/self/cmdline", "rb").read().decode(errors="replace"))))
+    fh.write(repr((sys.argv, open("/proc/self/cmdline", "rb").read().decode(errors="replace"), os.getpid())))
 os.rename({record!r} + ".tmp", {record!r})
 deadline = time.time() + 60
 while time.time() < deadline and not os.path.exists({done!r}):
@@ -92,8 +92,8 @@ def assert_guarded(what: str, headers: dict) -> None:
     assert not any(k.lower().startswith("access-control-") for k in headers), (what, headers)
 
 
-@pytest.fixture
-def launched(tmp_path):
+def start_ui(tmp_path: Path):
+    """`lore-sidecar ui` with the fake browser: (process, printed URL, browser's record, done flag)."""
     record, done = tmp_path / "browser.txt", tmp_path / "done"
     script = tmp_path / "fake-browser"
     script.write_text(FAKE_BROWSER.format(python=sys.executable, record=str(record), done=str(done)))
@@ -104,18 +104,40 @@ def launched(tmp_path):
     env = {**os.environ, "BROWSER": str(script)}
     proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "ui", "--store-dir", str(tmp_path / "store")],
                             cwd=ws, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    deadline = time.monotonic() + 60
+    while not record.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return proc, url, eval(record.read_text()), done  # noqa: S307 (our own fake browser's repr)
+
+
+@pytest.fixture
+def launched(tmp_path):
+    proc, url, (argv, cmdline, _), done = start_ui(tmp_path)
     try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
-        deadline = time.monotonic() + 60
-        while not record.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        argv, cmdline = eval(record.read_text())  # noqa: S307 (our own fake browser's repr)
-        yield proc, url, argv, cmdline
+        yield proc, url, argv, cmdline  # the fake browser is still running: the dashboard answers meanwhile
     finally:
         done.write_text("")
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_browser_command_that_never_returns_neither_stalls_the_dashboard_nor_its_exit(tmp_path):
+    proc, url, (_, _, browser_pid), done = start_ui(tmp_path)
+    try:
+        parts = urllib.parse.urlsplit(url)
+        assert ask(parts.port, f"/?{parts.query}")[0] == 200  # answered while BROWSER has not returned
+        proc.terminate()
+        assert proc.wait(15) == 0
+    finally:
+        done.write_text("")  # the fake browser goes too
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{browser_pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def test_the_browser_gets_a_one_time_code_never_the_token_and_the_code_logs_in_once(launched):
