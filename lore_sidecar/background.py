@@ -16,6 +16,7 @@ import logging
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -103,7 +104,9 @@ def run(store_dir: str | None, workspace: str, *, idle_s: float = IDLE_S, after_
         except FileNotFoundError:
             pass
         os.close(fd)
-    log.info("background indexer done: %s", reason)
+    # Its stderr is <store>/indexer.log: say why it ended whatever the log level.
+    print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} lore-sidecar indexer {os.getpid()}: {reason}",
+          file=sys.stderr, flush=True)
     return 0
 
 
@@ -123,8 +126,12 @@ def _embed(engine: Any, stopping: threading.Event, idle_s: float, after_pid: int
         to_go = engine.index.progress()["meaning"]["chunksToGo"]
         if to_go == 0 and not dense_lag(engine.view):
             return "the meaning index is level"
-        if to_go != last:
+        dense = engine.view.indexer.dense if engine.view.indexer is not None else None
+        # Busy: a step of MiniLM on two loaded cores takes minutes, and the count moves only
+        # when the step is done; only a worker that is neither embedding nor able to is idle.
+        busy = dense is not None and dense.lock.locked() and dense.error is None
+        if to_go != last or busy:
             last, moved = to_go, time.monotonic()
         elif time.monotonic() - moved > idle_s:
-            return f"idle: {to_go} to go did not move for {idle_s:.0f} s"
+            return f"idle: {to_go} to go did not move for {idle_s:.0f} s" + (f" ({dense.error})" if dense and dense.error else "")
     return "stopped"

@@ -34,7 +34,7 @@ SAVE_INTERVAL_S = 2.0
 # 5,000 chunks were one step of minutes, so the position, the snapshot followers read and the
 # progress line ("meaning index 0%") stood still until all were embedded. Outcome: steps of
 # STEP, a snapshot at most every CATCH_UP_SAVE_S while catching up (each save writes it whole).
-STEP = 500
+STEP = 256
 CATCH_UP_SAVE_S = 10.0
 RELEASE_AFTER_BATCHES = 3 * BATCH // STEP  # full steps (3 text batches' worth) after which freed memory is handed back
 
