@@ -87,6 +87,18 @@ def sql(statement: str):
     return plant
 
 
+def late_db_trigger(backup: Path, outside: Path) -> None:
+    from lore_sidecar.store.late_table import SCHEMA
+
+    vectors = next(backup.glob("index/*/vectors"))
+    db = sqlite3.connect(vectors / "late.db")
+    db.execute(SCHEMA)
+    db.execute("CREATE TRIGGER spy AFTER INSERT ON late BEGIN DELETE FROM late; END")
+    db.commit()
+    db.close()
+    reseal(backup)
+
+
 def symlinked_journal_file(backup: Path, outside: Path) -> None:
     f = journal_file(backup)
     f.unlink()
@@ -127,6 +139,7 @@ ATTACKS = {
     "an extra table": (sql("CREATE TABLE loot(x TEXT)"), "backupSchemaMismatch", "table 'loot'"),
     "an extra virtual table": (sql("CREATE VIRTUAL TABLE loot USING fts5(x)"), "backupSchemaMismatch", "table 'loot'"),
     "an extra index": (sql("CREATE INDEX by_role ON messages(role)"), "backupSchemaMismatch", "index 'by_role'"),
+    "a trigger in the vectors' late.db": (late_db_trigger, "backupSchemaMismatch", "late.db: trigger 'spy'"),
     "a symlinked journal file": (symlinked_journal_file, "backupUnsafeFile", "is a symlink"),
     "a symlinked spool folder": (symlinked_spool_dir, "backupUnsafeFile", "spool in"),
     "a FIFO": (fifo, "backupUnsafeFile", "special file"),
