@@ -314,7 +314,7 @@ MEMORY_CASES = [
     ("html-body", {"raw": b"<html>502 Bad Gateway</html>"}, "extractive"),
     ("non-utf8-body", {"raw": b'\xff\xfe{"content": [\xc3\x28]}'}, "extractive"),
     ("json-not-a-message", {"raw": b'{"hello": "world"}'}, "extractive"),
-    ("hang", {"delay": 5, "text": GOOD}, "extractive"),
+    ("hang", {"delay": 3, "text": GOOD}, "extractive"),
 ]
 MEMORY_S = 15.0  # a lore/distill answer with llmTimeoutMs 1500 and no retries, on a loaded machine
 
