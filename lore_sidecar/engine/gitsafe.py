@@ -134,15 +134,18 @@ def command(root: Path, jail: Jail, subcommand: str, *args: str) -> tuple[list[s
     if subcommand not in COMMANDS:
         raise ValueError(f"git {subcommand} is not one of the commands lore runs")
     root = real(root)
-    git_dir, common_dir = locate(root, jail)
-    for path in {root, git_dir, common_dir}:
-        _owned(root, path)
     env = base_env(root)
     git = shutil.which("git", path=env["PATH"])
     if git is None:
         raise LoreError("toolUnavailable", "git is not installed")
-    # config.worktree is vetted whenever it exists: extensions.worktreeConfig may be set anywhere.
-    vet(root, [common_dir / "config", git_dir / "config.worktree"], env, git)
+    try:
+        git_dir, common_dir = locate(root, jail)
+        for path in {root, git_dir, common_dir}:
+            _owned(root, path)
+        # config.worktree is vetted whenever it exists: extensions.worktreeConfig may be set anywhere.
+        vet(root, [common_dir / "config", git_dir / "config.worktree"], env, git)
+    except OSError as exc:  # a git dir that cannot be inspected is one that cannot be proven safe
+        raise untrusted(root, f"its git dir cannot be inspected ({exc.strerror or exc})") from None
     env.update(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(root))
     overrides = [part for key, value in OVERRIDES for part in ("-c", f"{key}={value}")]
     return [git, *GLOBAL_OPTIONS, *overrides, subcommand, *args], env

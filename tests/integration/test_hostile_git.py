@@ -178,3 +178,12 @@ def test_the_environment_and_overrides_hold_alone_even_when_git_is_asked_to_veri
     assert corpus.fired() == {}, corpus.fired()
     assert " M a.txt" in outputs[1]  # git did run, and answered
     assert SUBJECT in outputs[0] or case == "promisor-ext-transport"  # (its missing blob may stop git first)
+
+
+def test_an_unreadable_git_file_is_a_tool_error_not_an_internal_one(tmp_path):
+    corpus = Corpus(tmp_path)
+    hostile, control = corpus.build("config-pager", hostile=True), corpus.build("config-pager", hostile=False)
+    (hostile / ".git" / "commondir").symlink_to(hostile / ".git" / "HEAD")  # opened with O_NOFOLLOW: ELOOP
+    result = toolspec.call(tools(hostile), "get_changed_files", {})
+    assert result.refused and result.text.startswith("refused (untrustedRepository)"), result.text
+    assert "M a.txt" in toolspec.call(tools(control), "get_changed_files", {}).text
