@@ -352,3 +352,29 @@ def test_odd_json_fails_open_byte_for_byte_never_a_500(peers, name):
     assert fake.seen[-1][3] == raw  # what the upstream got through the gateway: the very bytes
     assert through[0] != 500
     assert_same(direct, through)
+
+
+def test_keep_alive_and_a_chunked_request_body_work_as_directly(peers):
+    """One harness connection carries several calls (keep-alive), answers framed either way
+    in between; a request body sent chunked reaches the upstream as the same bytes."""
+    fake, plan, url, _ = peers
+    u = urlsplit(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    try:
+        replies = []
+        for chunked in (True, False, True):
+            plan.raw = Raw(200, [("content-type", "application/json")], [b'{"n": ', b"1}"], chunked=chunked)
+            conn.request("POST", u.path + "/v1/messages", body=json.dumps(MSG).encode(), headers=JSON)
+            r = conn.getresponse()
+            replies.append((r.status, r.read()))
+        assert replies == [(200, b'{"n": 1}')] * 3
+        plan.raw = None
+        raw = b'{"model":"m","max_tokens":5, "messages":[{"role":"user","content":"chunked in"}]}'
+        conn.request("POST", u.path + "/v1/messages/count_tokens", body=iter([raw[:20], raw[20:]]),
+                     headers={**JSON, "transfer-encoding": "chunked"}, encode_chunked=True)
+        r = conn.getresponse()
+        assert r.status == 200 and json.loads(r.read())["input_tokens"] > 0
+        assert fake.seen[-1][3] == raw
+    finally:
+        plan.raw = None
+        conn.close()
