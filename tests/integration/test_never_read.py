@@ -218,3 +218,26 @@ def test_the_dashboard_refuses_every_secret_file(sidecar):
         proc.wait(10)
     assert leaks(*answers) == []
     assert status == 200 and re.search(rf"<pre id=content>[^<]*{CONTROL[1]}", control)
+
+
+def test_ignore_files_are_read_by_the_same_reader_a_fifo_or_a_link_to_env_is_not(tmp_path):
+    import threading
+
+    from lore_sidecar.engine.workspace.walk import IgnoreRules, walk
+
+    root = tmp_path / "ws"
+    (root / "fifo").mkdir(parents=True)
+    (root / "linked").mkdir()
+    os.mkfifo(root / "fifo" / ".gitignore")  # opened by a plain read, the walk would wait forever
+    (root / ".env").write_text("kept.txt\n")  # as ignore patterns it would hide linked/kept.txt
+    os.symlink("../.env", root / "linked" / ".gitignore")
+    (root / ".gitignore").write_text("ignored.txt\n")  # the control: a regular ignore file applies
+    for rel in ("ignored.txt", "fifo/kept.txt", "linked/kept.txt"):
+        (root / rel).write_text("x\n")
+    found: list[str] = []
+    walker = threading.Thread(target=lambda: found.extend(e.rel for e in walk(root, root, IgnoreRules(root), 1 << 20)),
+                              daemon=True)
+    walker.start()
+    walker.join(20)
+    assert not walker.is_alive(), "the walk hangs on a FIFO named .gitignore"
+    assert sorted(found) == [".gitignore", "fifo/kept.txt", "linked/kept.txt"], found

@@ -42,6 +42,7 @@ SKIP_NAMES = {"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock",
 SECRET_NAMES, SECRET_SUFFIXES, SECRET_PREFIXES = never_read_rules.SECRET_NAMES, never_read_rules.SECRET_SUFFIXES, \
     never_read_rules.SECRET_PREFIXES
 READ_LIMIT = 64 << 20  # the walk skips files over the index's own limit before reading; this bounds a race
+IGNORE_FILE_BYTES = 4 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +78,11 @@ class IgnoreRules:
             lines: list[str] = []
             for name in (".gitignore", ".loreignore"):
                 p = self.root / rel_dir / name
-                try:
-                    lines += p.read_text(errors="replace").splitlines()
-                except OSError:
+                try:  # through the one reader: a FIFO named .gitignore must not hang the walk
+                    data = read_regular(Path(os.path.realpath(p)), max_bytes=IGNORE_FILE_BYTES,
+                                        allowed=[Path(os.path.realpath(self.root))])
+                    lines += data.decode("utf-8", errors="replace").splitlines()
+                except (OSError, LoreError):
                     pass
             self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
         return self._specs[rel_dir]
