@@ -97,6 +97,7 @@ def two_projects(tmp: Path) -> tuple[Path, Path, Corpus]:
     return alpha, beta, corpus
 
 
+@pytest.mark.slow
 def test_a_question_about_one_folder_reads_only_that_folder_though_the_sidecar_opened_two(tmp_path):
     alpha, beta, _ = two_projects(tmp_path)
     calls = [("Read", {"path": str(alpha / "alpha-only.txt")}), ("Grep", {"pattern": "marker-alpha"}),
