@@ -48,14 +48,14 @@ def handle(engine, request: dict[str, Any]) -> dict[str, Any]:
             engine.capture.record_messages(project=cwd, session_id=session_id, harness=harness,
                                    messages=[prompt_message(prompt)])
     elif event == "PostToolUse":
-        message = tool_message(p)
+        message = tool_message(p, session_id)
         if message is not None:
             engine.capture.record_messages(project=cwd, session_id=session_id, harness=harness, messages=[message])
     elif event in ("Stop", "SessionEnd", "SubagentStop"):
         path = p.get("transcript_path")
         if path:
             engine.sessions.end(session_id=session_id, harness=harness, project=cwd, transcript_path=str(path))
-    return {"output": host_output(event, context)}
+    return {"output": host_output(event, context, harness)}
 
 
 class HookDaemon:

@@ -74,7 +74,12 @@ def event_of(request: dict[str, Any]) -> tuple[str, dict[str, Any], str, str, st
     return request["event"], p, session_id, request["cwd"], str(p.get("harness") or "claude-code")
 
 
-def host_output(event: str, context: str | None) -> dict[str, Any] | None:
+def host_output(event: str, context: str | None, harness: str = "claude-code") -> dict[str, Any] | None:
+    """The context in the shape the host reads. Copilot CLI takes Claude Code's hook schema but
+    reads a flat `additionalContext` for these events (its wrapper is honoured only for
+    PreToolUse): the wrapped shape would be dropped silently."""
     if event in CONTEXT_EVENTS and context:
+        if harness == "copilot":
+            return {"additionalContext": context}
         return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
     return None

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar.engine.capture import messages as capture
+from lore_sidecar.engine.capture import transcripts
 from lore_sidecar.engine.lifecycle import blocks as lifecycle
 from lore_sidecar.engine.project import canonical_root
 from lore_sidecar.engine.recall.query import MAX_QUERY_CHARS
@@ -36,11 +37,13 @@ def degraded(store: Path, request: dict[str, Any], *, deadline: float) -> dict[s
         if prompt.strip():
             messages.append(prompt_message(prompt))
     elif event == "PostToolUse":
-        message = tool_message(p)
+        message = tool_message(p, session_id)
         if message is not None:
             messages.append(message)
     elif event == "SessionStart":
         context = lifecycle.DEFAULT_GUIDANCE
+    elif isinstance(p.get("transcript"), list):  # Stop / SessionEnd / PreCompact with the messages inline
+        messages += [m for m in (transcripts.from_item(item, i) for i, item in enumerate(p["transcript"])) if m]
     # Stop / SessionEnd: the daemon starting now captures the transcript at the next event.
     if (store / "lore.db").exists():
         with degraded_reader(settings) as (records, recaller, spool):
@@ -51,7 +54,7 @@ def degraded(store: Path, request: dict[str, Any], *, deadline: float) -> dict[s
         from lore_sidecar.app import open_spool
 
         _spool(open_spool(settings), root, session_id, harness, messages)
-    return {"output": host_output(event, context)}
+    return {"output": host_output(event, context, harness)}
 
 
 def _spool(spool: Any, root: str, session_id: str, harness: str, messages: list[dict[str, Any]]) -> None:

@@ -25,7 +25,12 @@ from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
-EARLY = ("initialize", "tools/list")
+EARLY = ("initialize", "server/discover", "tools/list")
+# MCP 2026-07-28 clients (Copilot CLI 1.0.102) open with `server/discover` and name the
+# protocol in every request's `_meta`; one that gets no answer within ~9 s falls back to
+# `initialize`, which the SDK then refuses (it already serves 2026-07-28): so a slow start
+# cost Copilot all of lore's tools. Both openings are kept, per protocol version.
+META_PROTOCOL = "io.modelcontextprotocol/protocolVersion"
 
 
 def _key(harness: str | None) -> str:
@@ -54,6 +59,7 @@ class Handshake:
         self.pending: dict[Any, str] = {}  # early request id -> method, until the SDK replies
         self.kept: dict[str, Any] = {}  # the SDK's results, kept for the next start
         self.protocol = ""
+        self.discovered = False  # opened with server/discover (MCP 2026-07-28), not initialize
         self.over = False  # the handshake is over: later lines are not looked at
 
     def run(self) -> None:
@@ -66,7 +72,7 @@ class Handshake:
                 return
             if msg["method"] == "notifications/initialized":
                 continue
-            if msg["method"] == "initialize":
+            if msg["method"] in ("initialize", "server/discover"):
                 kept = self._load()
             result = self._answer(kept, msg["method"])
             if result is None:
@@ -83,8 +89,10 @@ class Handshake:
         each with the version it settles on), `tools/list` once."""
         if kept is None:
             return None
-        if method == "initialize":
-            return (kept.get("initialize") or {}).get(self.protocol)
+        if method in ("initialize", "server/discover"):
+            return (kept.get(method) or {}).get(self.protocol)
+        if self.discovered:  # a 2026-07-28 tools/list result has fields of its own
+            return (kept.get("tools/list@") or {}).get(self.protocol)
         return kept.get(method)
 
     def incoming(self, line: bytes) -> None:
@@ -107,6 +115,9 @@ class Handshake:
             return None
         if method == "initialize":
             self.protocol = str((msg.get("params") or {}).get("protocolVersion", ""))
+        elif method == "server/discover":
+            self.discovered = True
+            self.protocol = str(((msg.get("params") or {}).get("_meta") or {}).get(META_PROTOCOL, ""))
         if msg["id"] not in self.answered:
             self.pending.setdefault(msg["id"], method)
         return msg
@@ -145,7 +156,7 @@ class Handshake:
         method = self.pending.pop(rid, None)
         if method is not None and "result" in msg:
             self.kept[method] = msg["result"]
-            if all(m in self.kept for m in EARLY):
+            if "tools/list" in self.kept and ("initialize" in self.kept or "server/discover" in self.kept):
                 self._save()
         return text
 
@@ -159,10 +170,17 @@ class Handshake:
             with open(self.folder / ".lock", "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 kept = self._load() or {}
-                inits = kept.get("initialize") if isinstance(kept.get("initialize"), dict) else {}
-                inits[self.protocol] = self.kept["initialize"]
+                out = {k: kept[k] if isinstance(kept.get(k), dict) else {} for k in ("initialize", "server/discover",
+                                                                                     "tools/list@")}
+                out["tools/list"] = kept.get("tools/list")
+                opening = "server/discover" if self.discovered else "initialize"
+                out[opening][self.protocol] = self.kept[opening]
+                if self.discovered:
+                    out["tools/list@"][self.protocol] = self.kept["tools/list"]
+                else:
+                    out["tools/list"] = self.kept["tools/list"]
                 tmp = self.path.with_suffix(".tmp")
-                tmp.write_text(json.dumps({"initialize": inits, "tools/list": self.kept["tools/list"]}))
+                tmp.write_text(json.dumps(out))
                 os.replace(tmp, self.path)
         except OSError as exc:
             log.info("MCP handshake not kept: %s", exc)
@@ -171,12 +189,14 @@ class Handshake:
 # The protocol versions MCP clients ask for (a newer client asks a newer one; a version not
 # kept is answered by the SDK, and kept from then on).
 USUAL_PROTOCOLS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+DISCOVER_PROTOCOLS = ("2026-07-28",)  # opened with server/discover
 
 
-def keep(command: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None, timeout_s: float = 20) -> int:
-    """Start `command` (an MCP server on stdio) once per usual protocol version, all at once,
-    and run the handshake with each (waiting for each reply, as a client does), so the kept
-    handshake covers them. How many completed."""
+def keep(command: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None, timeout_s: float = 20,
+         protocols: tuple[str, ...] | None = None) -> int:
+    """Start `command` (an MCP server on stdio) once per protocol version (the usual ones
+    unless the host's own are named), all at once, and run the handshake with each (waiting
+    for each reply, as a client does), so the kept handshake covers them. How many completed."""
     import selectors
     import subprocess
     import time
@@ -185,13 +205,20 @@ def keep(command: list[str], *, cwd: str | None = None, env: dict[str, str] | No
         proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in msgs))
         proc.stdin.flush()
 
+    protocols = protocols or (*USUAL_PROTOCOLS, *DISCOVER_PROTOCOLS)
     procs = [subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL) for _ in USUAL_PROTOCOLS]
+                              stderr=subprocess.DEVNULL) for _ in protocols]
     stage = {}
+    metas: dict[Any, dict[str, Any]] = {}
     sel = selectors.DefaultSelector()
-    for proc, protocol in zip(procs, USUAL_PROTOCOLS, strict=True):
-        send(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": protocol, "capabilities": {}, "clientInfo": {"name": "lore-install", "version": "1"}}})
+    for proc, protocol in zip(procs, protocols, strict=True):
+        if protocol in DISCOVER_PROTOCOLS:
+            metas[proc] = {"_meta": {META_PROTOCOL: protocol, "io.modelcontextprotocol/clientInfo": {
+                "name": "lore-install", "version": "1"}, "io.modelcontextprotocol/clientCapabilities": {}}}
+            send(proc, {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": metas[proc]})
+        else:
+            send(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": protocol, "capabilities": {}, "clientInfo": {"name": "lore-install", "version": "1"}}})
         sel.register(proc.stdout, selectors.EVENT_READ, proc)
         stage[proc] = 1
     done = 0
@@ -204,6 +231,9 @@ def keep(command: list[str], *, cwd: str | None = None, env: dict[str, str] | No
                 if not line:  # the server ended (an unsupported version is refused, say)
                     sel.unregister(proc.stdout)
                     stage.pop(proc, None)
+                elif stage.get(proc) == 1 and proc in metas:  # stateless: no initialized notification
+                    send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": metas[proc]})
+                    stage[proc] = 2
                 elif stage.get(proc) == 1:
                     send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"},
                          {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})

@@ -6,5 +6,5 @@ clobbering anything (merges, a backup, a manifest so `uninstall` restores the or
 for byte); `doctor.py` checks a set-up and says how to fix what it finds.
 """
 
-HOSTS = ("claude-code", "codex", "pi", "opencode", "nvim", "vscode", "helix")
-USER_ONLY = ("nvim", "vscode")
+HOSTS = ("claude-code", "codex", "pi", "opencode", "copilot", "hermes", "nvim", "vscode", "helix")
+USER_ONLY = ("nvim", "vscode", "hermes")

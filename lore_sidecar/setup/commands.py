@@ -7,7 +7,7 @@ import sys
 
 from lore_sidecar.setup import USER_ONLY
 from lore_sidecar.setup import install as inst
-from lore_sidecar.setup.hosts import command_line, where
+from lore_sidecar.setup.hosts import command_line, edits, where
 
 AFTER = {
     "claude-code": "Claude Code: hooks put <recall> leads into each prompt; the MCP tools (mcp__lore) let the "
@@ -16,6 +16,9 @@ AFTER = {
              "the TUI) before it runs them.",
     "pi": "Pi: the extension loads on the next start (or /reload).",
     "opencode": "OpenCode: the plugin and the MCP tools load on the next start.",
+    "copilot": "Copilot CLI: hooks put <recall> leads into each prompt and capture tool output; the MCP tools "
+               "appear as lore-lore_recall, ... (servers in $COPILOT_HOME/mcp-config.json).",
+    "hermes": "Hermes: the next `hermes` session loads it.",
     "nvim": "Neovim: lore-sidecar starts with the next Neovim; :LoreRecall, :LoreRemember, :LoreStatus.",
     "vscode": "VS Code: the setting lore.command now starts this lore-sidecar. The extension itself: "
               "build editors/vscode into a .vsix (see editors/README.md) and `code --install-extension` it.",
@@ -51,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"{args.host} ({scope}): installed, starting {command_line(list(w.exe))}")
         print(AFTER[args.host])
+        for note in dict.fromkeys(e.note for e in edits(args.host, w) if e.note):
+            print(note)
     if not removing and args.host in MCP_HOSTS:
         # Some agents send their first request before a slow MCP server has answered: the
         # handshake kept now is answered at once from the first session on (mcp_face/handshake.py).
@@ -59,8 +64,11 @@ def run(args: argparse.Namespace) -> int:
         # The handshake does not depend on these; off, the run loads no model and indexes nothing.
         quiet = {"LORE_EMBEDDER": "none", "LORE_FILES_EMBEDDER": "none", "LORE_INDEX_WORKSPACE": "false",
                  "LORE_WATCH": "false", "LORE_DISTILLER": "off"}
-        keep([*w.exe, "mcp", "--harness", args.host], cwd=str(w.project or w.home), env={**w.env, **quiet})
+        keep([*w.exe, "mcp", "--harness", args.host], cwd=str(w.project or w.home), env={**w.env, **quiet},
+             protocols=HOST_PROTOCOLS.get(args.host))
     return 0
 
 
-MCP_HOSTS = ("claude-code", "codex", "opencode")
+MCP_HOSTS = ("claude-code", "codex", "opencode", "copilot", "hermes")
+# The MCP protocol versions a host is known to open with (others: all the usual ones).
+HOST_PROTOCOLS = {"copilot": ("2026-07-28",), "hermes": ("2025-11-25",)}

@@ -45,10 +45,11 @@ def editors_dir() -> Path:
 @dataclass(frozen=True)
 class Edit:
     path: Path
-    kind: str  # "json" | "toml" | "file"
-    add: Callable[[Any], None] | None = None
-    remove: Callable[[Any], None] | None = None
+    kind: str  # "json" | "toml" | "file" | "text" (add/remove return the new text: YAML, yaml_block.py)
+    add: Callable[[Any], Any] | None = None
+    remove: Callable[[Any], Any] | None = None
     content: str | None = None  # kind "file"
+    note: str | None = None  # said after installing (what the user still has to do, or chose)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,10 @@ def edits(host: str, w: Where) -> list[Edit]:
         raise LoreError("unknownHost", f"unknown host {host!r}; choose from {', '.join(HOSTS)}")
     if w.project is not None and host in USER_ONLY:
         raise LoreError("userOnly", f"{host} is set up per user: use --user")
+    if host in ("copilot", "hermes"):
+        from lore_sidecar.setup import agents
+
+        return agents.copilot(w) if host == "copilot" else agents.hermes(w)
     return BUILDERS[host](w)
 
 

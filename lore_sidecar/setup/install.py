@@ -41,6 +41,9 @@ def render(edit: Edit, before: bytes | None, *, removing: bool = False) -> bytes
     where = str(edit.path)
     fn = edit.remove if removing else edit.add
     assert fn is not None
+    if edit.kind == "text":
+        out = fn(text or "")
+        return before if out == (text or "") or (before is None and not out.strip()) else out.encode()
     if edit.kind == "json":
         doc = f.load_json(text, where)
         original = json.loads(f.dump_json(doc))

@@ -21,7 +21,11 @@ PACKAGES = {
     "codex": ("@openai/codex", "0.171.0", "codex"),
     "opencode": ("opencode-ai", "1.18.33", "opencode"),
     "pi": ("@mariozechner/pi-coding-agent", "0.73.1", "pi"),
+    "copilot": ("@github/copilot", "1.0.102", "copilot"),
 }
+HERMES = ("hermes-agent[mcp]", "0.19.0")
+# Copilot's native binary unpacks ~235 MB here on its first run: one cache for every run.
+COPILOT_XDG_CACHE = CACHE / "copilot-xdg-cache"
 
 
 def install(name: str, *extra: str) -> Path:
@@ -38,6 +42,45 @@ def install(name: str, *extra: str) -> Path:
                         f"{package}@{version}", *extra], check=True, timeout=900)
         stamp.touch()
     return exe
+
+
+def install_hermes() -> Path:
+    """Hermes Agent's `hermes`, in its own virtualenv under .cache/ (pip from PyPI, once)."""
+    package, version = HERMES
+    venv = CACHE / "hermes" / "venv"
+    stamp = venv / f".installed-{version}"
+    if not stamp.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=300)
+        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                        f"{package}=={version}"], check=True, timeout=1200)
+        stamp.touch()
+    return venv / "bin" / "hermes"
+
+
+def copilot_env(tmp: Path, url: str, **extra: str) -> dict[str, str]:
+    """Copilot CLI offline in bring-your-own-key mode against `url` (Chat Completions unless
+    `extra` says otherwise), with its own HOME and COPILOT_HOME and no GitHub token."""
+    home, copilot_home = tmp / "home", tmp / "copilot-home"
+    home.mkdir(exist_ok=True)
+    copilot_home.mkdir(exist_ok=True)
+    COPILOT_XDG_CACHE.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN")}
+    return {**env, **lore_path_env(), "HOME": str(home), "COPILOT_HOME": str(copilot_home),
+            "XDG_CACHE_HOME": str(COPILOT_XDG_CACHE), "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false",
+            "COPILOT_PROVIDER_BASE_URL": f"{url}/v1", "COPILOT_PROVIDER_API_KEY": "fake", "COPILOT_MODEL": "fake-model",
+            **extra}
+
+
+def hermes_config(home: Path, url: str, extra: str = "") -> Path:
+    """`$HERMES_HOME/config.yaml` for the fake model server at `url` (Chat Completions), with
+    nothing looked up online (no model metadata, no lazy installs); returns `home`."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        "# the fake model server (tests)\n"
+        f"model:\n  provider: custom\n  base_url: {url}/v1\n  default: fake-model\n  api_key: fake\n"
+        "  api_mode: chat_completions\n  context_length: 128000\n"
+        "security:\n  allow_lazy_installs: false\n  tirith_enabled: false\n" + extra)
+    return home
 
 
 def lore_path_env() -> dict[str, str]:

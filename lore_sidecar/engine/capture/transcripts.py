@@ -1,9 +1,11 @@
 """Reading a host's transcript into messages (for `lore/sessionEnd`). Pure.
 
-Three shapes are understood: Claude Code's JSONL (`{"type": "user" | "assistant", "uuid",
+Four shapes are understood: Claude Code's JSONL (`{"type": "user" | "assistant", "uuid",
 "timestamp", "message": {"role", "content"}}`), Codex's rollout JSONL (`{"timestamp",
-"type": "response_item", "payload": {"type": "message", "role", "content": [...]}}`), and
-plain message objects as `lore/recordMessages` takes them. Message ids are stable, so
+"type": "response_item", "payload": {"type": "message", "role", "content": [...]}}`),
+Copilot CLI's `events.jsonl` (`{"type": "user.message" | "assistant.message", "id",
+"timestamp", "data": {"content", "messageId"}}`; its tool output comes from the PostToolUse
+hook), and plain message objects as `lore/recordMessages` takes them. Message ids are stable, so
 capturing the same transcript again (or a prompt the UserPromptSubmit hook already
 recorded) adds nothing: a user prompt's id is derived from its text, exactly as the hook
 derives it.
@@ -17,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 ROLES = ("user", "assistant", "tool", "system")
+COPILOT_TYPES = {"user.message": "user", "assistant.message": "assistant"}
 
 
 def prompt_id(text: str) -> str:
@@ -55,6 +58,12 @@ def from_item(item: Any, n: int = 0) -> dict[str, Any] | None:
         if text.startswith("<environment_context>") or text.startswith("<user_instructions>"):
             return None  # the host's own preamble, not the conversation
         return _message(p["role"], text, None, item.get("timestamp"), salt=str(n))
+    if item.get("type") in COPILOT_TYPES and isinstance(item.get("data"), dict):  # Copilot CLI events.jsonl
+        d = item["data"]
+        # A user message's id comes from its text (as the prompt hook's); `content` is what the
+        # user typed, `transformedContent` what the model got (with our own context in it).
+        return _message(COPILOT_TYPES[item["type"]], d.get("content"), d.get("messageId") or item.get("id"),
+                        item.get("timestamp"))
     if item.get("role") in ROLES and "content" in item:  # already a message: its id is kept
         return _message(item["role"], item["content"], item.get("id"), item.get("createdAt"),
                         tool_name=item.get("toolName"), tool_call_id=item.get("toolCallId"), keep_id=True)
