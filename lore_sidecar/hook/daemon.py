@@ -51,11 +51,26 @@ def handle(engine, request: dict[str, Any]) -> dict[str, Any]:
         message = tool_message(p, session_id)
         if message is not None:
             engine.capture.record_messages(project=cwd, session_id=session_id, harness=harness, messages=[message])
-    elif event in ("Stop", "SessionEnd", "SubagentStop"):
-        path = p.get("transcript_path")
-        if path:
+    elif event in ("Stop", "SessionEnd", "SubagentStop", "PreCompact"):
+        path, inline = p.get("transcript_path"), p.get("transcript")
+        if isinstance(inline, list):  # a host that hands the messages over itself (the Hermes provider)
+            engine.sessions.end(session_id=session_id, harness=harness, project=cwd, transcript=inline)
+        elif path:
             engine.sessions.end(session_id=session_id, harness=harness, project=cwd, transcript_path=str(path))
+        if event == "PreCompact":
+            _distill(engine, session_id)
     return {"output": host_output(event, context, harness)}
+
+
+def _distill(engine, session_id: str) -> None:
+    """Before the host compacts its context: the session distilled now (the writer's job; a
+    follower or a distiller switched off leaves it to the writer's idle pass)."""
+    if not engine.role.writer:
+        return
+    try:
+        engine.memory.distill(session_id=session_id)
+    except Exception as exc:  # noqa: BLE001 - compaction goes on whatever lore did
+        log.info("pre-compact distillation skipped: %s", exc)
 
 
 class HookDaemon:
