@@ -200,6 +200,16 @@ def _gitfile(c: Corpus, root: Path, case: str, hostile: bool) -> None:
         c.config(root, ("core.fsmonitor", c.evil(case)))
 
 
+def _gitdir_link(c: Corpus, root: Path, case: str, hostile: bool) -> None:
+    """`.git` becomes a symlink to the git dir: elsewhere (hostile) or inside the project."""
+    target = (c.base / "elsewhere" / case) if hostile else (root / "meta" / "git")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(root / ".git", target)
+    os.symlink(target, root / ".git")
+    if hostile:
+        c.config(root, ("core.pager", c.evil(case)))
+
+
 def _worktree_config(c: Corpus, root: Path, case: str, hostile: bool) -> None:
     c.config(root, ("extensions.worktreeConfig", "true"), ("core.repositoryformatversion", "1"))
     wt = str(root / ".git" / "config.worktree")
@@ -262,6 +272,7 @@ CASES: dict[str, Case] = {
                                                         ("remote.origin.uploadpack", None))),
     "other-owner-safe-directory": Case("refused", after=_other_owner),
     "gitfile-elsewhere": Case("refused", after=_gitfile),
+    "gitdir-symlink-elsewhere": Case("refused", after=_gitdir_link),
     "worktree-config-filter": Case("refused", prep=_attributes("*.txt filter=evil"), after=_worktree_config),
     "promisor-ext-transport": Case("answers", after=_promisor),
     "alternates-elsewhere": Case("refused", after=_alternates),
