@@ -154,21 +154,37 @@ def test_user_only_hosts_refuse_a_project(lab):
 
 @pytest.mark.slow
 def test_an_installed_wheel_carries_the_client_files_install_places(tmp_path):
-    """Not only a checkout: the wheel ships the plugin and extension files (as data files)."""
+    """Not only a checkout: the wheel ships the plugin and extension files (as data files).
+
+    The wheel goes into a fresh virtualenv of its own. Its dependencies are the ones the suite
+    runs with, wherever those live: a system Python's site-packages, or the virtualenv the suite
+    itself runs in (`--system-site-packages` would see only the base interpreter's, which in
+    a virtualenv lacks them). They are listed as plain paths (not site dirs), so the suite's own
+    editable install of the checkout is not loaded: lore_sidecar must come from the wheel."""
+    import site
+
     root = Path(__file__).resolve().parents[2]
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "-q", "-w", str(wheels)], check=True,
                    capture_output=True, timeout=300)
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
+    own = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], check=True,
+                         capture_output=True, text=True, timeout=60).stdout.strip()
+    outer = [*site.getsitepackages(), *([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])]
+    (Path(own) / "zz-suite-deps.pth").write_text("".join(f"{d}\n" for d in outer if Path(d).is_dir()))
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", "--no-index",
                     str(next(wheels.glob("*.whl")))], check=True, capture_output=True, timeout=300)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    where = subprocess.run([str(py), "-c", "import lore_sidecar; print(lore_sidecar.__file__)"], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60)
+    assert where.returncode == 0 and where.stdout.strip().startswith(own), (where.stdout, where.stderr)  # the wheel's
     home, project = tmp_path / "home", tmp_path / "proj"
     home.mkdir()
     project.mkdir()
     out = subprocess.run([str(venv / "bin" / "lore-sidecar"), "install", "pi", "--project", str(project)],
-                         env={**os.environ, "HOME": str(home)}, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+                         env={**env, "HOME": str(home)}, capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     client = (project / ".pi" / "extensions" / "lore" / "lore-client.ts").read_text()
     assert str(venv / "bin" / "lore-sidecar") in client  # the venv's own executable

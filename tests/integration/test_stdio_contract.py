@@ -100,3 +100,36 @@ def test_ordinary_error_replies_leave_no_traceback_in_the_log(tmp_path):
     assert client.request("lore/status")["role"] == "writer"  # control: the server answers on
     client.close()
     assert [line for line in client.stderr_lines[before:] if line.strip()] == []
+
+
+def test_each_documented_error_code_carries_its_documented_data_and_changes_nothing(tmp_path):
+    """docs/protocol.md's error table, one frame each, beside a control that succeeds:
+    -32700 (not JSON, id null), -32600 (no method), -32601 (unknown method), -32602 (bad
+    params, with `data.errors` naming the field), -32803 (an expected failure, with a stable
+    `data.kind` and a boolean `data.retryable`). None of them writes anything."""
+    import json
+
+    client = StdioClient(sidecar_cmd("--store-dir", str(tmp_path / "store")))
+    client.initialize(tmp_path, options={"indexWorkspace": False, "watch": False})
+    try:
+        before = client.request("lore/status")["counts"]
+        bad_json = b'{"jsonrpc": "2.0", "id": 7, "method": "lore/status", '
+        client.send_raw(b"Content-Length: %d\r\n\r\n" % len(bad_json) + bad_json)
+        no_method = json.dumps({"jsonrpc": "2.0", "id": 8, "params": {}}).encode()
+        client.send_raw(b"Content-Length: %d\r\n\r\n" % len(no_method) + no_method)
+        raw = client.wait_unsolicited(2, timeout=30)
+        unknown = client.request_full("lore/noSuchMethod", {})
+        params = client.request_full("lore/recordMessages", {"sessionId": "s", "messages": [
+            {"role": "user", "content": "kept"}, {"role": "wizard", "content": "refused"}]})
+        expected = client.request_full("lore/updateNode", {"uri": "project://x/decision/nope", "content": "c"})
+        control = client.request_full("lore/recordMessages", {"sessionId": "s", "messages": [{"role": "user", "content": "ok"}]})
+        after = client.request("lore/status")["counts"]
+    finally:
+        client.close()
+    assert sorted((str(r["id"]), r["error"]["code"]) for r in raw) == [("8", -32600), ("None", -32700)], raw
+    assert unknown["error"]["code"] == -32601
+    assert params["error"]["code"] == -32602 and any("role" in str(e) for e in params["error"]["data"]["errors"])
+    err = expected["error"]
+    assert err["code"] == -32803 and err["data"]["kind"] == "notFound" and err["data"]["retryable"] is False
+    assert control["result"]["recorded"] == 1  # the control: a good write goes through
+    assert after["messages"] == before["messages"] + 1  # and only it: the refused batch wrote nothing
