@@ -134,6 +134,7 @@ def test_lore_ask_and_recall_right_after_initialized_say_the_workspace_is_still_
         c.close()
 
 
+@pytest.mark.slow
 def test_shared_url_without_psycopg_says_install_the_team_extra_in_status_and_doctor(tmp_path, workspace):
     blocker = tmp_path / "blocker" / "psycopg"
     blocker.mkdir(parents=True)
