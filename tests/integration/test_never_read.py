@@ -70,8 +70,9 @@ def ask_responder(body: dict) -> object:
     if not question:
         return "ok"
     if not results:  # two turns: a model may make only so many calls in one
-        return {"tool_use": [("Read", {"path": name}) for name in SECRETS] + [("Read", {"path": CONTROL[0]})]}
-    if len(results) == len(SECRETS) + 1:
+        return {"tool_use": [("Read", {"path": name}) for name in SECRETS] + [("Read", {"file_path": ".env"}),
+                                                                              ("Read", {"path": CONTROL[0]})]}
+    if len(results) == len(SECRETS) + 2:
         return {"tool_use": [("Grep", {"pattern": "quokka|zebracorn"}), ("Glob", {"pattern": "*"}),
                              ("Glob", {"pattern": ".env*"}), ("find_paths", {"path": "."})]}
     return f"{len(results)} calls answered"
@@ -136,13 +137,13 @@ def test_lore_ask_hands_the_model_refusals_and_never_a_secret_byte(sidecar):
     bodies = fake.bodies[before:]
     results = [b for m in bodies[-1]["messages"] for b in (m["content"] if isinstance(m["content"], list) else [])
                if b.get("type") == "tool_result"]
-    reads = results[:len(SECRETS)]  # one Read per secret file
+    reads = results[:len(SECRETS) + 1]  # one Read per secret file, and one naming it `file_path` as Claude Code does
     assert all(b.get("is_error") and "secretFile" in json.dumps(b) for b in reads), reads
     assert r["answer"] == f"{len(results)} calls answered"
     assert leaks(r, *bodies) == []
-    control = results[len(SECRETS)]
+    control = results[len(SECRETS) + 1]
     assert CONTROL[1] in json.dumps(control) and not control.get("is_error")  # the control Read
-    grep = json.dumps(results[len(SECRETS) + 1])
+    grep = json.dumps(results[len(SECRETS) + 2])
     assert CONTROL[0] in grep and ".env" not in grep  # Grep found the ordinary file only
 
 
