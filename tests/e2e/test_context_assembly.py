@@ -94,10 +94,15 @@ def test_a_300_turn_session_never_exceeds_the_window_and_the_prefix_is_stable_be
     for k in range(300):
         msgs += turn(k)
         msgs.append({"role": "user", "content": [{"type": "text", "text": f"continue {k}"}]})
-        r = assemble(c, "s-long", body(msgs))
+        original = body(msgs)
+        r = assemble(c, "s-long", original)
         sent = r["body"]
         assert size(sent) <= WINDOW, (k, size(sent))
         assert paired(sent["messages"]), k
+        # System prompt and tools are never rewritten (their cache survives a compaction), and
+        # a session's layer never goes back down (docs/context.md).
+        assert strip_marks(sent["system"]) == original["system"] and strip_marks(sent["tools"]) == original["tools"], k
+        assert previous is None or r["layer"] >= previous["layer"], (k, previous["layer"], r["layer"])
         layers.add(r["layer"])
         if previous is not None and r["layer"] >= 1 and previous["layer"] == r["layer"]:
             if r["reason"] == "stable prefix":
