@@ -147,8 +147,9 @@ def install_checks() -> list[Check]:
         label = f"{m['host']} ({'project ' + m['project'] if m.get('project') else 'user'})"
         redo = f"lore-sidecar install {m['host']}" + (f" --project {m['project']}" if m.get("project") else "")
         missing = [p for p in m["files"] if not Path(p).exists()]
-        stale = [p for p in m["files"] if Path(p).exists() and Path(p).suffix in (".json", ".toml")
-                 and exe not in Path(p).read_text(errors="replace")]
+        # The files that name the command (Hermes: its config.yaml and lore's provider, .py).
+        stale = [p for p in m["files"] if Path(p).exists() and (Path(p).suffix in (".json", ".toml", ".py")
+                 or Path(p).name == "config.yaml") and exe not in Path(p).read_text(errors="replace")]
         if missing:
             out.append(Check(label, FAIL, f"missing: {', '.join(missing)}", f"run `{redo}` again"))
         elif stale:

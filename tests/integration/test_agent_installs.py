@@ -168,3 +168,18 @@ def test_a_flow_style_block_is_refused_and_a_block_style_one_merged():
     assert merged.startswith(block)  # their indentation (4) is followed, their lines untouched
     assert yaml_block.remove_child(merged, "mcp_servers", "lore") == block
     assert yaml_block.set_child("mcp_servers: {}\n", "mcp_servers", "lore", entry) == 'mcp_servers:\n  lore:\n    command: "x"\n'
+
+
+def test_doctor_checks_both_installs_and_names_a_missing_provider_file(tmp_path):
+    home, hhome = tmp_path / "home", tmp_path / "hermes"
+    hhome.mkdir(parents=True)
+    (hhome / "config.yaml").write_text(HERMES_CONFIG)
+    env = {"HERMES_HOME": str(hhome), "COPILOT_HOME": str(tmp_path / "copilot")}
+    assert run(home, "install", "hermes", "--user", **env).returncode == 0
+    assert run(home, "install", "copilot", "--user", **env).returncode == 0
+    checks = {c["name"]: c for c in json.loads(run(home, "doctor", "--json", **env).stdout)["checks"]}
+    assert checks["hermes (user)"]["state"] == "ok" and checks["copilot (user)"]["state"] == "ok", checks
+    (hhome / "plugins" / "lore" / "__init__.py").unlink()
+    checks = {c["name"]: c for c in json.loads(run(home, "doctor", "--json", **env).stdout)["checks"]}
+    assert checks["hermes (user)"]["state"] == "fail" and "__init__.py" in checks["hermes (user)"]["detail"]
+    assert checks["copilot (user)"]["state"] == "ok"
