@@ -149,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--port", type=bounded(0, 65535), default=0, help="port (default: any free one)")
     g.add_argument("--upstream", help="where to forward (default: api.anthropic.com / api.openai.com by path)")
     rn = verb("run", "run an agent with its model calls through the gateway (started if none runs)")
-    rn.add_argument("harness", choices=("claude", "codex", "pi", "opencode"))
+    rn.add_argument("harness", choices=("claude", "codex", "pi", "opencode", "copilot", "hermes"))
     rn.add_argument("--upstream", help="the gateway's upstream (default: the providers' APIs)")
     rn.add_argument("args", nargs="*", help="arguments for the agent, after -- (lore-sidecar run claude -- -p 'hi')")
     m = verb("mcp", "serve the store's tools to an agent over MCP (stdio)", ws)

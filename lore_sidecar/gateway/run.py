@@ -1,4 +1,4 @@
-"""`lore-sidecar run <claude|codex|pi|opencode> [-- ARGS]`: make sure a gateway serves this
+"""`lore-sidecar run <claude|codex|pi|opencode|copilot|hermes> [-- ARGS]`: make sure a gateway serves this
 store (start one in the background if none answers), then run the harness pointed at it,
 with the store's gateway secret as the first path segment of its base URL."""
 
@@ -16,7 +16,8 @@ from pathlib import Path
 from lore_sidecar.gateway.guard import gateway_secret
 from lore_sidecar.spawn import module_command
 
-HARNESSES = {"claude": "claude", "codex": "codex", "pi": "pi", "opencode": "opencode"}
+HARNESSES = {"claude": "claude", "codex": "codex", "pi": "pi", "opencode": "opencode", "copilot": "copilot",
+             "hermes": "hermes"}
 
 
 def alive(url: str) -> bool:
@@ -61,16 +62,50 @@ def command_for(harness: str, url: str, args: list[str]) -> tuple[list[str], dic
         return [exe, *args], env
     if harness == "codex":
         return [exe, "-c", f'openai_base_url="{url}/v1"', *args], env
+    if harness == "copilot":
+        # Bring-your-own-key mode: Chat Completions or Responses (COPILOT_PROVIDER_WIRE_API) under
+        # /v1, or Anthropic Messages (COPILOT_PROVIDER_TYPE=anthropic) with the base URL bare.
+        anthropic = os.environ.get("COPILOT_PROVIDER_TYPE", "").lower() == "anthropic"
+        env["COPILOT_PROVIDER_BASE_URL"] = url if anthropic else f"{url}/v1"
+        return [exe, *args], env
+    if harness == "hermes":
+        # Hermes' custom (OpenAI-compatible) endpoint: this variable wins over config.yaml's base_url.
+        env["CUSTOM_BASE_URL"] = f"{url}/v1"
+        return [exe, *args], env
     # Pi and OpenCode: the providers' SDKs read these.
     env.update(ANTHROPIC_BASE_URL=url, OPENAI_BASE_URL=f"{url}/v1")
     return [exe, *args], env
+
+
+def own_upstream(harness: str, env: dict[str, str] | os._Environ) -> str | None:
+    """Where the harness itself would send its model calls, which the gateway then forwards
+    to: Copilot's bring-your-own-key base URL, Hermes' custom endpoint (its environment
+    variable, else config.yaml's `model.base_url`). The gateway appends `/v1/...` itself."""
+    base = None
+    if harness == "copilot":
+        base = env.get("COPILOT_PROVIDER_BASE_URL")
+    elif harness == "hermes":
+        base = env.get("CUSTOM_BASE_URL")
+        if not base:
+            from lore_sidecar.errors import LoreError
+            from lore_sidecar.setup.yaml_block import get
+
+            home = Path(env.get("HERMES_HOME") or Path(env.get("HOME") or Path.home()) / ".hermes")
+            try:
+                base = get((home / "config.yaml").read_text(), "model", "base_url")
+            except (OSError, ValueError, LoreError):
+                base = None
+    if not base:
+        return None
+    base = base.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
 
 
 def run_harness(harness: str, args: list[str], store_dir: str | None, upstream: str | None) -> int:
     from lore_sidecar.settings import load_settings
 
     settings, _ = load_settings(cli={"storeDir": store_dir} if store_dir else {})
-    url = ensure_gateway(Path(settings.store_dir), upstream)
+    url = ensure_gateway(Path(settings.store_dir), upstream or own_upstream(harness, os.environ))
     cmd, env = command_for(harness, url, args)
     print(f"lore-sidecar: {harness} through the gateway at {url}", file=sys.stderr)
     try:
