@@ -294,7 +294,8 @@ GOOD = "- the order checkout retries the payment call twice\nENTITIES:\nsrc/pay.
 SURROGATE = (b'{"type":"message","role":"assistant","id":"m","model":"fake","stop_reason":"end_turn",'
              b'"content":[{"type":"text","text":"- caf\\u00e9 \\ud800 lone \\u0000 nul \\ud83d\\ude00"}],'
              b'"usage":{"input_tokens":1,"output_tokens":1}}')
-# (case, the model's reply to every prompt, the mode the segment's distillation ends in)
+# (case, the model's reply to every prompt, what becomes of the segment: distilled by the
+# model, "deferred" (nothing written, tried again on the next pass), or "extractive" at once)
 MEMORY_CASES = [
     ("good", text(GOOD), "llm"),
     ("max-tokens-partial", text("- the order checkout retries\nENTITIES:\nsrc/pay.py | fi", stop="max_tokens"), "llm"),
@@ -303,18 +304,19 @@ MEMORY_CASES = [
      "llm"),
     ("curator-garbage-json", text('{"nodes": "all of them", "op": 5}\n{"uri": ["x"], "decision": "apply", '
                                   '"content": ["not", "text"], "reason": 7}'), "llm"),
-    ("empty-text", text(""), "extractive"),
-    ("whitespace-text", text(" \n\t "), "extractive"),
-    ("no-content", {"message": {"content": []}}, "extractive"),
+    ("empty-text", text(""), "deferred"),
+    ("whitespace-text", text(" \n\t "), "deferred"),
+    ("no-content", {"message": {"content": []}}, "deferred"),
+    ("tool-use-instead", calls(use("Read", {"path": "src/pay.py"}, "toolu_1")), "deferred"),
+    ("status-500", {"status": 500}, "deferred"),
+    ("status-529-overloaded", {"status": 529, "error_type": "overloaded_error"}, "deferred"),
+    ("status-429", {"status": 429, "error_type": "rate_limit_error"}, "deferred"),
+    ("html-body", {"raw": b"<html>502 Bad Gateway</html>"}, "deferred"),
+    ("non-utf8-body", {"raw": b'\xff\xfe{"content": [\xc3\x28]}'}, "deferred"),
+    ("json-not-a-message", {"raw": b'{"hello": "world"}'}, "deferred"),
+    ("hang", {"delay": 3, "text": GOOD}, "deferred"),
     ("refusal", text("I will not summarise this.", stop="refusal"), "extractive"),
-    ("tool-use-instead", calls(use("Read", {"path": "src/pay.py"}, "toolu_1")), "extractive"),
-    ("status-500", {"status": 500}, "extractive"),
-    ("status-529-overloaded", {"status": 529, "error_type": "overloaded_error"}, "extractive"),
-    ("status-429", {"status": 429, "error_type": "rate_limit_error"}, "extractive"),
-    ("html-body", {"raw": b"<html>502 Bad Gateway</html>"}, "extractive"),
-    ("non-utf8-body", {"raw": b'\xff\xfe{"content": [\xc3\x28]}'}, "extractive"),
-    ("json-not-a-message", {"raw": b'{"hello": "world"}'}, "extractive"),
-    ("hang", {"delay": 3, "text": GOOD}, "extractive"),
+    ("status-401", {"status": 401, "error_type": "authentication_error"}, "extractive"),
 ]
 MEMORY_S = 15.0  # a lore/distill answer with llmTimeoutMs 1500 and no retries, on a loaded machine
 
@@ -361,36 +363,60 @@ def store_counts(c) -> dict:
     return {k: v for k, v in c.request("lore/status")["counts"].items() if k in ("messages", "distillations", "knowledge", "facts")}
 
 
-@pytest.mark.parametrize("case, reply, mode", MEMORY_CASES, ids=[c[0] for c in MEMORY_CASES])
-def test_the_distiller_and_curator_keep_every_segment_whatever_the_model_answers(memory, case, reply, mode):
-    """A reply that cannot be used (or a failed call) falls back to the extractive
-    observation of that segment — never "distilled into nothing" (the segment lost), never an
-    internal error; the curator writes nothing from it and tries again later."""
-    c, script = memory
-    script.case = case
-    session = f"sess-{case}"
+def record(c, session: str) -> None:
     c.request("lore/recordMessages", {"sessionId": session, "messages": [
-        {"role": "user", "content": f"the checkout for {case} fails when the payment call times out"},
+        {"role": "user", "content": f"the checkout for {session} fails when the payment call times out"},
         {"role": "assistant", "content": "I made src/pay.py retry the payment call twice with backoff."},
         {"role": "user", "content": "good, and log each retry"},
         {"role": "assistant", "content": "Done: each retry is logged at WARNING in src/pay.py."}]})
-    before = store_counts(c)
+
+
+def distilled(c, session: str) -> tuple[dict, float]:
     t0 = time.monotonic()
     reply = c.request_full("lore/distill", {"sessionId": session}, timeout=60)
-    took = time.monotonic() - t0
-    assert "error" not in reply, reply["error"]  # never -32603, and no failure: the fallback answers
+    assert "error" not in reply, reply["error"]  # never -32603, and no failure: the segment waits or falls back
+    return reply["result"], time.monotonic() - t0
+
+
+@pytest.mark.parametrize("case, reply, mode", MEMORY_CASES, ids=[c[0] for c in MEMORY_CASES])
+def test_the_distiller_and_curator_never_lose_a_segment_whatever_the_model_answers(memory, case, reply, mode):
+    """A failed call that may pass (an outage, a reply with nothing in it) writes nothing and
+    leaves the segment for the next try — which the model, answering again, then distils; one
+    that will not pass (a refusal, the key refused) falls back to the extractive observation
+    at once. Never "distilled into nothing" (the segment lost), never an internal error; the
+    curator writes nothing from any of these replies."""
+    c, script = memory
+    script.case = case
+    session = f"sess-{case}"
+    record(c, session)
+    before = store_counts(c)
+    result, took = distilled(c, session)
     after = store_counts(c)
-    created = [u for u in reply["result"]["created"] if u.startswith("distillation://")]
-    assert took <= MEMORY_S and len(created) == 1 and after["distillations"] == before["distillations"] + 1
-    node = c.request("lore/getNode", {"uri": created[0]})
-    assert node["metadata"]["mode"] == mode and node["content"].strip(), node
-    assert "\ud800" not in node["content"]
-    assert after["knowledge"] == before["knowledge"]  # none of these replies is a curation to apply
+    assert took <= MEMORY_S and after["knowledge"] == before["knowledge"]
     st = c.request("lore/status")["distiller"]
     assert (st["lastError"] is None) is (mode == "llm"), st["lastError"]
+    if mode == "deferred":
+        assert result["created"] == [] and result["deferred"] == 1 and after == before  # the store is untouched
+        script.case = "good"  # the model answers again: the same segment, now by the model
+        result, _ = distilled(c, session)
+        mode = "llm"
+    created = [u for u in result["created"] if u.startswith("distillation://")]
+    assert len(created) == 1 and store_counts(c)["distillations"] == before["distillations"] + 1
+    node = c.request("lore/getNode", {"uri": created[0]})
+    assert node["metadata"]["mode"] == mode and node["content"].strip() and "\ud800" not in node["content"], node
     # the segment is done: a second distill of the session makes nothing new
-    assert c.request("lore/distill", {"sessionId": session})["created"] == [] and \
-        store_counts(c)["distillations"] == after["distillations"]
+    assert distilled(c, session)[0]["created"] == [] and store_counts(c)["distillations"] == before["distillations"] + 1
+
+
+def test_a_segment_the_model_keeps_failing_falls_back_to_extractive_on_the_third_try(memory):
+    c, script = memory
+    script.case = "status-529-overloaded"
+    record(c, "sess-outage")
+    before = store_counts(c)
+    assert [distilled(c, "sess-outage")[0]["deferred"] for _ in range(2)] == [1, 1] and store_counts(c) == before
+    third, _ = distilled(c, "sess-outage")
+    (uri,) = third["created"]
+    assert third["deferred"] == 0 and c.request("lore/getNode", {"uri": uri})["metadata"]["mode"] == "extractive"
 
 
 @pytest.mark.parametrize("case, reply, mode", MEMORY_CASES, ids=[c[0] for c in MEMORY_CASES])

@@ -33,6 +33,14 @@ MESSAGE_CHARS = 8000  # one user/assistant message in a segment, at most
 
 
 MAX_SEGMENT_CHARS = 24_000  # a rendered segment above this is split (the rest waits)
+# A model call that failed in a way that may pass (an outage, a rate limit, a timeout, an
+# answer that is not a message or holds nothing) leaves its segment undistilled: the next
+# pass tries again, the background one after `RETRY_AFTER_S`. The `DEFER_ATTEMPTS`-th failure
+# of the same segment falls back to the extractive observation, so an outage cannot hold a
+# session's memory back for ever. A failure that will not pass (the key refused, a refusal)
+# falls back at once.
+DEFER_ATTEMPTS = 3
+RETRY_AFTER_S = 60.0
 
 
 @dataclass(slots=True)
@@ -44,14 +52,15 @@ class _Session:
     done: int = 0
     newest: int = 0
     since: float = 0.0
+    attempts: int = 0  # retryable model failures of the segment after `done`
 
 
-def _unusable(done: Any) -> str | None:
-    """Why a completed model reply cannot be used, or None."""
+def _unusable(done: Any) -> tuple[str, bool] | None:
+    """(why a completed model reply cannot be used, whether asking again may help), or None."""
     if getattr(done, "stop", "") == "refusal":
-        return "refusal: the model declined"
+        return "refusal: the model declined", False
     if not isinstance(done.text, str) or not done.text.strip():
-        return "emptyAnswer: the model returned no text"
+        return "emptyAnswer: the model returned no text", True
     return None
 
 
@@ -79,7 +88,10 @@ class Distiller:
         # thread waits there while the text leg has writes to index (MemoryWorker).
         self.between: Callable[[], None] = lambda: None
         self.fallbacks = 0
+        self.deferred = 0  # segments left for a retry by the last pass
         self.last_error: str | None = None
+        self._retryable = False  # whether the last failed call may pass if asked again
+        self._retry_at = 0.0
         self._lock = threading.Lock()  # one pass at a time (memory thread vs lore/distill)
         self._seen_upto = 0
         self._sessions: dict[tuple[int, str], _Session] = {}
@@ -96,7 +108,10 @@ class Distiller:
         """Distil what is ready (everything pending with `force`); returns the new URIs."""
         if self.mode == "off":
             return []
+        if not force and self.monotonic() < self._retry_at:
+            return []  # the model failed a moment ago: the background pass waits a little
         with self._lock:
+            self.deferred = 0
             self._notice()
             created: list[str] = []
             touched = set()
@@ -148,7 +163,17 @@ class Distiller:
         while len(rendered) > MAX_SEGMENT_CHARS and len(turns) > 1:  # keep the rest for the next segment
             turns, msgs = turns[: len(turns) // 2], msgs[: len(msgs) // 2]
             rendered = render_segment(turns, s.tool_output_limit)
-        text, named, mode, model, version, call = self._observe(sid, turns, rendered)
+        observed = self._observe(sid, turns, rendered, defer=state.attempts < DEFER_ATTEMPTS - 1)
+        if observed is None:
+            # Trigger: the model call failed and may pass later. Why: a failed call must not
+            # change the store (the extractive text would stand in for the model's for good).
+            # Outcome: nothing written; the segment waits for the next pass.
+            state.attempts += 1
+            self.deferred += 1
+            self._retry_at = self.monotonic() + RETRY_AFTER_S
+            return None
+        state.attempts = 0
+        text, named, mode, model, version, call = observed
         did = dist_id(state.root, sid, msgs[0]["msg_id"], msgs[-1]["msg_id"], 0)
         row: dict[str, Any] = {
             "dist_id": did, "session_id": sid, "generation": 0, "covers": len(msgs), "text": text, "mode": mode,
@@ -178,14 +203,18 @@ class Distiller:
             return False
         return (self.monotonic() - state.since) * 1000 >= s.distill_idle_ms
 
-    def _observe(self, sid: str, turns: Sequence[Turn], rendered: str) -> tuple[str, list, str, str | None, str, dict | None]:
-        """(observations, entities the LLM named, mode, model, prompt version, the call's log row)."""
+    def _observe(self, sid: str, turns: Sequence[Turn], rendered: str, *,
+                 defer: bool = False) -> tuple[str, list, str, str | None, str, dict | None] | None:
+        """(observations, entities the LLM named, mode, model, prompt version, the call's log
+        row); None when the call failed, may pass later, and `defer` says to wait for that."""
         if self.mode == "llm" and self.llm is not None:
             stable, prompt = prompts.distill(sid, rendered)
             out, call = self.complete("distill", prompts.DISTILL_VERSION, stable, prompt)
             if out is not None:
                 observations, named = prompts.split_entities(out)
                 return redact(observations), named, "llm", self.llm.model, prompts.DISTILL_VERSION, call
+            if defer and self._retryable:
+                return None
         lines = extractive_observations(turns, self.settings.tool_output_limit)
         return "\n".join(lines), [], "extractive", None, "extractive-1", None
 
@@ -203,16 +232,17 @@ class Distiller:
             # must keep working. Outcome: this step falls back; status shows the error.
             self.fallbacks += 1
             self.last_error = f"{exc.kind}: {exc.message}"
-            log.warning("LLM %s failed (%s); falling back", purpose, self.last_error)
+            self._retryable = bool(exc.retryable)
+            log.warning("LLM %s failed (%s)", purpose, self.last_error)
             return None, None
         failed = _unusable(done)
         if failed:
             # Trigger: the call worked but the reply holds nothing to keep (no text, only
             # whitespace, a refusal). Why: "" would mark the segment distilled with nothing,
-            # losing it. Outcome: the same fallback as a failed call; status says why.
+            # losing it. Outcome: handled as a failed call; status says why.
             self.fallbacks += 1
-            self.last_error = failed
-            log.warning("LLM %s gave no usable reply (%s); falling back", purpose, failed)
+            self.last_error, self._retryable = failed
+            log.warning("LLM %s gave no usable reply (%s)", purpose, self.last_error)
             return None, None
         u = done.usage
         self.last_error = None

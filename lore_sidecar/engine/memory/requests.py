@@ -60,7 +60,7 @@ class MemoryRequests:
             raise LoreError("distillerOff", "distillation is off on this instance (distiller = off)")
         created = self.distiller.tick(force=True, session_id=session_id)
         self.i.wrote()
-        return {"created": created, "mode": self.distiller.mode}
+        return {"created": created, "mode": self.distiller.mode, "deferred": self.distiller.deferred}
 
     def export_knowledge(self, *, project: str | None = None, path: str | None = None) -> dict[str, Any]:
         self.i.fresh()
