@@ -188,3 +188,40 @@ def test_an_installed_wheel_carries_the_client_files_install_places(tmp_path):
     assert out.returncode == 0, out.stderr
     client = (project / ".pi" / "extensions" / "lore" / "lore-client.ts").read_text()
     assert str(venv / "bin" / "lore-sidecar") in client  # the venv's own executable
+
+
+@pytest.mark.slow  # an MCP host's install keeps the MCP handshake: a few seconds each
+def test_user_installs_go_where_each_host_looks_when_its_own_variable_moves_it(tmp_path):
+    """README: the host's configuration is "found the way the host finds it" — CLAUDE_CONFIG_DIR,
+    CODEX_HOME, PI_CODING_AGENT_DIR, XDG_CONFIG_HOME. With each variable set, lore's entries land
+    under it and nothing is written to the default place; uninstall with the same variable puts
+    it all back. The control: the same install without the variable writes the default place
+    (here for Pi; the other hosts' default places are the first test's)."""
+    moved = {"claude-code": ("CLAUDE_CONFIG_DIR", "settings.json"), "codex": ("CODEX_HOME", "config.toml"),
+             "pi": ("PI_CODING_AGENT_DIR", "extensions/lore/index.ts"),
+             "opencode": ("XDG_CONFIG_HOME", "opencode/opencode.json"), "helix": ("XDG_CONFIG_HOME", "helix/languages.toml")}
+    defaults = {"claude-code": ".claude/settings.json", "codex": ".codex/config.toml",
+                "pi": ".pi/agent/extensions/lore/index.ts", "opencode": ".config/opencode/opencode.json",
+                "helix": ".config/helix/languages.toml"}
+
+    def run_with(home: Path, extra: dict, *args: str) -> subprocess.CompletedProcess:
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("XDG_") and k not in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR")}
+        return subprocess.run([sys.executable, "-m", "lore_sidecar", *args], env={**env, "HOME": str(home), **extra},
+                              capture_output=True, text=True, timeout=60)
+
+    for host, (var, rel) in moved.items():
+        home, elsewhere = tmp_path / host / "home", tmp_path / host / "elsewhere"
+        home.mkdir(parents=True)
+        elsewhere.mkdir()
+        env = {var: str(elsewhere)}
+        out = run_with(home, env, "install", host, "--user")
+        assert out.returncode == 0, (host, out.stderr)
+        assert "lore" in (elsewhere / rel).read_text(), host
+        assert not (home / defaults[host]).exists(), (host, "wrote the default place too")
+        assert run_with(home, env, "uninstall", host, "--user").returncode == 0
+        assert [p for p in elsewhere.rglob("*") if p.is_file()] == [], host  # all taken back
+    control = tmp_path / "control"
+    control.mkdir()
+    assert run_with(control, {}, "install", "pi", "--user").returncode == 0
+    assert "lore" in (control / defaults["pi"]).read_text()
