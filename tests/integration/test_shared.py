@@ -5,6 +5,7 @@ keeps answering."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -377,3 +378,58 @@ def test_a_re_pushed_operation_id_is_arbitrated_once(pg_cluster):
     assert again == first and up_again == up and up > first
     assert twin.value.kind == "nodeExists" and stale.value.kind == "versionConflict"
     assert logged == [f"{team}-c", f"{team}-u", f"{team}-u3"] and version == 3
+
+
+def test_teams_on_one_database_never_see_or_block_each_others_operations(pg_cluster):
+    """docs/team.md: scope is per team. Team B pulls nothing of team A's log for the same
+    project name, may take a URI team A holds, and has its own priority budget; the control:
+    team A's own second copy of the URI is refused and its pull returns its operation."""
+    from lore_sidecar.errors import LoreError
+    from lore_sidecar.shared.record import SharedRecord
+
+    tag = uuid.uuid4().hex[:8]
+    a, b = SharedRecord(pg_cluster.url, f"a-{tag}", "m-a"), SharedRecord(pg_cluster.url, f"b-{tag}", "m-b")
+
+    def create(rec: SharedRecord, op_id: str, uri: str, priority: int = 2) -> int:
+        return rec.append({"opId": op_id, "kind": "nodeOp", "method": "createNode", "project": "/x/shop",
+                           "args": {"uri": uri, "content": "c", "category": "decision", "priority": priority}}, "shop")
+
+    try:
+        create(a, f"{tag}-a1", "project://shop/decision/same")
+        for k in range(5):  # team A fills its priority-0 budget
+            create(a, f"{tag}-a0-{k}", f"project://shop/decision/p0-{k}", priority=0)
+        with pytest.raises(LoreError) as full:
+            create(a, f"{tag}-a0-6", "project://shop/decision/p0-6", priority=0)
+        with pytest.raises(LoreError) as taken:
+            create(a, f"{tag}-a2", "project://shop/decision/same")
+        create(b, f"{tag}-b1", "project://shop/decision/same")  # not refused: another team's URI
+        create(b, f"{tag}-b0", "project://shop/decision/p0-0", priority=0)  # B's own budget
+        seen_a, seen_b = a.pull("shop", 0), b.pull("shop", 0)
+    finally:
+        a.close()
+        b.close()
+    assert full.value.kind == "priorityBudget" and taken.value.kind == "nodeExists"  # the controls
+    assert [op["opId"] for _, op in seen_b] == [f"{tag}-b1", f"{tag}-b0"]
+    assert [op["opId"] for _, op in seen_a][:1] == [f"{tag}-a1"] and len(seen_a) == 6
+
+
+def test_a_secret_in_a_write_is_redacted_before_it_reaches_the_shared_record(tmp_path, pg_cluster):
+    """docs/team.md: "Secrets are redacted before a write leaves the machine". The record's own
+    rows (what every colleague's machine replays) hold the redacted text; the control: the
+    rest of the content travels as written."""
+    from tests.support.secrets import PLANTED
+
+    team = f"t-{uuid.uuid4().hex[:8]}"
+    planted = [p for p in PLANTED if p[0] in ("aws-access-key", "github-token", "anthropic-key", "private-key")]
+    c = machines(tmp_path, pg_cluster.url, team, 1)[0]
+    try:
+        c.request("lore/createNode", {"uri": "project://shop/gotcha/keys", "category": "gotcha",
+                                      "content": "Deploy notes (cobalt-marker): " + " / ".join(t for _, t, _ in planted)})
+        c.request("lore/assertFact", {"subject": "deploy-bot", "predicate": "uses_token", "object": planted[1][1]})
+    finally:
+        c.close()
+    with psycopg.connect(pg_cluster.url) as conn:
+        rows = [json.dumps(r[0]) for r in conn.execute("SELECT op FROM lore_ops WHERE team=%s", (team,)).fetchall()]
+    text = "\n".join(rows)
+    assert len(rows) == 2 and "cobalt-marker" in text and "deploy-bot" in text  # the control: they travelled
+    assert [secret for _, _, secret in planted if secret in text or json.dumps(secret)[1:-1] in text] == []
