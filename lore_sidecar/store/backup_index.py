@@ -55,8 +55,9 @@ def copy(store: Path, part: Path) -> dict[str, Any] | None:
                 (dst / sub).mkdir(parents=True, exist_ok=True)
                 for f in sorted((src / sub).iterdir()) if (src / sub).is_dir() else []:
                     name = f.name
-                    if not f.is_file() or f.is_symlink() or name in SKIP or name.endswith((".tmp", "-wal", "-shm")) \
-                            or name.startswith("."):
+                    # as index_dirs.fork links them (Tantivy's .managed.json included), less
+                    # locks, renames in flight and late.db's WAL (its copy is whole)
+                    if not f.is_file() or f.is_symlink() or name in SKIP or name.endswith((".tmp", "-wal", "-shm")):
                         continue
                     if name == LATE_DB:
                         _sqlite_copy(f, dst / sub / name)
