@@ -1,6 +1,7 @@
 """`lore-sidecar hook <event>`: the command hosts run as a hook (Claude Code's
-`SessionStart`, `UserPromptSubmit`, `PostToolUse`, `Stop`, `SessionEnd`; Codex's hooks use
-the same schema).
+`SessionStart`, `UserPromptSubmit`, `PostToolUse`, `Stop`, `SessionEnd`, `PreCompact`;
+Codex's and Copilot CLI's hooks use the same schema; lore's Hermes memory provider calls it
+too, with the messages inline).
 
 It must be quick, and it must never get in the way:
 - It reads the host's JSON event on stdin and hands it to the warm **hook daemon** of the
@@ -11,7 +12,8 @@ It must be quick, and it must never get in the way:
   itself, degraded — the prompt goes into the store's spool (durable; the writer applies
   it), and recall is lexical, read-only, from the published index.
 - It prints what the host expects on stdout
-  (`{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`) or nothing, always
+  (`{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`; `--harness copilot`: a
+  flat `{"additionalContext"}`, the only shape Copilot reads for these events) or nothing, always
   exits 0, and gives up after `LORE_HOOK_TIMEOUT_MS` (default 2000): the host carries on
   without memory rather than wait. `LORE_HOOK_DAEMON=0` never starts a daemon (every call
   takes the degraded path).
