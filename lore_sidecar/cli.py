@@ -134,13 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
         scope.add_argument("--project", type=folder, help="set it up for this project only (default: for the user)")
         scope.add_argument("--user", action="store_true", help="for every project of this user (the default)")
         ins.add_argument("--dry-run", action="store_true", help="print the changes as a diff; change nothing")
-    doc = verb("doctor", "check the store, the writer, the index and each installed agent; say how to fix problems", ws)
     ix = verb("indexer", "embed what the index still lacks, then exit (a CLI call starts this in the background)", ws)
     ix.add_argument("--stop", action="store_true", help="stop the store's running background indexer (it saves its work)")
     ix.add_argument("--idle-ms", type=bounded(1000, 86_400_000),
                     help="exit when the meaning index has not moved for this long (default 60000)")
     ix.add_argument("--after-pid", type=int, help=argparse.SUPPRESS)  # the CLI call whose writer role it takes over
     ix.add_argument("--lock-fd", type=int, help=argparse.SUPPRESS)  # the indexer lock, taken by the CLI call
+    doc = verb("doctor", "check the store, the writer, the index and each installed agent; say how to fix problems", ws)
     doc.add_argument("--json", action="store_true", help="print the checks as JSON")
     comp = verb("completion", "print a shell completion script (bash, zsh or fish)")
     comp.add_argument("shell", choices=("bash", "zsh", "fish"))
@@ -235,9 +235,9 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_daemon(args.store_dir, str(Path(args.workspace).resolve()),
                               args.idle_ms / 1000 if args.idle_ms else None)
-        if args.verb in ("install", "uninstall"):
         if args.verb == "indexer":
             return run_indexer(args)
+        if args.verb in ("install", "uninstall"):
             from lore_sidecar.setup.commands import run
 
             return run(args)
@@ -291,7 +291,6 @@ def main(argv: list[str] | None = None) -> int:
         return fail(exc, args.verbose)
 
 
-def fail(exc: Exception, verbose: int) -> int:
 def run_indexer(args: argparse.Namespace) -> int:
     from lore_sidecar import background
 
@@ -307,6 +306,7 @@ def run_indexer(args: argparse.Namespace) -> int:
     return 0
 
 
+def fail(exc: Exception, verbose: int) -> int:
     from lore_sidecar.errors import LoreError
 
     if isinstance(exc, LoreError):
