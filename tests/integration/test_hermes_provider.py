@@ -1,0 +1,58 @@
+"""lore's Hermes memory provider against the real hook command and daemon (Hermes itself
+runs in tests/e2e/test_hermes.py): its turn hand-over lands in the store under `hermes`, and
+`on_pre_compress` — Hermes about to compact — gets the session distilled first."""
+
+from __future__ import annotations
+
+import importlib.util
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.harness import ROOT, stop_hook_daemons, wait_for_daemon
+
+TURN = [{"role": "user", "content": "We pin the zephyrine exporter to version 4.2 because 4.3 drops gzip."},
+        {"role": "assistant", "content": "Decision noted: the zephyrine exporter stays on 4.2 until gzip is back."}]
+
+
+@pytest.fixture
+def provider(tmp_path, monkeypatch, workspace):
+    store = tmp_path / "store"
+    monkeypatch.setenv("LORE_STORE_DIR", str(store))
+    monkeypatch.setenv("LORE_HOOK_IDLE_MS", "60000")
+    monkeypatch.setenv("LORE_HOOK_TIMEOUT_MS", "15000")  # a loaded machine: the daemon's first answer
+    monkeypatch.chdir(workspace)
+    spec = importlib.util.spec_from_file_location("lore_hermes_provider_it", ROOT / "editors" / "hermes" / "lore" / "__init__.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.LORE_COMMAND = [sys.executable, "-m", "lore_sidecar"]  # what install writes: this lore-sidecar
+    p = module.LoreMemoryProvider()
+    p.initialize("hermes-s1", hermes_home=str(tmp_path), platform="cli", agent_context="primary")
+    yield p, store
+    p.shutdown()
+    stop_hook_daemons(store)
+
+
+def rows(store: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(store / "lore.db") as db:
+        return db.execute(sql).fetchall()
+
+
+def test_a_turn_is_captured_and_pre_compress_distils_the_session(provider):
+    p, store = provider
+    assert "Long-term memory" in p.system_prompt_block()  # SessionStart's guidance
+    wait_for_daemon(store)
+    p.sync_turn(TURN[0]["content"], TURN[1]["content"], messages=[{"role": "system", "content": "sys"}, *TURN])
+    p.shutdown()  # waits for the background hand-over
+    got = rows(store, "SELECT role, harness, session_id FROM messages ORDER BY id")
+    assert ("user", "hermes", "hermes-s1") in got and ("assistant", "hermes", "hermes-s1") in got, got
+    assert rows(store, "SELECT count(*) FROM distillations")[0][0] == 0  # nothing distilled yet (control)
+    assert p.on_pre_compress([{"role": "system", "content": "sys"}, *TURN]) == ""
+    deadline = time.monotonic() + 30
+    while not rows(store, "SELECT count(*) FROM distillations")[0][0]:
+        assert time.monotonic() < deadline, "pre-compress did not distil the session"
+        time.sleep(0.3)
+    assert len(rows(store, "SELECT id FROM messages")) == len(got)  # the same messages again: duplicates
