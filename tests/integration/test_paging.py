@@ -108,3 +108,36 @@ def test_a_bad_page_request_is_refused_with_a_clear_error(seeded, bad):
     refused = seeded.request_full("lore/listNodes", bad)
     assert "result" in good and len(good["result"]["nodes"]) == 2  # the control
     assert refused["error"]["code"] == -32602, refused
+
+
+def test_a_recall_page_that_ends_the_candidate_pool_is_not_the_end_when_more_match(tmp_path):
+    """Recall ranks a pool of `recallCandidates` hits (grown to reach the page asked for). A
+    page that ends the pool while the word leg had more must still say `truncated` and where
+    to go on; the walk then reaches every match the one-call listing has, in its order
+    (twelve messages whose word counts fall strictly, so the order does not depend on the pool).
+    The control: a walk inside one pool is the same."""
+    ws = tmp_path / "shop"
+    (ws / ".git").mkdir(parents=True)
+    c = StdioClient(sidecar_command("--store-dir", str(tmp_path / "store")))
+    c.initialize(ws, options={"watch": False, "indexWorkspace": False, "distiller": "off", "recallCandidates": 5})
+    try:
+        c.request("lore/recordMessages", {"sessionId": "s", "messages": [
+            {"id": f"m{i:02d}", "role": "user", "content": " ".join(["zircon"] * (13 - i) + ["filler"] * i)}
+            for i in range(12)]})
+        q = {"query": "zircon", "sources": ["messages"], "lexicalOnly": True}
+        full = c.request("lore/recall", {**q, "limit": 200})
+        uris = []
+        offset = 0
+        for _ in range(50):
+            r = c.request("lore/recall", {**q, "limit": 2, "offset": offset})
+            uris += [h["uri"] for h in r["hits"]]
+            if not r["truncated"]:
+                break
+            assert r["nextOffset"] == offset + len(r["hits"]) > offset
+            offset = r["nextOffset"]
+        inside = c.request("lore/recall", {**q, "limit": 2, "offset": 2})
+    finally:
+        c.close()
+    assert [h["uri"] for h in full["hits"]] == [f"session://s/m{i:02d}" for i in range(12)]  # the reference
+    assert uris == [h["uri"] for h in full["hits"]]  # every match, once, in order: nothing hidden past the pool
+    assert inside["truncated"] is True and [h["uri"] for h in inside["hits"]] == uris[2:4]  # the control

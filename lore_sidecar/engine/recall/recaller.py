@@ -117,6 +117,9 @@ class Recaller:
             extra = self.memory.expansions(project_ids, query) if self.memory is not None else []
             words = q.search_terms(query)
             lex = self._lexical(words, kinds, project_ids, pool, q.query_terms(" ".join(extra)))
+            # The word leg stopped at the pool: more may match than were ranked, so a page that
+            # reaches the end of the pool is not the end of the list.
+            cut = len(lex) >= pool
             if when is not None:
                 lex = self._within(lex, when, words, project_ids, pool)
             dense = not lexical_only and self.vectors is not None and self.embedder is not None and s.vector_weight > 0
@@ -152,8 +155,11 @@ class Recaller:
             hits = self._page(scored[offset : offset + limit], terms, told)
             total = len(scored)
         else:
-            hits, total = [], 0
-        truncated = total > offset + len(hits)
+            hits, total, cut = [], 0, False
+        # Trigger: the page ends the ranked pool but the word leg was cut at it. Why: saying
+        # `truncated: false` there would hide every match past the pool (invariant 8). Outcome:
+        # go on; the next page ranks a larger pool (docs/protocol.md says so).
+        truncated = total > offset + len(hits) or (cut and bool(hits))
         return RecallResult(
             query_id=uuid.uuid4().hex[:16],
             hits=hits,
