@@ -190,18 +190,19 @@ def test_a_token_keeps_its_surroundings():
                                   "glpat-" + "a" * 20 + ".0"])
 def test_the_new_rules_stay_linear_on_their_worst_input(seed):
     """A pattern that backtracks is quadratic on a long repeat of its own prefix: the time for
-    8x the input must stay near 8x (quadratic would be 64x)."""
+    8x the input must stay near 8x (quadratic would be 64x). CPU time of this process, best of
+    three, so other processes on a loaded machine do not move it."""
     def took(n: int) -> float:
         text = (seed * (n // len(seed) + 1))[:n]
         best = float("inf")
         for _ in range(3):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             redact(text)
-            best = min(best, time.perf_counter() - t0)
+            best = min(best, time.process_time() - t0)
         return best
     small, large = took(32_768), took(262_144)
-    assert large < max(small, 0.002) * 24, (seed, small, large)
-    assert large < 0.5, (seed, large)  # and fast in absolute terms: < 2 ms per KB
+    assert large < max(small, 0.005) * 24, (seed, small, large)
+    assert large < 0.5, (seed, large)  # and bounded in absolute terms: < 2 ms of CPU per KB
 
 
 def test_every_module_that_redacts_uses_the_one_function():
