@@ -31,6 +31,7 @@ def provider(tmp_path, monkeypatch, workspace):
     module.LORE_COMMAND = [sys.executable, "-m", "lore_sidecar"]  # what install writes: this lore-sidecar
     p = module.LoreMemoryProvider()
     p.initialize("hermes-s1", hermes_home=str(tmp_path), platform="cli", agent_context="primary")
+    p.module = module  # the provider's module, for tests that change what it starts
     yield p, store
     p.shutdown()
     stop_hook_daemons(store)
@@ -56,3 +57,11 @@ def test_a_turn_is_captured_and_pre_compress_distils_the_session(provider):
         assert time.monotonic() < deadline, "pre-compress did not distil the session"
         time.sleep(0.3)
     assert len(rows(store, "SELECT id FROM messages")) == len(got)  # the same messages again: duplicates
+
+
+def test_the_provider_is_available_only_when_its_lore_sidecar_exists(provider, tmp_path):
+    p, _ = provider
+    module = p.module
+    assert p.is_available()  # control: this interpreter
+    module.LORE_COMMAND = [str(tmp_path / "no-such-lore-sidecar")]
+    assert not p.is_available()

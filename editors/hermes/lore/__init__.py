@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import subprocess
 import threading
 from typing import Any
@@ -95,8 +96,9 @@ class LoreMemoryProvider(MemoryProvider):
         return "lore"
 
     def is_available(self) -> bool:
-        return bool(LORE_COMMAND) and (os.path.isabs(LORE_COMMAND[0]) and os.path.exists(LORE_COMMAND[0])
-                                       or not os.path.isabs(LORE_COMMAND[0]))
+        """lore-sidecar can be started (no network: Hermes asks this at start-up)."""
+        exe = LORE_COMMAND[0]
+        return os.path.exists(exe) if os.path.isabs(exe) else shutil.which(exe) is not None
 
     def _payload(self, **extra: Any) -> dict[str, Any]:
         return {"session_id": self._session, "cwd": os.getcwd(), **extra}
