@@ -10,11 +10,13 @@ own failure answered from retrieval, saying why)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 
 import pytest
 
+from lore_sidecar.client import StdioClient, sidecar_command
 from tests.e2e.test_ask import make_workspace, spawn
 from tests.support.fake_anthropic import FakeAnthropic
 
@@ -337,9 +339,6 @@ def memory(tmp_path_factory):
     (ws / ".git").mkdir(parents=True)
     script = Memory()
     with FakeAnthropic(script) as fake:
-        import os
-
-        from lore_sidecar.client import StdioClient, sidecar_command
         env = {**{k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"},
                "ANTHROPIC_API_KEY": "sk-test-not-a-real-key", "ANTHROPIC_BASE_URL": fake.url}
         c = StdioClient(sidecar_command(), env=env)
