@@ -54,7 +54,10 @@ def test_copilot_saves_a_decision_then_opens_the_recalled_lead(lab):
     copilot = harness.install("copilot")
     (ws / "NOTES.md").write_text(NOTES)
     with FakeModels(reply) as fake:
-        env = {**harness.copilot_env(tmp, fake.url), "LORE_STORE_DIR": str(store), "LORE_HOOK_IDLE_MS": "60000"}
+        # The hook's own budget raised to what the installed config gives it (10 s): a loaded CI
+        # machine must not turn a slow recall into a missing lead.
+        env = {**harness.copilot_env(tmp, fake.url), "LORE_STORE_DIR": str(store), "LORE_HOOK_IDLE_MS": "60000",
+               "LORE_HOOK_TIMEOUT_MS": "8000"}
         env.pop("LORE_HARNESS", None)  # the installed config names the harness itself
         harness.install_lore("copilot", env)  # $COPILOT_HOME/settings.json hooks and mcp-config.json
         cmd = [str(copilot), "--allow-all-tools", "-p"]
