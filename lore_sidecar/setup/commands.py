@@ -7,7 +7,8 @@ import sys
 
 from lore_sidecar.setup import USER_ONLY
 from lore_sidecar.setup import install as inst
-from lore_sidecar.setup.hosts import command_line, edits, where
+from lore_sidecar.setup.hosts import command_line, where
+from lore_sidecar.setup.plan import edits
 
 AFTER = {
     "claude-code": "Claude Code: hooks put <recall> leads into each prompt; the MCP tools (mcp__lore) let the "

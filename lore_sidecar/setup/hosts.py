@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar.errors import LoreError
-from lore_sidecar.setup import HOSTS, USER_ONLY
 from lore_sidecar.setup import formats as f
 from lore_sidecar.spawn import module_command
 
@@ -77,18 +76,6 @@ def this_executable() -> tuple[str, ...]:
 
 def command_line(args: tuple[str, ...] | list[str]) -> str:
     return " ".join(shlex.quote(a) for a in args)
-
-
-def edits(host: str, w: Where) -> list[Edit]:
-    if host not in HOSTS:
-        raise LoreError("unknownHost", f"unknown host {host!r}; choose from {', '.join(HOSTS)}")
-    if w.project is not None and host in USER_ONLY:
-        raise LoreError("userOnly", f"{host} is set up per user: use --user")
-    if host in ("copilot", "hermes"):
-        from lore_sidecar.setup import agents
-
-        return agents.copilot(w) if host == "copilot" else agents.hermes(w)
-    return BUILDERS[host](w)
 
 
 # -- Claude Code ------------------------------------------------------------------------------

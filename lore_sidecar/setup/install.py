@@ -22,7 +22,8 @@ from typing import Any
 import platformdirs
 
 from lore_sidecar.setup import formats as f
-from lore_sidecar.setup.hosts import Edit, Where, edits
+from lore_sidecar.setup.hosts import Edit, Where
+from lore_sidecar.setup.plan import edits
 
 
 @dataclass(frozen=True)
