@@ -40,16 +40,6 @@ def _fact_in_force(row, at: str) -> bool:
     return facts.holds(row["valid_from"], row["eff_until"], at)
 
 
-def _time(iso: str | None) -> datetime | None:
-    """An ISO-8601 time, or None when there is none or it does not parse."""
-    if not iso:
-        return None
-    try:
-        return datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 @dataclass(slots=True)
 class _Told:
     """A question about time in one recall: what an answer must tell (`tells(text)`), and
@@ -57,11 +47,6 @@ class _Told:
 
     tells: Callable[[str], bool]
     read: dict[int, tuple[str, bool]] = field(default_factory=dict)
-
-
-def _age_days(iso: str | None, now: float) -> float:
-    t = _time(iso)
-    return float("nan") if t is None else (now - t.timestamp()) / 86400.0
 
 
 class Recaller:
@@ -103,7 +88,7 @@ class Recaller:
         # that window. Its words stay in the query (measured: the same either way; a date may
         # also be written in the text looked for).
         # Relative words ("yesterday") count from the recall's asOf, else now.
-        when = dates.mentioned(query, _time(as_of)) if "messages" in kinds and s.date_weight > 0 else None
+        when = dates.mentioned(query, dates.parse_time(as_of)) if "messages" in kinds and s.date_weight > 0 else None
         # A question asking when ("When did we move to Postgres?") prefers the messages that
         # tell a time: the answer says "last Friday" or "in 2022"; one asking how long, the
         # messages that tell a duration ("for four years").
@@ -346,7 +331,7 @@ class Recaller:
                 if as_of is not None and row["created_at"] > as_of:
                     continue
                 score += fusion.recency_bonus(
-                    _age_days(row["created_at"], now),
+                    dates.age_days(row["created_at"], now),
                     weight=s.recency_weight,
                     half_life_days=s.recency_half_life_days,
                     k=s.rrf_k,
@@ -357,7 +342,7 @@ class Recaller:
                     score += self._when_bonus()
             elif c.kind == "knowledge":
                 # Curated knowledge ranks by priority; priority 0-1 nodes never decay.
-                age = 0.0 if row["priority"] <= 1 else _age_days(row["updated_at"], now)
+                age = 0.0 if row["priority"] <= 1 else dates.age_days(row["updated_at"], now)
                 score += PRIORITY_BONUS * (4 - row["priority"]) + fusion.recency_bonus(
                     age, weight=s.recency_weight, half_life_days=s.recency_half_life_days, k=s.rrf_k)
                 score *= fade_factor(retrievable.get(row["uri"], 1.0), row["priority"])

@@ -208,3 +208,19 @@ def time_asked(query: str) -> Callable[[str], bool] | None:
     if _ASKS_HOW_LONG.search(query):
         return says_how_long
     return None
+
+
+def parse_time(iso: str | None) -> datetime | None:
+    """An ISO-8601 time, or None when there is none or it does not parse."""
+    if not iso:
+        return None
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def age_days(iso: str | None, now: float) -> float:
+    """Days from an ISO-8601 time to `now` (epoch seconds); NaN when it does not parse."""
+    t = parse_time(iso)
+    return float("nan") if t is None else (now - t.timestamp()) / 86400.0
