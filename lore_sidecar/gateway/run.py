@@ -1,6 +1,7 @@
 """`lore-sidecar run <claude|codex|pi|opencode|copilot|hermes> [-- ARGS]`: make sure a gateway serves this
 store (start one in the background if none answers), then run the harness pointed at it,
-with the store's gateway secret as the first path segment of its base URL."""
+with the store's gateway secret as the first path segment of its base URL (Codex: in an
+environment variable it sends as a header, see codex_command)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from lore_sidecar.gateway.guard import gateway_secret
+from lore_sidecar.gateway.guard import HEADER, gateway_secret
 from lore_sidecar.spawn import module_command
 
 HARNESSES = {"claude": "claude", "codex": "codex", "pi": "pi", "opencode": "opencode", "copilot": "copilot",
@@ -61,7 +62,7 @@ def command_for(harness: str, url: str, args: list[str]) -> tuple[list[str], dic
         env["ANTHROPIC_BASE_URL"] = url
         return [exe, *args], env
     if harness == "codex":
-        return [exe, "-c", f'openai_base_url="{url}/v1"', *args], env
+        return codex_command(exe, url, args)
     if harness == "copilot":
         # Bring-your-own-key mode: Chat Completions or Responses (COPILOT_PROVIDER_WIRE_API) under
         # /v1, or Anthropic Messages (COPILOT_PROVIDER_TYPE=anthropic) with the base URL bare.
@@ -75,6 +76,25 @@ def command_for(harness: str, url: str, args: list[str]) -> tuple[list[str], dic
     # Pi and OpenCode: the providers' SDKs read these.
     env.update(ANTHROPIC_BASE_URL=url, OPENAI_BASE_URL=f"{url}/v1")
     return [exe, *args], env
+
+
+CODEX_TOKEN_ENV = "LORE_GATEWAY_TOKEN"
+
+
+def codex_command(exe: str, url: str, args: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Codex takes its base URL on the command line, which any local account can read in
+    /proc/<pid>/cmdline; its environment is the owner's alone. So the base URL goes without
+    the secret, and the secret goes in the environment, which a provider of our own sends as
+    the `x-lore-token` header (`env_http_headers`; Codex refuses to redefine the built-in
+    `openai` provider). `requires_openai_auth` makes that provider authenticate as the
+    built-in one does: the user's own login (an API key or ChatGPT) or CODEX_API_KEY."""
+    base, _, secret = url.rpartition("/")
+    provider = "model_providers.lore"
+    argv = [exe, "-c", "model_provider=lore", "-c", f'{provider}.name="lore gateway"',
+            "-c", f'{provider}.base_url="{base}/v1"', "-c", f'{provider}.wire_api="responses"',
+            "-c", f"{provider}.requires_openai_auth=true",
+            "-c", f'{provider}.env_http_headers={{"{HEADER}"="{CODEX_TOKEN_ENV}"}}', *args]
+    return argv, {CODEX_TOKEN_ENV: secret}
 
 
 def own_upstream(harness: str, env: dict[str, str] | os._Environ) -> str | None:

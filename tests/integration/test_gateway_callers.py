@@ -252,16 +252,17 @@ def test_another_local_user_cannot_connect_to_the_hook_daemon(tmp_path, reachabl
 
 
 def test_run_gives_every_harness_a_base_url_carrying_the_secret(tmp_path):
-    """`lore-sidecar run` for each harness: the base URL it hands over (environment or Codex's
-    `-c openai_base_url`) reaches the upstream through the gateway; the same URL without the
-    secret is refused."""
+    """`lore-sidecar run` for each harness: the base URL it hands over (in the environment)
+    reaches the upstream through the gateway; the same URL without the secret is refused.
+    Codex takes its base URL in argv, which other local accounts can read: there the URL has
+    no secret, which comes in the environment for Codex to send as `x-lore-token`."""
     import re
 
     bindir = tmp_path / "bin"
     bindir.mkdir()
     for name in ("claude", "codex", "pi", "opencode"):
         exe = bindir / name
-        exe.write_text('#!/bin/sh\necho "A=$ANTHROPIC_BASE_URL"\necho "O=$OPENAI_BASE_URL"\necho "ARGS=$*"\n')
+        exe.write_text('#!/bin/sh\necho "A=$ANTHROPIC_BASE_URL"\necho "O=$OPENAI_BASE_URL"\necho "ARGS=$*"\necho "T=$LORE_GATEWAY_TOKEN"\n')
         exe.chmod(0o755)
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "LORE_DISTILLER": "off"}
     store = tmp_path / "store"
@@ -275,8 +276,13 @@ def test_run_gives_every_harness_a_base_url_carrying_the_secret(tmp_path):
                 got = dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line[:5])
                 secret = (store / "gateway.secret").read_text().strip()
                 if name == "codex":
-                    targets = [(re.search(r'openai_base_url="([^"]+)"', got["ARGS"]).group(1) + "/responses",
-                                {"model": "m", "input": "via run"})]
+                    assert secret not in got["ARGS"] and got["T"] == secret  # environment, not argv
+                    base = re.search(r'model_providers\.lore\.base_url="([^"]+)"', got["ARGS"]).group(1)
+                    assert 'env_http_headers={"x-lore-token"="LORE_GATEWAY_TOKEN"}' in got["ARGS"]
+                    payload = json.dumps({"model": "m", "input": "via run"}).encode()
+                    assert post(base + "/responses", payload, **{"x-lore-token": got["T"]})[0] == 200
+                    assert post(base + "/responses", payload)[0] == 401  # control: without the header
+                    continue
                 else:
                     targets = [(got["A"] + "/v1/messages", {"model": "m", "max_tokens": 5, "messages": [
                         {"role": "user", "content": "via run"}]})]
