@@ -190,6 +190,29 @@ def test_never_more_than_four_breakpoints_go_upstream_even_beside_the_harness_ow
             proc.wait(10)
 
 
+def test_breakpoints_the_harness_put_only_on_tools_and_system_are_left_alone(tmp_path, workspace):
+    """Layer 0 adds lore's markers only to a body with none anywhere: a harness that spent all
+    four on tools and system (none in its messages) gets its body forwarded as it was, not a
+    fifth marker on its last message. Control: the same body without markers gets lore's two."""
+    mark = {"type": "ephemeral"}
+    own = {"model": "claude-sonnet-4-5", "max_tokens": 50,
+           "tools": [{"name": "Read", "description": "read", "input_schema": {"type": "object"}, "cache_control": mark}],
+           "system": [{"type": "text", "text": t, "cache_control": mark} for t in ("a", "b", "c")],
+           "messages": [{"role": "user", "content": [{"type": "text", "text": "hi (marker bpts)"}]}]}
+    bare = json.loads(json.dumps(own).replace(', "cache_control": {"type": "ephemeral"}', ""))
+    assert _marks(own) == 4 and _marks(bare) == 0
+    with FakeModels(lambda api, body: "fine") as fake:
+        proc, url = start(tmp_path / "store", workspace, fake.url, LORE_GATEWAY_TIMEOUT_MS="120000")
+        try:
+            post(url + "/v1/messages", own)
+            assert fake.requests[-1][2] == own  # the harness's four, none added, none moved
+            post(url + "/v1/messages", bare)
+            assert _marks(fake.requests[-1][2]) == 2  # control: lore marks a body that has none
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
 def test_the_x_lore_session_header_names_the_session(tmp_path, workspace):
     store = tmp_path / "store"
     first = {**BODY, "stream": False, "messages": [{"role": "user", "content": [{"type": "text", "text": "one xls1"}]}]}

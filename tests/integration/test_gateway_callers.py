@@ -103,6 +103,37 @@ def test_without_the_secret_nothing_is_forwarded_or_captured_and_the_error_is_th
     assert all(captured(store, f"nosecret{i}") == 0 for i in range(1, 6))  # counted now the table exists
 
 
+def ask(url: str, method: str = "GET", data: bytes | None = None, **headers: str) -> tuple[int, dict]:
+    """Like post(), but with only the headers given (an SDK's own set)."""
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_every_path_needs_the_secret_and_the_refusal_is_in_the_callers_sdk_shape(gw):
+    """Not only the model calls: listing models and counting tokens are refused without the
+    secret too, nothing forwarded; the refusal is OpenAI's shape for a bearer key with no
+    Anthropic header (OpenAI's SDK on /v1/models), Anthropic's for its SDK on the same path.
+    Control: the same calls with the secret reach the upstream."""
+    fake, url, _ = gw
+    base = url.rsplit("/", 1)[0]
+    anthropic = {"x-api-key": "sk-ant-x", "anthropic-version": "2023-06-01"}
+    count = json.dumps({"model": "m", "messages": [{"role": "user", "content": "count me"}]}).encode()
+    status, err = ask(base + "/v1/models", authorization="Bearer sk-x")
+    assert status == 401 and set(err) == {"error"} and err["error"]["code"] == "lore_gateway_refused", err
+    status, err = ask(base + "/v1/models", **anthropic)
+    assert status == 401 and err["type"] == "error" and err["error"]["type"] == "authentication_error", err
+    status, err = ask(base + "/v1/messages/count_tokens", "POST", count, **anthropic, **{"content-type": "application/json"})
+    assert status == 401 and err["type"] == "error", err
+    assert fake.seen == []
+    assert ask(url + "/v1/models", authorization="Bearer sk-x")[0] == 200
+    assert ask(url + "/v1/messages/count_tokens", "POST", count, **anthropic, **{"content-type": "application/json"})[0] == 200
+    assert len(fake.seen) == 2
+
+
 @pytest.mark.parametrize("headers", [
     {"origin": "http://127.0.0.1:9999"},
     {"origin": "null"},
@@ -298,3 +329,120 @@ def test_run_gives_every_harness_a_base_url_carrying_the_secret(tmp_path):
             os.kill(json.loads((store / "gateway.json").read_text())["pid"], 15)
     assert stat.S_IMODE((store / "gateway.json").stat().st_mode) == 0o600
     assert secret not in (store / "gateway.json").read_text()
+
+
+@pytest.fixture
+def in_tmp():
+    """A private folder directly in /tmp, where the hook socket's fallback folder lives (its
+    checks apply only there), removed after the test."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="lore-test-", dir="/tmp"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _posing_listener(path: Path):
+    """Something listening on `path` that answers every line as a daemon would."""
+    import socket as _socket
+    import threading
+
+    server = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(8)
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def answer() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(5)
+                try:
+                    conn.recv(65536)
+                    conn.sendall(b'{"output": "posing"}\n')
+                except OSError:
+                    pass
+
+    threading.Thread(target=answer, daemon=True).start()
+
+    def close() -> None:
+        stop.set()
+        server.close()
+
+    return close
+
+
+def test_neither_end_of_the_hook_socket_uses_a_fallback_folder_others_can_enter(in_tmp):
+    """The /tmp fallback folder must be closed to others: the hook client does not talk to
+    whatever listens in an open one (it could pose as the daemon), and the daemon does not bind
+    there. Control: the same folder made 0700 again, both ends use it."""
+    from lore_sidecar.hook.command import ask_daemon
+    from lore_sidecar.hook.daemon import HookDaemon
+    from lore_sidecar.hook.events import private_socket_dir
+
+    pose = in_tmp / "pose.sock"
+    close = _posing_listener(pose)
+    try:
+        assert ask_daemon(pose, {"event": "x"}, 5.0) == {"output": "posing"}  # control: our own folder
+        in_tmp.chmod(0o755)
+        assert not private_socket_dir(pose, create=False)
+        assert ask_daemon(pose, {"event": "x"}, 5.0) is None
+    finally:
+        close()
+    daemon = HookDaemon(None, in_tmp)
+    assert daemon.path.parent == in_tmp  # the store's own socket name, in a folder of /tmp
+    with pytest.raises(OSError):
+        daemon.bind()
+    assert not daemon.path.exists()
+    in_tmp.chmod(0o700)  # control: closed to others, the daemon binds, 0600
+    server = daemon.bind()
+    try:
+        assert server is not None and stat.S_IMODE(daemon.path.stat().st_mode) == 0o600
+    finally:
+        server.close()
+    for p in in_tmp.iterdir():
+        p.unlink()
+    in_tmp.rmdir()  # gone: the daemon's side makes it again, closed
+    assert private_socket_dir(pose, create=True)  # made again, 0700
+    assert stat.S_IMODE(in_tmp.stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to uid 65534 needs root (the CI machine runs as root)")
+def test_a_hook_socket_folder_another_user_owns_is_not_used_even_closed(in_tmp):
+    from lore_sidecar.hook.command import ask_daemon
+    from lore_sidecar.hook.events import private_socket_dir
+
+    pose = in_tmp / "pose.sock"
+    close = _posing_listener(pose)
+    try:
+        assert private_socket_dir(pose, create=False)  # control: ours, 0700
+        os.chown(in_tmp, NOBODY, NOBODY)  # the same folder, 0700, but another user's
+        assert stat.S_IMODE(in_tmp.stat().st_mode) == 0o700
+        assert not private_socket_dir(pose, create=False)
+        assert ask_daemon(pose, {"event": "x"}, 5.0) is None
+        os.chown(in_tmp, os.getuid(), os.getgid())
+        assert ask_daemon(pose, {"event": "x"}, 5.0) == {"output": "posing"}  # control: ours again
+    finally:
+        close()
+
+
+def test_a_loosened_secret_file_is_closed_again_and_keeps_its_secret(tmp_path):
+    """security.md: the secret file is 0600, "a looser mode is tightened when read" (a copy or a
+    chmod may have opened it to the group or to everyone). Control: the secret is the same one."""
+    from lore_sidecar.gateway.guard import SECRET_FILE, gateway_secret
+
+    store = tmp_path / "store"
+    secret = gateway_secret(store)
+    path = store / SECRET_FILE
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # control: made closed
+    for loose in (0o644, 0o640, 0o604):
+        path.chmod(loose)
+        assert gateway_secret(store) == secret
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, oct(loose)

@@ -292,6 +292,39 @@ def test_raw_deflate_and_unknown_encodings_pass_through(peers):
         assert_same(direct, through)
 
 
+def _uncached_calls(store, session: str) -> int:
+    for p in (store / "context").glob("*.json"):
+        state = json.loads(p.read_text())
+        if state.get("sessionId") == session:
+            return int(state.get("uncached_calls") or 0)
+    return 0
+
+
+@pytest.mark.parametrize("flavour", ["zlib", "raw"])
+def test_the_usage_of_a_deflate_answer_is_read_whether_zlib_wrapped_or_raw(peers, flavour):
+    """Both deflate flavours servers send are decoded for the private copy (docs: "a private
+    decoded copy (gzip, deflate)"); the harness gets the peer's bytes either way. The zlib case
+    is the control: the same check with the flavour RFC 9110 names."""
+    _, plan, _, store = peers
+    session = f"peer-deflate-{flavour}"
+    answer = json.dumps({"id": "msg_d", "type": "message", "role": "assistant", "model": "m",
+                         "content": [{"type": "text", "text": "deflated"}], "stop_reason": "end_turn",
+                         "stop_sequence": None, "usage": {"input_tokens": 11, "output_tokens": 2}}).encode()
+    data = zlib.compress(answer) if flavour == "zlib" else _deflate_raw(answer)
+    assert (data[0] & 0x0F == 8) == (flavour == "zlib")  # control: the two flavours really differ
+    plan.raw = Raw(200, [("content-type", "application/json"), ("content-encoding", "deflate")], [data])
+    try:
+        body = json.dumps({**MSG, "metadata": {"user_id": json.dumps({"session_id": session})}}).encode()
+        direct, through = both(peers, "POST", "/v1/messages", body, {**JSON, "accept-encoding": "deflate"})
+    finally:
+        plan.raw = None
+    assert_same(direct, through)
+    deadline = time.monotonic() + 15
+    while _uncached_calls(store, session) < 1:
+        assert time.monotonic() < deadline, f"the usage of a {flavour} deflate answer was never recorded"
+        time.sleep(0.2)
+
+
 def test_health_without_the_secret_reveals_nothing(peers):
     _, _, url, _ = peers
     base = url.rsplit("/", 1)[0]
