@@ -243,3 +243,87 @@ def test_ask_answers_from_retrieval_with_paths_lines_and_hashes_and_says_so(side
     assert c.request("lore/askStats", {})["questionsAnswered"] == 1
     empty = c.request_full("lore/ask", {"question": "  "})
     assert empty["error"]["data"]["kind"] == "invalidQuestion"
+
+
+def test_the_harness_own_breakpoints_are_left_alone_and_never_make_more_than_four(sidecar):
+    """Anthropic allows four `cache_control` breakpoints. At L0 a body that carries the
+    harness's own markers comes back exactly as sent (lore adds none); after compression
+    lore's markers fill only what the harness left (three on system and tools: one more).
+    The controls: a body without markers gets lore's two at L0, and lore's two after
+    compression."""
+    from lore_sidecar.engine.context.bodies import count_marks
+
+    c = sidecar()
+    msgs = [m for k in range(30) for m in turn(k)] + [{"role": "user", "content": [{"type": "text", "text": "next"}]}]
+    own = body(msgs)
+    own["system"] = [{"type": "text", "text": "You are a coding agent. " * 50, "cache_control": {"type": "ephemeral"}},
+                     {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
+    own["tools"] = [{**own["tools"][0], "cache_control": {"type": "ephemeral"}}]
+    r = assemble(c, "s-own-l0", own)
+    assert r["layer"] == 0 and r["body"] == own and r["breakpoints"] == []
+    plain = assemble(c, "s-plain-l0", body(msgs))
+    assert plain["layer"] == 0 and count_marks(plain["body"]) == 2  # the control
+    for session in ("s-own", "s-plain"):
+        c.request("lore/recordUsage", {"sessionId": session, "error": {"message": "prompt is too long"}})
+    squeezed = assemble(c, "s-own", own)
+    assert squeezed["layer"] >= 1 and count_marks(squeezed["body"]) <= 4, squeezed["breakpoints"]
+    assert squeezed["body"]["system"] == own["system"] and squeezed["body"]["tools"] == own["tools"]
+    control = assemble(c, "s-plain", body(msgs))
+    assert control["layer"] >= 1 and count_marks(control["body"]) == 2
+
+
+def test_l2_keeps_the_outputs_of_the_last_two_model_calls_whole(sidecar):
+    """docs/context.md: at L2 "tool outputs older than the last two model calls become stubs".
+    The turn in progress made two calls (read, then grep): both outputs are sent whole; the
+    control: the older turns' outputs are stubbed."""
+    c = sidecar()
+    first, second = "FIRST OUTPUT " * 400, "SECOND OUTPUT " * 400
+    live = [{"role": "user", "content": [{"type": "text", "text": "now fix the parser"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a1", "name": "Read", "input": {"path": "p"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a1", "content": first}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a2", "name": "Grep", "input": {"q": "x"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a2", "content": second}]}]
+    msgs = [m for k in range(60) for m in turn(k)] + live
+    for _ in range(2):
+        c.request("lore/recordUsage", {"sessionId": "s-l2", "error": {"message": "prompt is too long"}})
+    r = assemble(c, "s-l2", body(msgs))
+    assert r["layer"] == 2
+    sent = strip_marks(r["body"]["messages"])
+    assert sent[-4:] == live[-4:]  # both calls of this turn and their outputs, whole
+    results = [b for m in sent for b in (m["content"] if isinstance(m["content"], list) else [])
+               if b.get("type") == "tool_result"]
+    assert any("tool output elided" in json.dumps(b) for b in results)  # control: older ones were stubbed
+    assert paired(sent)
+
+
+def test_parallel_function_calls_of_the_responses_dialect_stay_with_their_outputs(sidecar):
+    """A Responses model turn may emit several `function_call` items in a row before their
+    outputs. A window starting between them would send an output whose call was evicted.
+    Wherever the window's edge falls, every output follows its call."""
+    c = sidecar()
+    for turns in range(40, 90, 7):
+        resp: list[dict] = []
+        for k in range(turns):
+            out = "\n".join(f"line {i} of file {k}" for i in range(10 + (k * 37) % 70))
+            resp += [{"type": "message", "role": "user", "content": [{"type": "input_text",
+                                                                       "text": f"step {k} " + "please " * ((k * 53) % 90)}]},
+                     {"type": "function_call", "call_id": f"a{k}", "name": "read", "arguments": "{}"},
+                     {"type": "function_call", "call_id": f"b{k}", "name": "grep", "arguments": "{}"},
+                     {"type": "function_call", "call_id": f"c{k}", "name": "ls", "arguments": "{}"},
+                     {"type": "function_call_output", "call_id": f"a{k}", "output": out},
+                     {"type": "function_call_output", "call_id": f"b{k}", "output": out[: 100 + (k * 71) % 900]},
+                     {"type": "function_call_output", "call_id": f"c{k}", "output": out[: 50 + (k * 13) % 400]},
+                     {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": f"done {k}"}]}]
+        session = f"s-par-{turns}"
+        for _ in range(2):
+            c.request("lore/recordUsage", {"sessionId": session, "error": {"message": "context_length_exceeded"}})
+        r = c.request("lore/assembleContext", {"sessionId": session, "body": {"model": "gpt-5", "input": resp},
+                                               "api": "openai-responses"}, timeout=60)
+        out = r["body"]["input"]
+        assert r["layer"] == 2 and len(out) < len(resp)
+        calls: set[str] = set()
+        for item in out:
+            if item.get("type") == "function_call":
+                calls.add(item["call_id"])
+            if item.get("type") == "function_call_output":
+                assert item["call_id"] in calls, (turns, item["call_id"])

@@ -225,3 +225,52 @@ def test_user_installs_go_where_each_host_looks_when_its_own_variable_moves_it(t
     control.mkdir()
     assert run_with(control, {}, "install", "pi", "--user").returncode == 0
     assert "lore" in (control / defaults["pi"]).read_text()
+
+
+def test_a_reinstall_from_another_executable_still_uninstalls_to_the_original_bytes(tmp_path):
+    """`doctor` says "run install again from the lore-sidecar you want" when a config starts
+    another one: that second install changes lore's entries, and uninstall must still restore
+    the file as it was before lore's first install (not the first install's output). The
+    control: after the second install the file names the new executable."""
+    from lore_sidecar.setup import install as inst
+    from lore_sidecar.setup.hosts import Where
+
+    home, project = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    helix = write(project / ".helix" / "languages.toml", '# mine\n[[language]]\nname = "python"\n'
+                                                         'language-servers = ["ruff"]\n')
+    original = helix.read_bytes()
+    env = {"HOME": str(home), "XDG_STATE_HOME": str(tmp_path / "state")}
+    old = Where(home=home, env=env, project=project, exe=("/opt/old/bin/lore-sidecar",))
+    new = Where(home=home, env=env, project=project, exe=("/opt/new/bin/lore-sidecar",))
+    assert inst.install("helix", old)
+    assert inst.install("helix", new)  # the command changed: something to write
+    assert "/opt/new/bin/lore-sidecar" in helix.read_text() and "/opt/old/" not in helix.read_text()  # the control
+    inst.uninstall("helix", new)
+    assert helix.read_bytes() == original
+    assert not (project / ".helix" / "languages.toml.lore-backup").exists()
+
+
+def test_claude_config_dir_moves_the_mcp_entry_too_and_nothing_lands_in_home(tmp_path):
+    """Claude Code keeps `.claude.json` (its MCP servers) inside CLAUDE_CONFIG_DIR when that is
+    set: lore's server entry goes there, and nothing is written under the home folder. The
+    control: without the variable the entry is in ~/.claude.json."""
+    from lore_sidecar.setup import install as inst
+    from lore_sidecar.setup.hosts import Where
+
+    home, elsewhere, state = tmp_path / "home", tmp_path / "elsewhere", tmp_path / "state"
+    home.mkdir()
+    elsewhere.mkdir()
+    exe = ("/opt/bin/lore-sidecar",)
+    moved = Where(home=home, env={"HOME": str(home), "XDG_STATE_HOME": str(state), "CLAUDE_CONFIG_DIR": str(elsewhere)},
+                  project=None, exe=exe)
+    inst.install("claude-code", moved)
+    assert "lore" in json.loads((elsewhere / ".claude.json").read_text())["mcpServers"]
+    assert [p for p in home.rglob("*") if p.is_file()] == []  # not ~/.claude.json, not ~/.claude/
+    inst.uninstall("claude-code", moved)
+    assert [p for p in elsewhere.rglob("*") if p.is_file()] == []
+    control_home = tmp_path / "control"
+    control_home.mkdir()
+    inst.install("claude-code", Where(home=control_home, env={"HOME": str(control_home), "XDG_STATE_HOME": str(state)},
+                                      project=None, exe=exe))
+    assert "lore" in json.loads((control_home / ".claude.json").read_text())["mcpServers"]

@@ -141,3 +141,23 @@ def test_a_recall_page_that_ends_the_candidate_pool_is_not_the_end_when_more_mat
     assert [h["uri"] for h in full["hits"]] == [f"session://s/m{i:02d}" for i in range(12)]  # the reference
     assert uris == [h["uri"] for h in full["hits"]]  # every match, once, in order: nothing hidden past the pool
     assert inside["truncated"] is True and [h["uri"] for h in inside["hits"]] == uris[2:4]  # the control
+
+
+PAGED = {
+    "recall": ("lore/recall", {"query": "cobalt"}),
+    "queryFacts": ("lore/queryFacts", {"text": "cobalt"}),
+    "timeline": ("lore/timeline", {"subject": "gateway"}),
+    "review": ("lore/review", {"threshold": 1.0}),
+    "listNodes": ("lore/listNodes", {}),
+}
+
+
+@pytest.mark.parametrize("case", list(PAGED))
+def test_every_paged_method_refuses_a_negative_offset(seeded, case):
+    """docs/protocol.md: a bad page is -32602, on every capped list (a negative offset would
+    otherwise be a slice from the end). The control: the same call at offset 1."""
+    method, params = PAGED[case]
+    good = seeded.request_full(method, {**params, "limit": 2, "offset": 1})
+    refused = seeded.request_full(method, {**params, "limit": 2, "offset": -1})
+    assert "result" in good, good  # the control
+    assert refused.get("error", {}).get("code") == -32602, refused

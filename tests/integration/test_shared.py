@@ -426,10 +426,49 @@ def test_a_secret_in_a_write_is_redacted_before_it_reaches_the_shared_record(tmp
         c.request("lore/createNode", {"uri": "project://shop/gotcha/keys", "category": "gotcha",
                                       "content": "Deploy notes (cobalt-marker): " + " / ".join(t for _, t, _ in planted)})
         c.request("lore/assertFact", {"subject": "deploy-bot", "predicate": "uses_token", "object": planted[1][1]})
+        # An update carries its text in `changes`: redacted there too.
+        c.request("lore/updateNode", {"uri": "project://shop/gotcha/keys",
+                                      "content": "Rotated (umber-marker): " + " / ".join(t for _, t, _ in planted)})
     finally:
         c.close()
     with psycopg.connect(pg_cluster.url) as conn:
         rows = [json.dumps(r[0]) for r in conn.execute("SELECT op FROM lore_ops WHERE team=%s", (team,)).fetchall()]
     text = "\n".join(rows)
-    assert len(rows) == 2 and "cobalt-marker" in text and "deploy-bot" in text  # the control: they travelled
+    assert len(rows) == 3 and "cobalt-marker" in text and "deploy-bot" in text  # the control: they travelled
+    assert "umber-marker" in text
     assert [secret for _, _, secret in planted if secret in text or json.dumps(secret)[1:-1] in text] == []
+
+
+def test_a_forgotten_node_frees_its_uri_and_its_budget_slot_and_a_scope_move_is_budgeted(pg_cluster):
+    """The record's live nodes are what arbitration counts: `forget` (like deleteNode) takes a
+    node out, so its URI can be created again and its priority slot is free; an update that
+    moves a node into a scope whose priority-0 budget is full is refused there, as on one
+    machine. The controls: the URI is taken before the forget, and the same update without
+    the scope move passes."""
+    from lore_sidecar.errors import LoreError
+    from lore_sidecar.shared.record import SharedRecord
+
+    tag = uuid.uuid4().hex[:8]
+    rec = SharedRecord(pg_cluster.url, f"f-{tag}", "m")
+    n = iter(range(1000))
+
+    def op(method: str, **args) -> int:
+        return rec.append({"opId": f"{tag}-{next(n)}", "kind": "nodeOp", "method": method, "project": "/x/shop",
+                           "args": args}, "shop")
+
+    uri = "project://shop/decision/kept"
+    try:
+        op("createNode", uri=uri, content="c", category="decision", priority=0)
+        with pytest.raises(LoreError) as taken:
+            op("createNode", uri=uri, content="c", category="decision", priority=0)
+        op("forget", uri=uri)
+        op("createNode", uri=uri, content="again", category="decision", priority=0)  # free again
+        for k in range(5):  # the global scope's priority-0 budget, full
+            op("createNode", uri=f"preferences://user/g{k}", content="g", category="preference", priority=0)
+        with pytest.raises(LoreError) as moved:
+            op("updateNode", uri=uri, changes={"scope": "global"})
+        op("updateNode", uri=uri, changes={"content": "still project"})  # control: no move, no refusal
+    finally:
+        rec.close()
+    assert taken.value.kind == "nodeExists"
+    assert moved.value.kind == "priorityBudget"
