@@ -123,6 +123,23 @@ def launched(tmp_path):
         proc.wait(10)
 
 
+def test_a_launch_code_is_good_for_sixty_seconds_and_once():
+    from lore_sidecar.ui.guard import LAUNCH_TTL_S, Access
+
+    assert LAUNCH_TTL_S == 60  # security.md: valid 60 seconds
+    now = [1000.0]
+    access = Access("the-token", clock=lambda: now[0])
+    early, late = access.launch_code(), access.launch_code()
+    now[0] += LAUNCH_TTL_S - 1
+    assert access.redeem(early)  # the control: inside its minute it logs in
+    assert not access.redeem(early)  # once
+    now[0] += 2  # 61 s after both were made
+    assert not access.redeem(late)
+    assert not access.redeem("the-token") and not access.redeem("")
+    fresh = access.launch_code()
+    assert access.redeem(fresh)  # a code made now is good
+
+
 def test_a_browser_command_that_never_returns_neither_stalls_the_dashboard_nor_its_exit(tmp_path):
     proc, url, (_, _, browser_pid), done = start_ui(tmp_path)
     try:

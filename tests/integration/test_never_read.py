@@ -96,6 +96,92 @@ def sidecar(tmp_path_factory):
             c.close()
 
 
+def test_the_jail_judges_the_path_as_given_and_the_real_path_it_resolves_to(tmp_path):
+    """Three links, each refused for one side only: a harmless name leading into `.ssh/` (its
+    real path is the credential, its name is not), a `.env` leading to an ordinary file, and a
+    `.ssh` folder that is a link to an ordinary one (the given paths are the credentials)."""
+    from lore_sidecar.errors import LoreError
+
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "deploy" / ".ssh").mkdir(parents=True)
+    (ws / "deploy" / ".ssh" / "config").write_text("Host prod quokkasshconfig\n")
+    (ws / "sshcopy").mkdir()
+    (ws / "sshcopy" / "config").write_text("Host test wombatplainword\n")
+    (ws / "src" / "values.txt").write_text("wombatplainword\n")
+    os.symlink("../deploy/.ssh/config", ws / "src" / "notes.txt")
+    os.symlink("src/values.txt", ws / ".env")
+    os.symlink("sshcopy", ws / ".ssh")
+    os.symlink("values.txt", ws / "src" / "plain-link.txt")  # the control: a link to an ordinary file
+    ws = ws.resolve()
+    jail = Jail.of([ws])
+    tools = Tools(root=ws, jail=jail)
+    for given in ("src/notes.txt", ".env", ".ssh/config"):
+        for attempt in (lambda g=given: jail.readable(ws / g), lambda g=given: jail.read_bytes(ws / g, max_bytes=1 << 20)):
+            with pytest.raises(LoreError) as refused:
+                attempt()
+            assert refused.value.kind == "secretFile", (given, refused.value)
+    with pytest.raises(LoreError) as refused:
+        tools.read("src/notes.txt")  # the ask agent's Read: the real path is the credential
+    assert refused.value.kind == "secretFile"
+    # controls: the same files under their own ordinary names, and a link to one, read
+    assert jail.read_bytes(ws / "src" / "plain-link.txt", max_bytes=1 << 20) == b"wombatplainword\n"
+    assert tools.read("sshcopy/config")["lines"] == ["Host test wombatplainword"]
+    assert tools.read("src/values.txt")["lines"] == ["wombatplainword"]
+
+
+def test_grep_never_shows_files_of_credential_folders_its_excludes_do_not_name(tmp_path):
+    """grep's `--exclude`s name files and a few folders; `.kube/config`, `.docker/config.json`,
+    `gh/hosts.yml` and gcloud's folder are kept out by the filter on grep's output."""
+    ws = tmp_path / "ws"
+    for rel in (".kube/config", ".docker/config.json", ".config/gh/hosts.yml", ".config/gcloud/properties"):
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(f"token: quokkatail {rel}\n")
+    (ws / "kube").mkdir()
+    (ws / "kube" / "config.yaml").write_text("quokkatail control\n")  # the control: a look-alike that is not one
+    ws = ws.resolve()
+    tools = Tools(root=ws, jail=Jail.of([ws]))
+    assert tools.grep("quokkatail")["matches"] == ["kube/config.yaml:1:quokkatail control"]
+    assert tools.glob("*")["paths"] == ["kube/config.yaml"]
+
+
+def test_chunks_indexed_before_the_list_named_the_file_are_never_shown(tmp_path, monkeypatch):
+    """An index built by an older lore (whose list did not name `.ssh/`) holds a chunk of
+    `deploy/.ssh/config`: recall shows no hit from it and getNode of that very chunk is refused."""
+    from lore_sidecar.engine.workspace import walk as walk_module
+    from lore_sidecar.errors import LoreError
+    from tests.integration.test_store_and_index import engine_for
+
+    ws = tmp_path / "ws"
+    (ws / "deploy" / ".ssh").mkdir(parents=True)
+    (ws / "src").mkdir()
+    (ws / "deploy" / ".ssh" / "config").write_text("Host prod\n  IdentityFile quokkasshconfig\n")
+    (ws / "src" / "app.py").write_text("wombatplainword\nreturn 1\n")
+    ws = ws.resolve()
+    e = engine_for(tmp_path / "store", [str(ws)])
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(walk_module, "never_read", lambda rel: False)  # the older list
+            e.view.workspace.scan(str(ws))
+        e.index.wait()
+        chunks = e.records.files.db.reader().execute(
+            "SELECT c.start_line, c.end_line FROM chunks c JOIN files f ON f.id=c.file_id WHERE f.path=?",
+            ("deploy/.ssh/config",)).fetchall()
+        assert chunks, "the premise: the older index holds the credential file's chunk"
+        hits = e.recall("quokkasshconfig IdentityFile", sources=["files"]).hits
+        assert not any(".ssh" in h.uri for h in hits), hits
+        for start, end in chunks:
+            with pytest.raises(LoreError) as refused:
+                e.get_node(f"file://{ws}/deploy/.ssh/config#L{start}-L{end}")
+            assert refused.value.kind == "secretFile"
+        # controls: the ordinary file of the same index is found and opened
+        found = e.recall("wombatplainword", sources=["files"]).hits
+        assert any(h.uri.startswith(f"file://{ws}/src/app.py") for h in found), found
+        assert "wombatplainword" in e.get_node(found[0].uri).content
+    finally:
+        e.close()
+
+
 def test_lsp_faces_refuse_every_secret_file_and_answer_the_ordinary_one(sidecar):
     c, ws, _, _ = sidecar
     answers = []
@@ -242,3 +328,4 @@ def test_ignore_files_are_read_by_the_same_reader_a_fifo_or_a_link_to_env_is_not
     walker.join(20)
     assert not walker.is_alive(), "the walk hangs on a FIFO named .gitignore"
     assert sorted(found) == [".gitignore", "fifo/kept.txt", "linked/kept.txt"], found
+

@@ -171,6 +171,28 @@ def test_three_hundred_attempts_outside_the_workspace_read_and_write_nothing(tmp
         c.close()
 
 
+def test_a_folder_beside_the_workspace_whose_name_extends_it_is_outside(tmp_path):
+    """`<tmp>/ws-evil` and `<tmp>/ws2` begin with the text of the root `<tmp>/ws` but lie
+    outside it: the jail compares whole path components, never string prefixes."""
+    from lore_sidecar.engine.jail import Jail
+    from lore_sidecar.errors import LoreError
+
+    ws = project(tmp_path / "ws").resolve()
+    for sibling in ("ws-evil", "ws2"):
+        (tmp_path / sibling).mkdir()
+        (tmp_path / sibling / "secret.txt").write_text("outside secret text\n")
+    jail = Jail.of([ws])
+    for given in (tmp_path / "ws-evil" / "secret.txt", ws / ".." / "ws2" / "secret.txt", tmp_path / "ws-evil"):
+        for attempt in (lambda g=given: jail.resolve(g), lambda g=given: jail.read_bytes(g, max_bytes=1 << 20),
+                        lambda g=given: jail.project(str(g))):
+            with pytest.raises(LoreError) as refused:
+                attempt()
+            assert refused.value.kind == "outsideWorkspace", (given, refused.value)
+    # the control: the root itself and a file inside it
+    assert jail.project(str(ws)) == ws
+    assert b"zebracorn" in jail.read_bytes(ws / "src" / "app.py", max_bytes=1 << 20)
+
+
 def outside_uri(tmp: Path, name: str) -> str:
     return (tmp / "outside" / name).as_uri() + "#L1-L3"
 

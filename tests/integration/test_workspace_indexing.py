@@ -89,3 +89,36 @@ def test_one_unreadable_file_does_not_stop_indexing(tmp_path, workspace):
     finally:
         bad.chmod(0o644)
         e.close()
+
+
+# Files of credential folders: their names are ordinary (`config`), their folders are not.
+IN_CREDENTIAL_FOLDERS = (".ssh/config", "deploy/.aws/config", ".kube/config", ".docker/config.json",
+                         ".config/gcloud/properties", ".config/gh/hosts.yml")
+LOOK_ALIKES = ("kube/config.yaml", "docs/ssh/config")  # the controls: ordinary folders of similar names
+
+
+def _plant(workspace: Path) -> None:
+    for rel in (*IN_CREDENTIAL_FOLDERS, *LOOK_ALIKES):
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text(f"token = quokka {rel}\n")
+
+
+def test_the_walk_never_lists_a_file_inside_a_credential_folder(tmp_path, workspace):
+    _plant(workspace)
+    got = paths(workspace)
+    assert not [p for p in got if p in IN_CREDENTIAL_FOLDERS], got
+    assert all(p in got for p in LOOK_ALIKES), got
+
+
+def test_a_watched_change_inside_a_credential_folder_is_not_indexed(tmp_path, workspace):
+    e = engine_for(tmp_path / "store", [str(workspace)])
+    try:
+        e.view.workspace.scan(str(workspace))
+        _plant(workspace)  # created after the scan: the watcher reports them one by one
+        e.view.workspace.apply_changes(str(workspace), [str(workspace / rel) for rel in (*IN_CREDENTIAL_FOLDERS,
+                                                                                          *LOOK_ALIKES)])
+        indexed = {rel for p in e.records.projects() for rel in e.records.files.file_states(p.id)}
+        assert not indexed & set(IN_CREDENTIAL_FOLDERS), indexed
+        assert set(LOOK_ALIKES) <= indexed, indexed
+    finally:
+        e.close()

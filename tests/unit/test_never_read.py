@@ -19,10 +19,17 @@ NEVER = [".env", ".env.local", ".ENV.production", ".envrc", "config/prod.env", "
          ".pgpass", "credentials.json", "deploy/terraform.tfvars", "state.tfstate", "home/.ssh/config",
          ".aws/credentials", ".aws/config", ".docker/config.json", ".kube/config", ".config/gh/hosts.yml",
          ".config/gcloud/application_default_credentials.json", ".config/gcloud/configurations/config_default",
-         "/abs/where/ever/.env"]
+         "/abs/where/ever/.env",
+         # case: folders and trailing pieces compare like names do (`.SSH` on a case-insensitive disk is `.ssh`)
+         ".SSH/config", "deploy/.Aws/config", ".KUBE/config", ".Docker/config.json", ".Config/GCloud/properties",
+         # every `id_*` key name with what follows it, not only the bare names
+         "id_ed25519.pub", "id_ed25519_sk", "id_ecdsa.old", "keys/id_dsa-2019",
+         # a file directly inside a credential folder (not only one level further down)
+         ".config/gcloud/properties", "gcloud/legacy_credentials/adc.json", "home/.config/gcloud/active_config"]
 READABLE = ["src/app.py", "README.md", "environment.py", "docs/env-vars.md", "keys.py", "src/key_utils.py",
             "docs/pem-format.md", "config/settings.toml", "kube/config.yaml", "docker/config.json", "gcloud/deploy.sh",
-            "credentials_test.py", "/root/.ssh-notes/readme.md", "/home/u/.aws/project/src/app.py"]
+            "credentials_test.py", "/root/.ssh-notes/readme.md", "/home/u/.aws/project/src/app.py",
+            "SSH/config", "docs/Kube/config", "gcloud/properties", "config/gcloud.md", "id_card.py"]
 
 
 @pytest.mark.parametrize("path", NEVER)
