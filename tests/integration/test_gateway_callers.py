@@ -119,7 +119,7 @@ def test_every_path_needs_the_secret_and_the_refusal_is_in_the_callers_sdk_shape
     Anthropic header (OpenAI's SDK on /v1/models), Anthropic's for its SDK on the same path.
     Control: the same calls with the secret reach the upstream."""
     fake, url, _ = gw
-    base = url.rsplit("/", 1)[0]
+    base, secret = url.rsplit("/", 1)
     anthropic = {"x-api-key": "sk-ant-x", "anthropic-version": "2023-06-01"}
     count = json.dumps({"model": "m", "messages": [{"role": "user", "content": "count me"}]}).encode()
     status, err = ask(base + "/v1/models", authorization="Bearer sk-x")
@@ -128,6 +128,8 @@ def test_every_path_needs_the_secret_and_the_refusal_is_in_the_callers_sdk_shape
     assert status == 401 and err["type"] == "error" and err["error"]["type"] == "authentication_error", err
     status, err = ask(base + "/v1/messages/count_tokens", "POST", count, **anthropic, **{"content-type": "application/json"})
     assert status == 401 and err["type"] == "error", err
+    for wrong in (secret[:16] + "0" * (len(secret) - 16), secret + "0", secret[:-1]):  # close is not enough
+        assert ask(f"{base}/{wrong}/v1/models", **anthropic)[0] == 401, wrong
     assert fake.seen == []
     assert ask(url + "/v1/models", authorization="Bearer sk-x")[0] == 200
     assert ask(url + "/v1/messages/count_tokens", "POST", count, **anthropic, **{"content-type": "application/json"})[0] == 200

@@ -263,6 +263,56 @@ def test_credentials_and_provider_headers_reach_the_upstream_unchanged(peers):
     assert "x-lore-token" not in got and url.rsplit("/", 1)[1] not in json.dumps(got)  # our secret stays here
 
 
+def test_a_header_the_harness_sends_twice_reaches_the_upstream_twice(peers):
+    """Two `anthropic-beta` lines (each a flag) both go upstream, as they would directly.
+    Control: the header sent once arrives once."""
+    fake, plan, url, _ = peers
+    plan.raw = None
+    u = urlsplit(url)
+    for betas in (["prompt-caching-2024-07-31"], ["prompt-caching-2024-07-31", "oauth-2025-04-20"]):
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+        try:
+            conn.putrequest("POST", u.path + "/v1/messages/count_tokens", skip_accept_encoding=True)
+            data = json.dumps(MSG).encode()
+            for k, v in {**JSON, "content-length": str(len(data))}.items():
+                conn.putheader(k, v)
+            for beta in betas:
+                conn.putheader("anthropic-beta", beta)
+            conn.endheaders(data)
+            assert conn.getresponse().read()
+        finally:
+            conn.close()
+        got = [v for k, v in fake.seen[-1][2] if k.lower() == "anthropic-beta"]
+        assert got == betas
+
+
+def test_a_streamed_call_answered_prompt_too_long_raises_the_floor(peers):
+    """The error answer to a `stream: true` call is plain JSON, not events: it is still read
+    as the error it is (docs: a 400 "prompt is too long" raises the session's floor)."""
+    _, plan, _, store = peers
+    shape = {"type": "error", "error": {"type": "invalid_request_error",
+                                        "message": "prompt is too long: 215000 tokens > 200000 maximum"}}
+    plan.raw = Raw(400, [("content-type", "application/json")], [json.dumps(shape).encode()])
+    try:
+        body = json.dumps({**MSG, "stream": True, "metadata": {"user_id": json.dumps({"session_id": "peer-stream-400"})}})
+        direct, through = both(peers, "POST", "/v1/messages", body.encode(), JSON)
+    finally:
+        plan.raw = None
+    assert_same(direct, through)
+
+    def floor() -> int:
+        for p in (store / "context").glob("*.json"):
+            state = json.loads(p.read_text())
+            if state.get("sessionId") == "peer-stream-400":
+                return int(state.get("force_min_layer") or 0)
+        return 0
+
+    deadline = time.monotonic() + 15
+    while floor() < 1:
+        assert time.monotonic() < deadline, "a streamed call's prompt-too-long answer never raised the floor"
+        time.sleep(0.2)
+
+
 def test_a_body_lore_does_not_change_goes_upstream_as_its_own_bytes(peers):
     fake, plan, url, _ = peers
     plan.raw = None
@@ -352,6 +402,7 @@ ODD = {
     "900-deep": _nested(900),  # parses, but deeper than any code after the parser should recurse
     "huge-int": HEAD + b'"n":' + b"9" * 5000 + b"," + _user(b"big") + b"}",
     "huge-float": HEAD + b'"t":1e400,' + _user(b"big") + b"}",
+    "huge-negative-float": HEAD + b'"t":-1e400,' + _user(b"big") + b"}",  # -Infinity once re-encoded
     "invalid-utf8": HEAD + _user(b"caf\xe9 \xff") + b"}",
     "duplicate-keys": HEAD + _user(b"one") + b"," + _user(b"two") + b"}",
     "nan": HEAD + b'"temperature":NaN,' + _user(b"nan") + b"}",
