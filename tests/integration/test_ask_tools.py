@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lore_sidecar.engine.ask.tools import Tools
+from lore_sidecar.engine.ask.tools import TIME_S, Tools, run
 from lore_sidecar.engine.jail import Jail
 from lore_sidecar.errors import BadParams, LoreError
 
@@ -104,3 +104,31 @@ def test_the_same_tools_answer_inside_the_project(project):
     assert any("src/app.py" in line for line in t.get_changed_files()["changed"])
     slow = t.grep("(a+)+$")  # a pathological pattern still answers (GNU grep does not backtrack)
     assert "matches" in slow
+
+
+# -- independent review round 2026-12-03 (tools/rounds/2026-12-03-gitsafe.py) --------------------
+
+def test_a_child_stopped_at_the_time_bound_says_it_was_cut(tmp_path):
+    """run() is every tool's child process: one still running at TIME_S is killed and its
+    answer says `truncated` (get_changed_files and git_search pass it on; callers ask again)."""
+    env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
+    started = time.monotonic()
+    text, cut = run(["/bin/sh", "-c", "echo partial; exec sleep 30"], tmp_path, env)
+    assert (text, cut) == ("partial\n", True) and time.monotonic() - started < TIME_S + 1.5
+    assert run(["/bin/sh", "-c", "echo whole"], tmp_path, env) == ("whole\n", False)  # the control
+
+
+def test_grep_in_a_folder_that_is_no_repository_never_runs_the_projects_own_grep(tmp_path, monkeypatch):
+    """Grep's PATH drops entries inside the project even where no .git marks a repository
+    (a plain folder with its own bin/ on PATH); the control runs that same grep by PATH alone."""
+    root = tmp_path / "plain"
+    (root / "bin").mkdir(parents=True)
+    (root / "notes.txt").write_text("walrus here\n")
+    canary = tmp_path / "canary"
+    (root / "bin" / "grep").write_text(f"#!/bin/sh\necho own-grep >> {canary}\n")
+    (root / "bin" / "grep").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{root / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    assert tools(root).grep("walrus")["matches"] == ["notes.txt:1:walrus here"]
+    assert not canary.exists()
+    subprocess.run(["grep", "-q", "walrus", "notes.txt"], cwd=root, check=False)  # the trap is armed
+    assert canary.read_text() == "own-grep\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -148,7 +149,7 @@ def test_git_variables_in_lores_own_environment_are_not_inherited(tmp_path, monk
     assert corpus.fired() == {} and not (corpus.base / "evil" / "trace").exists()
 
 
-def test_gitsafe_is_the_only_place_that_starts_git():
+def test_gitsafe_is_the_only_place_that_starts_git(tmp_path):
     """Every git lore runs goes through engine/gitsafe.py: no other module builds a `git` argv."""
     found = []
     for path in (ROOT / "lore_sidecar").rglob("*.py"):
@@ -159,8 +160,11 @@ def test_gitsafe_is_the_only_place_that_starts_git():
                 if node.elts[0].value == "git" or str(node.elts[0].value).startswith("git "):
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert found == []
-    argv, env = gitsafe.command(ROOT, Jail.of([ROOT]), "log", "-1")
-    assert argv[0].startswith("/") and "HOME" in env and env["HOME"] != str(ROOT)  # the control: gitsafe does build one
+    # The control: gitsafe does build one (in a repository of the test's own: the checkout may be
+    # a copy without .git, as tools/mutations.py makes).
+    project = Corpus(tmp_path).build("config-pager", hostile=False)
+    argv, env = gitsafe.command(project, Jail.of([project]), "log", "-1")
+    assert argv[0].startswith("/") and "HOME" in env and env["HOME"] != str(project)
 
 
 @pytest.mark.parametrize("case", sorted(c for c, v in CASES.items() if v.expect == "answers"))
@@ -187,3 +191,150 @@ def test_an_unreadable_git_file_is_a_tool_error_not_an_internal_one(tmp_path):
     result = toolspec.call(tools(hostile), "get_changed_files", {})
     assert result.refused and result.text.startswith("refused (untrustedRepository)"), result.text
     assert "M a.txt" in toolspec.call(tools(control), "get_changed_files", {}).text
+
+
+# -- independent review round 2026-12-03 (tools/rounds/2026-12-03-gitsafe.py) --------------------
+
+def test_the_child_environment_is_the_documented_one_and_names_the_repository(tmp_path):
+    """docs/security.md, "environment": built from nothing. The system config cannot be planted
+    from a test (its path is compiled into git and the environment is not inherited), so
+    GIT_CONFIG_NOSYSTEM is checked where lore sets it."""
+    project = Corpus(tmp_path).build("config-pager", hostile=False)
+    _, env = gitsafe.command(project, Jail.of([project]), "status", "--porcelain")
+    home = Path(env["HOME"])
+    assert env["GIT_CONFIG_NOSYSTEM"] == "1" and env["GIT_ATTR_NOSYSTEM"] == "1" and env["GIT_TERMINAL_PROMPT"] == "0"
+    assert env["XDG_CONFIG_HOME"] == str(home) and Path(env["GIT_CONFIG_GLOBAL"]).parent == home
+    assert os.path.getsize(env["GIT_CONFIG_GLOBAL"]) == 0 and (os.stat(home).st_mode & 0o777) == 0o700
+    assert env["GIT_DIR"] == str(project / ".git") and env["GIT_WORK_TREE"] == str(project)
+    assert not any(p in env["GIT_ALLOW_PROTOCOL"].split(":") for p in ("ext", "file", "ssh", "http", "https", "git"))
+    assert not project.is_relative_to(home) and not home.is_relative_to(project)
+
+
+def test_the_repositorys_core_worktree_never_moves_git_out_of_the_project(tmp_path):
+    corpus = Corpus(tmp_path)
+    hostile, control = corpus.build("config-pager", hostile=False), corpus.build("config-alias", hostile=False)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "outside-name-zq81.txt").write_text("not the project's\n")
+    corpus.config(hostile, ("core.worktree", str(outside)))
+    got = every_git_call(tools(hostile))
+    assert_answers("core.worktree", got)  # the project's own work tree: GIT_WORK_TREE beats core.worktree
+    assert "outside-name-zq81" not in repr(got) and not any(" D " in line for line in got["changed"]), got
+    assert_answers("control", every_git_call(tools(control)))
+
+
+def test_a_submodules_own_config_is_never_reached_by_git_status(tmp_path):
+    """`git status` checks each populated submodule by running git inside it, with the
+    submodule's own config, which lore never vets: a filter there would run on a touched file.
+    get_changed_files passes --ignore-submodules=all; the control shows the trap is armed (the
+    same status without it runs the filter)."""
+    corpus = Corpus(tmp_path)
+    project = corpus.build("config-pager", hostile=False)
+    sub = project / "sub"
+    sub.mkdir()
+    corpus.git(sub, "init", "-q", "-b", "main")
+    (sub / ".gitattributes").write_text("*.txt filter=evil\n")
+    (sub / "s.txt").write_text("steady\n")
+    corpus.git(sub, "add", "-A")
+    corpus.git(sub, "commit", "-qm", "Submodule walrus")
+    corpus.git(project, "add", "sub")  # a gitlink: an embedded repository as a submodule
+    corpus.git(project, "commit", "-qm", "Add the submodule")
+    corpus.config(sub, ("filter.evil.clean", corpus.evil("submodule")), ("filter.evil.process", corpus.evil("submodule", "process")))
+    later = os.stat(sub / "s.txt").st_mtime + 100
+    os.utime(sub / "s.txt", (later, later))  # same content, new stat: a status inside it re-reads it
+    assert corpus.fired() == {}
+    got = every_git_call(tools(project))
+    assert corpus.fired() == {}, corpus.fired()
+    assert_answers("submodule", got)
+    argv, env = gitsafe.command(project, Jail.of([project]), "status", "--porcelain")  # the trap, without the flag
+    subprocess.run(argv, cwd=project, env=env, capture_output=True, timeout=30, check=False)
+    assert "submodule" in corpus.fired()
+
+
+def worktree_project(corpus: Corpus, builder: Corpus) -> tuple[Path, Path]:
+    """A linked worktree whose main repository lies inside the project (`main/`): `.git` is a
+    gitdir file naming main/.git/worktrees/wt, whose commondir is main/.git. (project, common dir)"""
+    root = builder.build("config-pager", hostile=False)
+    (root / ".gitattributes").write_text("*.txt filter=evil\n")
+    common = root / "main" / ".git"
+    common.parent.mkdir()
+    os.rename(root / ".git", common)
+    wt = common / "worktrees" / "wt"
+    wt.mkdir(parents=True)
+    (wt / "HEAD").write_text((common / "HEAD").read_text())
+    shutil.copy2(common / "index", wt / "index")  # its times too: a newer index would hide the racy a.txt change
+    (wt / "commondir").write_text("../..\n")
+    (wt / "gitdir").write_text(f"{root / '.git'}\n")
+    (root / ".git").write_text(f"gitdir: {wt}\n")
+    return root, common
+
+
+def _lender(corpus: Corpus, folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    corpus.git(folder, "init", "-q", "-b", "main")
+    (folder / "secret.txt").write_text("lender-secret\n")
+    corpus.git(folder, "add", "secret.txt")
+    corpus.git(folder, "commit", "-qm", "Lender walrus secret")
+    return folder / ".git" / "objects"
+
+
+@pytest.mark.parametrize("case", ["main-config-filter", "main-alternates-elsewhere", "main-owned-by-another-user"])
+def test_a_linked_worktree_is_judged_by_its_main_repository(tmp_path, case):
+    """The git dir of a linked worktree holds no config and no objects: the main repository's
+    (the common dir) does, and git reads them. Each hostile change is made there; the control
+    is the same worktree without it, which answers."""
+    if case == "main-owned-by-another-user" and os.geteuid() != 0:
+        pytest.skip("chown to another user needs root")
+    corpus = Corpus(tmp_path)
+    (hostile, common), (control, _) = (worktree_project(corpus, Corpus(tmp_path / k)) for k in ("h", "c"))
+    if case == "main-config-filter":
+        corpus.config(common.parent, ("filter.evil.clean", corpus.evil(case)), ("filter.evil.process", corpus.evil(case, "process")))
+    elif case == "main-alternates-elsewhere":
+        (common / "objects" / "info" / "alternates").write_text(f"{_lender(corpus, tmp_path / 'elsewhere' / 'lender')}\n")
+        inside = _lender(corpus, control / "vendor" / "lender")  # the control borrows from inside the project
+        (control / "main" / ".git" / "objects" / "info" / "alternates").write_text(f"{inside}\n")
+    else:
+        os.chown(common, 65534, 65534)  # the common dir only: its config is still the user's file
+    got = every_git_call(tools(hostile))
+    assert corpus.fired() == {}, corpus.fired()
+    assert all(isinstance(v, LoreError) and v.kind == "untrustedRepository" for v in got.values()), got
+    assert_answers(case, every_git_call(tools(control)))
+    assert corpus.fired() == {}
+
+
+def test_a_private_home_that_changed_is_made_again_before_git_reads_it(tmp_path):
+    """gitsafe.private_home: the empty global config is re-made if anything in it changed, so a
+    config written into it (here a filter driver) never reaches git."""
+    corpus = Corpus(tmp_path)
+    project = corpus.build("config-filter", hostile=False)  # its .gitattributes names filter=evil
+    home = gitsafe.private_home()
+    config = home / "gitconfig"
+    config.chmod(0o600)
+    config.write_text(f"[filter \"evil\"]\n\tclean = {corpus.evil('home')}\n\tprocess = {corpus.evil('home', 'process')}\n")
+    got = every_git_call(tools(project))
+    assert corpus.fired() == {}, corpus.fired()
+    assert_answers("control", got)
+    again = gitsafe.private_home()
+    assert again != home and not home.exists() and os.path.getsize(again / "gitconfig") == 0
+
+
+def test_a_path_entry_inside_another_repository_never_runs(tmp_path, monkeypatch):
+    """PATH entries inside any git repository are dropped, however deep (another opened
+    folder's node_modules/.bin), while an ordinary folder outside any repository is kept."""
+    corpus = Corpus(tmp_path)
+    project = corpus.build("config-pager", hostile=False)
+    other = corpus.build("config-alias", hostile=False)
+    deep = other / "node_modules" / ".bin"
+    deep.mkdir(parents=True)
+    for tool in ("git", "grep"):
+        (deep / tool).write_text(f"#!/bin/sh\necho own-{tool} >> {corpus.canaries / 'other-repo'}\n")
+        (deep / tool).chmod(0o755)
+    plain = tmp_path / "plain-bin"
+    plain.mkdir()
+    corpus.canaries.mkdir(exist_ok=True)
+    monkeypatch.setenv("PATH", f"{deep}:{plain}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    got, grep = every_git_call(tools(project)), tools(project).grep("walrus")["matches"]
+    assert corpus.fired() == {}, corpus.fired()
+    assert_answers("other-repo", got)
+    assert grep == ["a.txt:1:walrus two"]
+    assert gitsafe.clean_path(project).split(os.pathsep)[0] == str(plain)  # the control: an ordinary folder is kept
