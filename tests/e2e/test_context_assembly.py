@@ -327,3 +327,21 @@ def test_parallel_function_calls_of_the_responses_dialect_stay_with_their_output
                 calls.add(item["call_id"])
             if item.get("type") == "function_call_output":
                 assert item["call_id"] in calls, (turns, item["call_id"])
+
+
+def test_prompt_too_long_halves_the_raw_window_at_once(sidecar):
+    """docs/context.md: a "prompt is too long" raises the floor by one "and halves the raw
+    window at once" - the estimate was low by an unknown factor, so a window that merely fits
+    the pinned size could be too long again. The history here is under the pinned size; after
+    the error the raw window sent is at most half of it (plus the turn it must start on). The
+    control: the distilled prefix stands in for what was evicted."""
+    c = sidecar()
+    msgs = [m for k in range(30) for m in turn(k)] + [{"role": "user", "content": [{"type": "text", "text": "next"}]}]
+    assert assemble(c, "s-half", body(msgs))["layer"] == 0
+    c.request("lore/recordUsage", {"sessionId": "s-half", "error": {"message": "prompt is too long"}})
+    r = assemble(c, "s-half", body(msgs))
+    sent = strip_marks(r["body"]["messages"])
+    assert r["layer"] == 1 and sent[0]["content"][0]["text"].startswith("<lore-context")  # the control
+    raw = [m for m in sent[1:] if m in msgs]
+    assert raw == msgs[len(msgs) - len(raw):]  # a suffix of the history, as it was
+    assert size({"m": raw}) <= size({"m": msgs}) // 2 + size({"m": turn(0)}), (size({"m": raw}), size({"m": msgs}))
