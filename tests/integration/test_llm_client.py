@@ -91,3 +91,21 @@ def test_the_chat_backend_retries_with_max_completion_tokens_when_the_server_ask
             {"role": "user", "content": [{"type": "text", "text": "hi"}]}])
     assert turn.text == "fine" and turn.usage.cache_read_tokens == 40 and turn.usage.input_tokens == 10
     assert "max_tokens" in seen[0] and seen[1]["max_completion_tokens"] == 99 and "max_tokens" not in seen[1]
+
+
+@pytest.mark.parametrize("lone", ["\\ud800", "\\udbff", "\\udc00", "\\udfff"])
+def test_a_lone_surrogate_of_either_half_becomes_U_FFFD_and_a_real_pair_stays(lone):
+    """JSON's "\\udc00" decodes to a lone low surrogate just as "\\ud800" to a high one: either
+    cannot be encoded as UTF-8, so either must go (text and tool-call input alike)."""
+    body = ('{"type":"message","role":"assistant","id":"m","model":"claude-test","stop_reason":"end_turn",'
+            '"content":[{"type":"text","text":"a LONE b \\ud83d\\ude00"},'
+            '{"type":"tool_use","id":"t1","name":"Read","input":{"path":"x LONE y"}}],'
+            '"usage":{"input_tokens":1,"output_tokens":1}}').replace("LONE", lone).encode()
+    with FakeAnthropic(lambda b: {"raw": body}) as fake:
+        c = client(fake.url)
+        done = c.complete(stable=STABLE, prompt="p")
+        turn = c.converse(system=[{"type": "text", "text": "s"}], tools=[], messages=[{"role": "user", "content": "q"}])
+    assert done.text == "a \ufffd b \U0001F600"  # the pair (an emoji) is kept: the control
+    assert turn.text == done.text and turn.calls == [("t1", "Read", {"path": "x \ufffd y"})]
+    for s in (done.text, turn.text, turn.calls[0][2]["path"]):
+        s.encode("utf-8")  # encodable: it can be stored and sent back

@@ -82,6 +82,8 @@ ROUND = [
              'out.finished == "error" and not out.read', (MALFORMED, ASK), by=BY),
 
     # --- the Anthropic client --------------------------------------------------------------------
+    # SURVIVED first (the corpus plants only \ud800); test added: test_llm_client.py::
+    # test_a_lone_surrogate_of_either_half_becomes_U_FFFD_and_a_real_pair_stays.
     # Only high surrogates replaced: a lone low surrogate ("\udc00") still poisons the window.
     Mutation("client-low-surrogate-kept", CLIENT, r'_LONE_SURROGATE = re.compile("[\ud800-\udfff]")',
              r'_LONE_SURROGATE = re.compile("[\ud800-\udbff]")', (MALFORMED, "tests/integration/test_llm_client.py"),
@@ -153,6 +155,8 @@ ROUND = [
     Mutation("rollback-recreated-hashes-rehashed", MREQ, 'sources=before.get("sources") or None, review=mark)',
              'sources=[{"path": s["path"]} for s in before.get("sources") or []] or None, review=mark)',
              (MNT,), by=BY),
+    # SURVIVED first (no rollback test had a stale node); test added: test_maintenance.py::
+    # test_dream_rollback_gives_back_the_stale_flag_of_a_demoted_and_of_a_re_created_node.
     # A re-created stale node comes back unflagged.
     Mutation("rollback-recreated-stale-dropped", MREQ, 'for k in ("suppressed", "stale") if before.get(k)}',
              'for k in ("suppressed",) if before.get(k)}', (MNT,), by=BY),
