@@ -451,3 +451,24 @@ def test_a_judge_verdict_with_fields_of_the_wrong_type_applies_the_rule_not_the_
     c.request("lore/dreamRollback", {"runId": run["result"]["runId"]})
     assert {n["uri"] for n in c.request("lore/listNodes", {})["nodes"]} >= {"project://shop/pattern/retry-a",
                                                                              "project://shop/pattern/retry-b"}
+
+
+def test_a_success_gives_the_sessions_next_segment_its_own_three_tries(memory):
+    """"The third failure of the same segment" falls back: a segment that failed twice and was
+    then distilled by the model leaves the count at zero, so the next segment's first failure
+    waits for the next pass instead of falling back at once."""
+    c, script = memory
+    script.case = "status-529-overloaded"
+    record(c, "sess-count")
+    assert [distilled(c, "sess-count")[0]["deferred"] for _ in range(2)] == [1, 1]
+    script.case = "good"
+    first = [u for u in distilled(c, "sess-count")[0]["created"] if u.startswith("distillation://")]
+    assert len(first) == 1 and c.request("lore/getNode", {"uri": first[0]})["metadata"]["mode"] == "llm"
+    record(c, "sess-count")  # the session goes on: its next segment
+    script.case = "status-529-overloaded"
+    before = store_counts(c)
+    nxt, _ = distilled(c, "sess-count")
+    assert nxt["deferred"] == 1 and nxt["created"] == [] and store_counts(c) == before
+    script.case = "good"  # the control: the model answers, and that segment is the model's
+    (uri,) = [u for u in distilled(c, "sess-count")[0]["created"] if u.startswith("distillation://")]
+    assert c.request("lore/getNode", {"uri": uri})["metadata"]["mode"] == "llm"

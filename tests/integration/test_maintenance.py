@@ -210,3 +210,60 @@ def test_dream_rollback_gives_back_every_field_of_each_node_and_never_changes_pr
             {k: v for k, v in node.items() if k not in skip}, uri
     assert restored["project://ws/pattern/dup"]["expiresAt"] == "2031-01-01T00:00:00Z"
     assert restored["project://ws/pattern/dup"]["sources"] == [{"path": "src/sign.py", "sha256": sha}]
+
+
+def test_dream_rollback_gives_back_the_stale_flag_of_a_demoted_and_of_a_re_created_node(tmp_path):
+    """A node flagged stale (its cited file changed since it was written) that dream demoted,
+    and a stale duplicate dream merged away: rollback gives both back flagged, with the hash
+    they recorded (docs/maintenance.md: "the stale flag"). Then a client's update of the
+    restored stale node that brings new sources keeps those sources (knowledge.update_in)."""
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / "src").mkdir()
+    for name in ("a", "b", "c"):
+        (ws / f"src/{name}.py").write_text(f"def {name}():\n    return '{name}'\n")
+    c = StdioClient(sidecar_command())
+    c.initialize(ws, options={"storeDir": str(tmp_path / "store"), "watch": False, "distillIdleMs": 3_600_000})
+    made = [
+        ("project://ws/gotcha/edited", 2, "The cron scheduler reads its table from the a module at import", "src/a.py"),
+        ("project://ws/pattern/keep", 2, "Invoices are exported nightly to the billing bucket as CSV files", None),
+        ("project://ws/pattern/dup", 3, "Invoices are exported nightly to the billing bucket as the CSV files", "src/b.py"),
+        ("project://ws/gotcha/untouched", 2, "Webhook payloads are parsed by the c module after verification", "src/c.py"),
+    ]
+    try:
+        c.request("lore/reindex", {"scope": "workspace"})
+        for uri, priority, content, source in made:
+            c.request("lore/createNode", {"uri": uri, "priority": priority, "content": content,
+                                          "category": uri.split("/")[3],
+                                          **({"sources": [{"path": source}]} if source else {})})
+        (ws / "src/a.py").write_text("def a():\n    return 'A'\n")
+        (ws / "src/b.py").write_text("def b():\n    return 'B'\n")
+        c.request("lore/reindex", {"scope": "workspace"})
+        before = nodes(c)
+        run = c.request("lore/dream", {})
+        after = nodes(c)
+        c.request("lore/dreamRollback", {"runId": run["runId"]})
+        restored = nodes(c)
+        c.request("lore/updateNode", {"uri": "project://ws/gotcha/edited", "sources": [{"path": "src/c.py"}]})
+        updated = nodes(c)["project://ws/gotcha/edited"]
+    finally:
+        c.close()
+    # the setup holds: two stale nodes, the control citing an untouched file is not
+    for uri, path in (("project://ws/gotcha/edited", "src/a.py"), ("project://ws/pattern/dup", "src/b.py")):
+        assert before[uri]["stale"] == {**before[uri]["stale"], "path": path, "reason": "changed"}, uri
+    assert before["project://ws/gotcha/untouched"]["stale"] is None
+    got = {ch["uri"]: ch for ch in run["changes"]}
+    assert got["project://ws/gotcha/edited"]["action"] == "stale-source" and got["project://ws/gotcha/edited"]["applied"]
+    assert got["project://ws/pattern/dup"]["action"] == "merge" and "project://ws/pattern/dup" not in after
+    assert after["project://ws/gotcha/edited"]["priority"] == 3
+    # rollback: both back as they were, the stale flag and the recorded hash included
+    assert set(restored) == set(before)
+    for uri, node in before.items():
+        skip = RECREATED if uri == "project://ws/pattern/dup" else VOLATILE if after.get(uri) != node else ()
+        assert {k: v for k, v in restored[uri].items() if k not in skip} == \
+            {k: v for k, v in node.items() if k not in skip}, uri
+    assert restored["project://ws/gotcha/edited"]["stale"] == before["project://ws/gotcha/edited"]["stale"]
+    assert restored["project://ws/pattern/dup"]["stale"] == before["project://ws/pattern/dup"]["stale"]
+    # an update that names new sources takes them (re-confirmed: the flag clears), never the old paths
+    c_sha = before["project://ws/gotcha/untouched"]["sources"][0]["sha256"]
+    assert c_sha and updated["sources"] == [{"path": "src/c.py", "sha256": c_sha}] and updated["stale"] is None

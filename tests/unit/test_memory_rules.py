@@ -118,3 +118,13 @@ def test_curator_proposals_stay_inside_their_project():
 
 def test_distillation_ids_are_deterministic():
     assert dist_id("/r", "s", "m1", "m5", 0) == dist_id("/r", "s", "m1", "m5", 0) != dist_id("/r", "s", "m1", "m6", 0)
+
+
+def test_curator_sources_given_as_one_string_are_not_a_list_of_paths():
+    """A model that writes `"sources": "src/a.py"` names no list: nothing is taken (not one
+    path per letter); the same path in a list is the control."""
+    one = prompts.parse_curation('{"nodes": [{"op": "create", "uri": "project://x/a", "content": "c", '
+                                 '"sources": "src/a.py"}]}')
+    listed = prompts.parse_curation('{"nodes": [{"op": "create", "uri": "project://x/a", "content": "c", '
+                                    '"sources": ["src/a.py"]}]}')
+    assert [p["sources"] for p in one] == [[]] and [p["sources"] for p in listed] == [["src/a.py"]]

@@ -32,6 +32,8 @@ BAD = [
     ("Read", {"_unparsed": '{"pa'}, "not valid JSON"),
     ("Grep", {"pattern": "x", "path": "src"}, "no argument 'path'"),  # Claude Code's Grep takes one; ours not
     ("Glob", {"pattern": 5}, "'pattern' must be a string"),
+    ("Grep", {"pattern": "x", "file_path": "src/a.py"}, "no argument 'file_path'"),  # an alias only where the tool has its target
+    ("Glob", {"pattern": "*.py", "file": "src"}, "no argument 'file'"),
     ("remember", {"fact": "f", "paths": "a.py"}, "'paths' must be a list of strings"),
     ("remember", {"fact": "f", "paths": [1]}, "'paths' must be a list of strings"),
     ("git_search", {"query": "q", "patch": "yes"}, "'patch' must be true or false"),
