@@ -1,6 +1,7 @@
 """Independent review round: git hardening (issue 34 item 1), engine/gitsafe.py and the git
 parts of engine/ask/tools.py. The bugs were chosen from the product code and docs/security.md
-("git is untrusted input") before the tests were read."""
+("git is untrusted input") before the tests were read. First run: 11 of 21 caught; each of the
+10 survivors was a real gap and has a test (named by it below); after them: 21 of 21 caught."""
 
 import sys
 from pathlib import Path
