@@ -118,6 +118,29 @@ def test_a_child_stopped_at_the_time_bound_says_it_was_cut(tmp_path):
     assert run(["/bin/sh", "-c", "echo whole"], tmp_path, env) == ("whole\n", False)  # the control
 
 
+def test_what_a_child_started_is_ended_with_it_at_the_time_bound(tmp_path):
+    """run() ends the child's whole process group: a process the child started in the
+    background (as git starts transport helpers) does not outlive the bound."""
+    env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
+    text, cut = run(["/bin/sh", "-c", "sleep 30 & echo $!; exec sleep 30"], tmp_path, env)
+    assert cut
+    helper = int(text.split()[0])
+
+    def running(pid: int) -> bool:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        return state not in ("Z", "X")
+
+    deadline = time.monotonic() + 5
+    while running(helper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not running(helper)
+    # Control: a helper that ends on its own is no business of run()'s bound.
+    assert run(["/bin/sh", "-c", "sleep 0 & wait; echo whole"], tmp_path, env) == ("whole\n", False)
+
+
 def test_grep_in_a_folder_that_is_no_repository_never_runs_the_projects_own_grep(tmp_path, monkeypatch):
     """Grep's PATH drops entries inside the project even where no .git marks a repository
     (a plain folder with its own bin/ on PATH); the control runs that same grep by PATH alone."""

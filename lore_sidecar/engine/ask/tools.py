@@ -16,6 +16,7 @@ import fnmatch
 import hashlib
 import os
 import select
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -198,8 +199,13 @@ def run(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, bool]:
                 cut = True
                 break
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        # The child leads a session of its own: end the whole group, so what git itself
+        # started (a transport helper, a pager) cannot outlive the bound. Before the wait,
+        # while the leader is unreaped and its group id cannot name anything else.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         proc.wait()
         proc.stdout.close()
     return b"".join(chunks)[:OUTPUT_BYTES].decode("utf-8", errors="replace"), cut
