@@ -145,9 +145,16 @@ MUTATIONS = [
              "events = [(t, q in opened, opened.get(q, t)) for t, q in shown]",
              "events = [(t, bool(opened), opened.get(q, t)) for t, q in shown]",
              ("tests/unit/test_decay.py",)),
-    Mutation("restore-without-verifying", "lore_sidecar/backups.py",
-             "    manifest = files.verify(source)\n", "    manifest = json.loads((source / 'manifest.json').read_text())\n",
-             ("tests/integration/test_backup.py::test_keep_rotates_and_a_corrupted_backup_is_refused_before_anything_is_replaced",)),
+    # Since b38abd7 the bytes restored are the staged copies, hashed as they are copied
+    # (store/backup_intake.py copy_listed); verify()'s hash check of the backup's own files is
+    # a pre-check a flipped byte never needs (staging refuses it alike). The verification that
+    # guards what is restored is the copy's: a file rewritten after the pre-check gets through
+    # without it. (Re-pointed by the independent backups round, 2026-12-03.)
+    Mutation("restore-without-verifying", "lore_sidecar/store/backup_intake.py",
+             "            if h.hexdigest() != want:\n                raise corrupt(",
+             "            if False:\n                raise corrupt(",
+             ("tests/integration/test_restore_untrusted.py::test_a_file_rewritten_after_the_check_is_refused_by_the_hash_of_its_copy",
+              "tests/integration/test_backup.py::test_keep_rotates_and_a_corrupted_backup_is_refused_before_anything_is_replaced")),
     Mutation("recall-ignores-retrievability", "lore_sidecar/engine/maintenance/decay.py",
              "    return 1.0 - WEIGHT + WEIGHT * retrievability", "    return 1.0",
              (f"{MNT}::test_recall_ranks_a_node_that_is_never_opened_below_one_that_is_and_never_touches_priority_0_1",)),

@@ -165,3 +165,54 @@ def test_the_writer_backs_up_and_dreams_on_its_schedule(tmp_path):
     assert listed == {"project://ws/pattern/a"}
     state = json.loads((store / "maintenance.json").read_text())
     assert state["lastBackup"] > 0 and state["lastDream"] > 0
+
+
+def _backed_up_database(outbox_trimmed: int) -> sqlite3.Connection:
+    """A backup's database as the migrations make it: index epoch 3, outbox rows 1..12."""
+    from lore_sidecar.store.db import _statements
+    from lore_sidecar.store.migrations import MIGRATIONS
+
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    for _, sql in MIGRATIONS:
+        for stmt in _statements(sql):
+            db.execute(stmt)
+    db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                   [("index_epoch", "3"), ("outbox_trimmed", str(outbox_trimmed))])
+    db.executemany("INSERT INTO index_outbox(seq, op, kind, key, project_id) VALUES (?, 'upsert', 'message', ?, 1)",
+                   [(seq, seq) for seq in range(1, 13)])
+    return db
+
+
+def test_a_backups_outbox_is_kept_after_the_leg_that_is_furthest_behind(tmp_path):
+    from lore_sidecar.store import backup_index
+
+    (tmp_path / "index" / "e3" / "text").mkdir(parents=True)
+    # The words index holds up to 10, the vectors up to 6: both must catch up from 6.
+    db = _backed_up_database(outbox_trimmed=4)
+    taken = {"epoch": 3, "dir": "index/e3", "textSeq": 10, "vectorSeq": 6}
+    assert backup_index.settle(db, tmp_path, dict(taken)) == taken
+    assert [r[0] for r in db.execute("SELECT seq FROM index_outbox ORDER BY seq")] == list(range(7, 13))
+    assert db.execute("SELECT value FROM meta WHERE key='outbox_trimmed'").fetchone()[0] == "6"
+    assert (tmp_path / "index" / "e3" / "text").is_dir()
+    # control: no vectors leg, the words index alone says where to resume
+    db = _backed_up_database(outbox_trimmed=4)
+    assert backup_index.settle(db, tmp_path, {**taken, "vectorSeq": None}) is not None
+    assert [r[0] for r in db.execute("SELECT seq FROM index_outbox ORDER BY seq")] == [11, 12]
+
+
+def test_backed_up_indexes_the_outbox_was_trimmed_past_are_dropped_and_the_restore_rebuilds(tmp_path):
+    from lore_sidecar.store import backup_index
+
+    taken = {"epoch": 3, "dir": "index/e3", "textSeq": 10, "vectorSeq": 6}
+    # control: trimmed exactly to where the vectors are, the copy is still provably current
+    (tmp_path / "index" / "e3" / "text").mkdir(parents=True)
+    assert backup_index.settle(_backed_up_database(outbox_trimmed=6), tmp_path, dict(taken)) == taken
+    # trimmed past it (the writer absorbed 7 and 8 into a newer index meanwhile): rows 7, 8
+    # are in neither the copy nor the outbox, so the copy is dropped with the whole outbox
+    db = _backed_up_database(outbox_trimmed=8)
+    assert backup_index.settle(db, tmp_path, dict(taken)) is None
+    assert db.execute("SELECT COUNT(*) FROM index_outbox").fetchone()[0] == 0
+    assert not (tmp_path / "index").exists()
+    # another epoch published between the copy and the snapshot: dropped as well
+    (tmp_path / "index" / "e3" / "text").mkdir(parents=True)
+    assert backup_index.settle(_backed_up_database(outbox_trimmed=0), tmp_path, {**taken, "epoch": 2}) is None

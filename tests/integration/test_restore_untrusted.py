@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from lore_sidecar.client import StdioClient, sidecar_command
+from lore_sidecar.errors import LoreError
 
 CANARY = b"CANARY-7f3a9c outside secret line\n"
 
@@ -132,6 +133,26 @@ def dotdot_in_manifest(backup: Path, outside: Path) -> None:
     reseal(backup, {"../../outside/secret.txt": hashlib.sha256(CANARY).hexdigest()})
 
 
+def redefined_index(backup: Path, outside: Path) -> None:
+    # A migration's index under its own name, its uniqueness gone: every name the migrations
+    # create is there, only the SQL says otherwise.
+    db = sqlite3.connect(backup / "lore.db")
+    db.executescript("DROP INDEX nodes_live_uri; CREATE INDEX nodes_live_uri ON nodes(uri);")
+    db.close()
+    reseal(backup)
+
+
+def lying_counts(backup: Path, outside: Path) -> None:
+    manifest = json.loads((backup / "manifest.json").read_text())
+    manifest["counts"]["messages"] += 1
+    (backup / "manifest.json").write_text(json.dumps(manifest))
+
+
+def listed_export_missing(backup: Path, outside: Path) -> None:
+    # A listed file restore does not stage (exports are for people): still refused.
+    reseal(backup, {"exports/ws-00000000.lore.md": hashlib.sha256(b"# ws\n").hexdigest()})
+
+
 ATTACKS = {
     "a trigger": (sql("CREATE TRIGGER spy AFTER INSERT ON messages BEGIN INSERT INTO meta(key, value) "
                       "VALUES ('loot' || new.id, new.text); END"), "backupSchemaMismatch", "trigger 'spy'"),
@@ -146,6 +167,11 @@ ATTACKS = {
     "a hard link to an outside file": (hard_link, "backupUnsafeFile", "hard-linked"),
     "a listed file that is missing": (listed_but_missing, "backupIncomplete", "listed"),
     "a manifest path outside the backup": (dotdot_in_manifest, "backupUnsafeFile", "not a plain relative path"),
+    "a migration's index redefined under its own name": (redefined_index, "backupSchemaMismatch",
+                                                         "index 'nodes_live_uri' the migrations did not create"),
+    "counts the database does not hold": (lying_counts, "backupCorrupt", "does not hold what its manifest counts"),
+    "a listed export that is missing": (listed_export_missing, "backupIncomplete",
+                                        "exports/ws-00000000.lore.md is listed"),
 }
 
 
@@ -187,3 +213,65 @@ def test_the_control_backup_restores_and_the_old_store_is_kept_aside(made, tmp_p
     db.close()
     facts = cli("facts", "query", "--subject", "harbour", "--store-dir", str(target), cwd=made["ws"])
     assert "jo" in facts.stdout, facts.stdout + facts.stderr
+
+
+def swapped_after_the_check(made: dict, tmp_path: Path, swap) -> tuple[LoreError, Path]:
+    """Restore a copy of the good backup, `swap` run on one journal file once the backup has
+    been checked and before it is copied (the progress line between the two)."""
+    from lore_sidecar import backups
+    from lore_sidecar.settings import load_settings
+
+    backup = tmp_path / "lore-backup-swapped"
+    shutil.copytree(made["backup"], backup)
+    f = journal_file(backup)
+    home = tmp_path / "t"
+    home.mkdir()
+    settings, _ = load_settings(workspace_root=made["ws"], cli={"storeDir": str(home / "store")})
+
+    def progress(message: str) -> None:
+        if message.startswith("copying"):
+            swap(f)
+
+    def never(*args, **kwargs):
+        raise AssertionError("a backup refused at the copy is never opened as a store")
+
+    with pytest.raises(LoreError) as refused:
+        backups.restore(settings, backup, never, progress)
+    return refused.value, home
+
+
+def test_a_file_swapped_for_a_symlink_after_the_check_is_refused_at_the_copy_without_reading_it(made, tmp_path):
+    def to_link(f: Path) -> None:
+        f.unlink()
+        f.symlink_to(made["outside"] / "secret.txt")
+
+    exc, home = swapped_after_the_check(made, tmp_path, to_link)
+    assert exc.kind == "backupUnsafeFile" and "passes through a symlink" in exc.message, exc.message
+    assert list(home.iterdir()) == [] and holds_canary(home) == []  # no store, no staging left
+
+
+def test_a_file_rewritten_after_the_check_is_refused_by_the_hash_of_its_copy(made, tmp_path):
+    # the control of the one above: the same swap point, a plain file with other bytes
+    def rewrite(f: Path) -> None:
+        f.write_bytes(CANARY)
+
+    exc, home = swapped_after_the_check(made, tmp_path, rewrite)
+    assert exc.kind == "backupCorrupt" and "changed since the backup was written" in exc.message, exc.message
+    assert list(home.iterdir()) == [] and holds_canary(home) == []
+
+
+def test_a_backups_spool_is_staged_with_its_database_and_journal(made, tmp_path):
+    # Acknowledged follower writes not yet applied travel in spool/: staging must take them
+    # (the restored writer applies them), beside the database and the journal.
+    from lore_sidecar.store import backup as files
+
+    backup = tmp_path / "lore-backup-spooled"
+    shutil.copytree(made["backup"], backup)
+    (backup / "spool").mkdir(exist_ok=True)
+    op = json.dumps({"opId": "0001-reviewer", "op": "recordMessages"}).encode()
+    (backup / "spool" / "0001-reviewer.op.json").write_bytes(op)
+    reseal(backup)
+    target = tmp_path / "staged"
+    files.stage(backup, files.verify(backup), target)
+    assert (target / "spool" / "0001-reviewer.op.json").read_bytes() == op
+    assert (target / "lore.db").is_file() and [p.read_text() for p in (target / "journal").rglob(".project")]
