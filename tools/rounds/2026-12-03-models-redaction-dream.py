@@ -46,6 +46,9 @@ ROUND = [
              ASK_TESTS, by=BY),
     # `filePath` (named in docs/ask.md) no longer an alias: a refusal instead of a read.
     Mutation("spec-alias-filePath-dropped", SPEC, '"filePath": "path", ', "", ASK_TESTS, by=BY),
+    # Reported caught (twice), but no test sent an alias to a tool without `path` (the unit lists
+    # pass with it planted): read as a load-induced failure of the e2e files; test_toolspec.py BAD
+    # now has Grep file_path / Glob file.
     # An alias taken on a tool that has no `path` (Grep with `file`): silently ignored instead
     # of refused, so the model thinks it searched one file and got the whole project.
     Mutation("spec-alias-where-tool-has-no-target", SPEC,
@@ -108,9 +111,15 @@ ROUND = [
     # A refused key deferred like an outage (docs: falls back at once).
     Mutation("distill-auth-failure-deferred", DIST, "self._retryable = bool(exc.retryable)",
              "self._retryable = True", DIST_TESTS, by=BY),
+    # Reported caught, but no test had a second segment after a success in one session (read as a
+    # load-induced failure); test added: test_malformed_models.py::
+    # test_a_success_gives_the_sessions_next_segment_its_own_three_tries.
     # The attempt count not reset after a success: the next segment's first failure already
     # counts the last one's, and it falls back early.
     Mutation("distill-attempts-carry-over", DIST, "        state.attempts = 0\n", "", DIST_TESTS, by=BY),
+    # Reported caught, but no curator reply in the tests gave sources as a string (read as a
+    # load-induced failure); test added: test_memory_rules.py::
+    # test_curator_sources_given_as_one_string_are_not_a_list_of_paths.
     # The curator's sources given as a string taken letter by letter.
     Mutation("curation-sources-string-split", PROMPTS,
              'listed = item.get("sources") if isinstance(item.get("sources"), list) else []',
@@ -160,11 +169,15 @@ ROUND = [
     # A re-created stale node comes back unflagged.
     Mutation("rollback-recreated-stale-dropped", MREQ, 'for k in ("suppressed", "stale") if before.get(k)}',
              'for k in ("suppressed",) if before.get(k)}', (MNT,), by=BY),
+    # Reported caught first, though no test node was stale before the stale-flag test was added
+    # (not explained by reading); that test catches it too.
     # A demoted node comes back without its stale flag.
     Mutation("rollback-updated-stale-dropped", MREQ,
              "changes={name: before.get(k) for k, name in RESTORED.items()}, review=mark)",
              'changes={name: before.get(k) for k, name in RESTORED.items() if k != "stale"}, review=mark)',
              (MNT,), by=BY),
+    # SURVIVED first; test added: test_maintenance.py::
+    # test_dream_rollback_gives_back_the_stale_flag_of_a_demoted_and_of_a_re_created_node (its last step).
     # An update of a stale node that brings new sources gets the old paths back instead.
     Mutation("knowledge-stale-update-overwrites-sources", KNOW, '            if row["stale"] and "sources" not in changes:',
              '            if row["stale"]:', (MNT, MEMRULES, "tests/integration/test_invariants.py"), by=BY),
