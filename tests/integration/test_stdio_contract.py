@@ -133,3 +133,21 @@ def test_each_documented_error_code_carries_its_documented_data_and_changes_noth
     assert err["code"] == -32803 and err["data"]["kind"] == "notFound" and err["data"]["retryable"] is False
     assert control["result"]["recorded"] == 1  # the control: a good write goes through
     assert after["messages"] == before["messages"] + 1  # and only it: the refused batch wrote nothing
+
+
+def test_params_that_fail_to_structure_are_32602_with_data_errors_naming_the_field(tmp_path):
+    """docs/protocol.md: -32602 carries `data.errors` naming the field - also when pygls fails
+    to structure a typed request's params (here textDocument/hover with a number for the
+    document and no position), not only when a lore handler refuses them. The control: a
+    lore request's own bad params carry theirs."""
+    client = StdioClient(sidecar_cmd("--store-dir", str(tmp_path / "store")))
+    client.initialize(tmp_path, options={"indexWorkspace": False, "watch": False})
+    try:
+        control = client.request_full("lore/recall", {"query": "x", "limit": 0})
+        bad = client.request_full("textDocument/hover", {"textDocument": 3})
+    finally:
+        client.close()
+    assert control["error"]["code"] == -32602 and control["error"]["data"]["errors"]  # the control
+    assert bad["error"]["code"] == -32602, bad
+    errors = bad["error"].get("data", {}).get("errors", [])
+    assert any("text_document" in str(e) for e in errors) and any("position" in str(e) for e in errors), bad

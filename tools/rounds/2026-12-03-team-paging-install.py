@@ -214,6 +214,8 @@ ROUND = [
              '                self._error(reply_id, INVALID_REQUEST, "Invalid Request: no method")\n',
              '                self._error(reply_id, METHOD_NOT_FOUND, "Invalid Request: no method")\n', WIRE, by=BY),
     # A structuring failure's -32602 loses data.errors.
+    # First run: survived (no test reads data.errors of a -32602 that pygls' structuring gives).
+    # Added: test_stdio_contract.py::test_params_that_fail_to_structure_are_32602_with_data_errors_naming_the_field (caught).
     Mutation("wire-structure-errors-dropped", TRANSPORT,
              '"Invalid params: " + "; ".join(errors[:5]), {"errors": errors})',
              '"Invalid params: " + "; ".join(errors[:5]))', WIRE, by=BY),
