@@ -8,9 +8,10 @@ Measured on 2 cores at a load average of 20-45: timing-bound tests failed with n
 gateway fixtures' proc.wait(10) at teardown), so a "caught" was accepted only where a test that
 exercises the bug failed; the lifecycle test is deselected below for that reason. Survivors are
 marked with the test added for each; 18 of 30 caught before those tests. Measured survivors:
-raw deflate, repeated headers, -1e400, secret prefix, bearer shape; the other seven ran only into
-those flakes (or were caught by a test their line cannot reach) and were judged by reading the
-tests; each is now caught by its new test."""
+raw deflate, repeated headers, -1e400, loosened secret file, secret prefix, bearer shape; the
+streamed 400, non-model paths and the three hook mutants ran only into those flakes (or were
+"caught" by a test their line cannot reach) and were judged by reading the tests; each is now
+caught by its new test."""
 
 import sys
 from pathlib import Path
@@ -114,7 +115,9 @@ ROUND = [
     Mutation("ctx-marks-ignore-tools", "lore_sidecar/engine/context/requests.py",
              'kept = b.count_marks({k: v for k, v in out.items() if k != "messages"})',
              'kept = b.count_marks(out.get("system"))', (CTX, GW), by=BY),
-    # Survived (the harness's own markers always included one in its messages): test_gateway.py::test_breakpoints_the_harness_put_only_on_tools_and_system_are_left_alone
+    # Survived the committed tests (the harness's own markers always included one in its messages); also caught by
+    # test_context_assembly.py::test_the_harness_own_breakpoints_are_left_alone_and_never_make_more_than_four,
+    # added by someone else in the same hours. Gateway-side test: test_gateway.py::test_breakpoints_the_harness_put_only_on_tools_and_system_are_left_alone
     Mutation("ctx-l0-marks-beside-the-harness", "lore_sidecar/engine/context/requests.py",
              "if api != b.ANTHROPIC or b.count_marks(body) or not conv:",
              'if api != b.ANTHROPIC or b.count_marks(body.get("messages")) or not conv:', (CTX, GW), by=BY),
