@@ -122,6 +122,39 @@ def test_dream_in_model_mode_follows_the_models_verdicts(tmp_path):
     assert restored["project://shop/pattern/retry-a"]["content"] == before["project://shop/pattern/retry-a"]["content"]
 
 
+def test_a_merge_into_a_priority_0_node_never_rewrites_its_text_though_the_model_offers_one(tmp_path):
+    """The model may write a merged text for the kept node; a priority 0-1 keeper keeps its own
+    words (docs/maintenance.md: they are never changed) while its lower-priority duplicates
+    still go. The control is the model-mode test above: a priority-2 keeper is rewritten."""
+    merged = "MERGED TEXT the model wrote for the keeper"
+
+    def responder(body):
+        if "You review proposed maintenance" not in json.dumps(body.get("system")):
+            return "- nothing"
+        text = body["messages"][0]["content"]
+        text = text if isinstance(text, str) else text[0]["text"]
+        return "\n".join(json.dumps({"uri": json.loads(line)["uri"], "decision": "apply", "reason": "same",
+                                      "content": merged}) for line in text.splitlines())
+
+    words = "Every HTTP call to the payment gateway retries three times with exponential backoff!"
+    with FakeAnthropic(responder) as fake:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test-not-a-real-key", "ANTHROPIC_BASE_URL": fake.url}
+        c, _ = seed(tmp_path, env)
+        try:
+            c.request("lore/createNode", {"uri": "project://shop/pattern/retry-rule", "priority": 0,
+                                          "category": "pattern", "content": words})
+            run = c.request("lore/dream", {})
+            after = nodes(c)
+        finally:
+            c.close()
+    assert run["mode"] == "model"
+    got = {ch["uri"]: ch for ch in run["changes"]}
+    merged_away = [u for u, ch in got.items() if ch["action"] == "merge" and ch["related"] == "project://shop/pattern/retry-rule"]
+    assert merged_away and all(got[u]["applied"] for u in merged_away)  # the duplicates went
+    assert after["project://shop/pattern/retry-rule"]["content"] == words  # ... the priority-0 keeper kept its words
+    assert merged not in json.dumps(after)
+
+
 def test_recall_ranks_a_node_that_is_never_opened_below_one_that_is_and_never_touches_priority_0_1(tmp_path):
     ws = tmp_path / "ws"
     (ws / ".git").mkdir(parents=True)

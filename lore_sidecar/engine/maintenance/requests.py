@@ -122,7 +122,10 @@ class MaintenanceRequests:
                      **({"protected": True} if ch.protected else {})}
             if go:
                 mark = {"runId": run_id, "reason": entry["reason"], "before": by_uri[ch.uri]}
-                if ch.action == "merge" and verdict.get("content") and ch.related in by_uri:
+                # The duplicate goes; the kept node's text is rewritten only where dream may
+                # change it (priority 2-4): a priority 0-1 keeper keeps its own words.
+                if (ch.action == "merge" and verdict.get("content") and ch.related in by_uri
+                        and by_uri[ch.related]["priority"] >= 2):
                     keeper = by_uri[ch.related]
                     self._op("updateNode", root, uri=keeper["uri"], changes={"content": verdict["content"]},
                              review={"runId": run_id, "reason": f"merged {ch.uri} into it", "before": keeper})
