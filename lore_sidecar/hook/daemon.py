@@ -30,6 +30,7 @@ from lore_sidecar.hook.messages import prompt_message, tool_message
 
 log = logging.getLogger(__name__)
 DEFAULT_IDLE_S = 600.0
+REREAD_S = (1.0, 5.0)  # after a session's end, its transcript read again (hosts that flush late)
 
 
 def handle(engine, request: dict[str, Any]) -> dict[str, Any]:
@@ -57,9 +58,29 @@ def handle(engine, request: dict[str, Any]) -> dict[str, Any]:
             engine.sessions.end(session_id=session_id, harness=harness, project=cwd, transcript=inline)
         elif path:
             engine.sessions.end(session_id=session_id, harness=harness, project=cwd, transcript_path=str(path))
+            if event in ("Stop", "SessionEnd"):
+                _read_again_later(engine, session_id, harness, cwd, str(path))
         if event == "PreCompact":
             _distill(engine, session_id)
     return {"output": host_output(event, context, harness)}
+
+
+def _read_again_later(engine, session_id: str, harness: str, cwd: str, path: str) -> None:
+    """Trigger: a session's end. Why: a host may write its transcript's last lines after its
+    Stop hook returns (Copilot CLI flushes events.jsonl's final assistant message later: seen
+    missing at the hook, there a moment after). Outcome: the transcript is read again a
+    little later; what was already recorded is a duplicate (same ids), only the tail is new."""
+
+    def again() -> None:
+        try:
+            engine.sessions.end(session_id=session_id, harness=harness, project=cwd, transcript_path=path)
+        except Exception as exc:  # noqa: BLE001 - the session is over; this is a second chance only
+            log.info("transcript re-read skipped: %s", exc)
+
+    for delay in REREAD_S:
+        timer = threading.Timer(delay, again)
+        timer.daemon = True
+        timer.start()
 
 
 def _distill(engine, session_id: str) -> None:
