@@ -65,8 +65,10 @@ def run(args: argparse.Namespace) -> int:
         # The handshake does not depend on these; off, the run loads no model and indexes nothing.
         quiet = {"LORE_EMBEDDER": "none", "LORE_FILES_EMBEDDER": "none", "LORE_INDEX_WORKSPACE": "false",
                  "LORE_WATCH": "false", "LORE_DISTILLER": "off"}
+        # Up to 60 s: one server per protocol starts at once, and on a busy 2-core machine 20 s
+        # kept none of five (then the host's first session may list no lore tools).
         keep([*w.exe, "mcp", "--harness", args.host], cwd=str(w.project or w.home), env={**w.env, **quiet},
-             protocols=HOST_PROTOCOLS.get(args.host))
+             protocols=HOST_PROTOCOLS.get(args.host), timeout_s=60)
     return 0
 
 
