@@ -18,7 +18,7 @@ from tests.conftest import ROOT, sidecar_cmd
 
 FIXTURES = sorted((ROOT / "fixtures").glob("*.jsonl"))
 VOLATILE = {"tookMs", "queryId", "writerPid", "storeDir", "generation", "recordedAt", "version", "serverInfo", "score",
-            "writerHeartbeatAgeMs", "densePartial", "vectorLag"}  # the last two: how far the vector thread has got
+            "writerHeartbeatAgeMs", "densePartial", "vectorLag", "indexing"}  # the last three: how far the vector thread has got
 
 
 def normalise(value):
