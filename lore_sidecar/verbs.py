@@ -40,7 +40,8 @@ def open_engine_for(args: argparse.Namespace):
             print("lore-sidecar: stopped the background indexer to take the writer role", file=sys.stderr)
     # A CLI call embeds nothing itself: it would either hold the answer up (120 s for a fresh
     # 1,000-file repository) or be cut off on exit; whoever writes next fills the meaning index.
-    return open_engine(settings, [workspace], embed=False)
+    # `reindex` is the exception: a rebuild is asked for whole, and it waits for every leg.
+    return open_engine(settings, [workspace], embed=args.verb == "reindex")
 
 
 def searchable_now(engine, args: argparse.Namespace) -> None:
