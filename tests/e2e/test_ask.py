@@ -99,7 +99,7 @@ def test_hostile_tool_calls_from_the_model_are_refused_and_nothing_outside_reach
     hostile = [("Read", {"path": "../outside/secret.txt"}), ("Read", {"path": str(outside / "secret.txt")}),
                ("Read", {"path": "src/leak.txt"}), ("Read", {"path": "pipe"}), ("Read", {"path": "/proc/self/environ"}),
                ("Grep", {"pattern": "outside-secret", "glob": "../*"}), ("Glob", {"pattern": "../outside/*"}),
-               ("find_paths", {"path": str(outside)}), ("git_search", {"query": "--output=/tmp/pwned-lore-ask"}),
+               ("find_paths", {"path": str(outside)}), ("git_search", {"query": f"--output={tmp_path / 'pwned'}"}),
                ("git_search", {"query": "x", "path": "../outside"}), ("remember", {"fact": "x", "paths": ["../outside/secret.txt"]}),
                ("Bash", {"command": f"cat {outside}/secret.txt"})]
 
@@ -120,7 +120,7 @@ def test_hostile_tool_calls_from_the_model_are_refused_and_nothing_outside_reach
     assert all(b.get("is_error") or b["content"] in ("no matches", "no commits match") for b in results), results
     assert sum(bool(b.get("is_error")) for b in results) >= len(hostile) - 2
     assert not any(SECRET in json.dumps(b) for b in fake.bodies)
-    assert not Path("/tmp/pwned-lore-ask").exists()
+    assert not (tmp_path / "pwned").exists()  # the injected option's file, in this test's own folder
     assert r["answer"] == f"{len(hostile)} calls answered"
 
 

@@ -82,15 +82,19 @@ def test_dream_handles_each_case_with_a_review_mark_and_rolls_back_exactly(tmp_p
     assert twice["error"]["data"]["kind"] == "alreadyRolledBack"
 
 
+def judged(body) -> list[str]:
+    """The proposals a dream judge call sends, one JSON line each."""
+    text = body["messages"][0]["content"]
+    return (text if isinstance(text, str) else text[0]["text"]).splitlines()
+
+
 def test_dream_in_model_mode_follows_the_models_verdicts(tmp_path):
     def responder(body):
         system = json.dumps(body.get("system"))
         if "You review proposed maintenance" not in system:
             return "- nothing"
-        text = body["messages"][0]["content"]
-        text = text if isinstance(text, str) else text[0]["text"]
         out = []
-        for line in text.splitlines():
+        for line in judged(body):
             p = json.loads(line)
             if p["uri"].endswith("/colour"):
                 out.append({"uri": p["uri"], "decision": "skip", "reason": "the colour is still current"})
@@ -131,10 +135,8 @@ def test_a_merge_into_a_priority_0_node_never_rewrites_its_text_though_the_model
     def responder(body):
         if "You review proposed maintenance" not in json.dumps(body.get("system")):
             return "- nothing"
-        text = body["messages"][0]["content"]
-        text = text if isinstance(text, str) else text[0]["text"]
         return "\n".join(json.dumps({"uri": json.loads(line)["uri"], "decision": "apply", "reason": "same",
-                                      "content": merged}) for line in text.splitlines())
+                                      "content": merged}) for line in judged(body))
 
     words = "Every HTTP call to the payment gateway retries three times with exponential backoff!"
     with FakeAnthropic(responder) as fake:
