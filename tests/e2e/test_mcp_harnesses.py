@@ -83,14 +83,28 @@ def get_node_result(fake: FakeModels, api: str) -> str:
             found = [m["content"] for m in messages if m.get("role") == "tool" and m.get("tool_call_id") in ids]
         if found:
             return json.dumps(found[-1])
-    raise AssertionError("lore_get_node was never called")
+    raise AssertionError(f"lore_get_node was never called; what the model saw: {saw(fake, api)}")
+
+
+def saw(fake: FakeModels, api: str) -> dict:
+    """Why the fake model did not open the lead: the last ask's tools and whether its recall
+    block and the decision's address were in the prompt (a failure's diagnosis, not a check)."""
+    asks = [json.loads(raw) for raw in fake.bodies(api) if "How do our deploys" in raw]
+    if not asks:
+        return {"asks": 0}
+    body, text = asks[-1], json.dumps(asks[-1])
+    return {"asks": len(asks), "getNodeTool": tool_named(body, "lore_get_node"),
+            "recallBlock": bool(RECALL_TAG.search(text)), "decisionUri": "project://shop/decision/deploys" in text}
 
 
 def base_env(tmp: Path, store: Path) -> dict[str, str]:
     home = tmp / "home"
     home.mkdir(exist_ok=True)
     env = {**os.environ, **harness.lore_path_env(), "HOME": str(home), "LORE_STORE_DIR": str(store),
-           "LORE_HOOK_IDLE_MS": "60000"}
+           "LORE_HOOK_IDLE_MS": "60000",
+           # A loaded 2-core runner: the hook's answer (2 s by default, then the host goes on
+           # without memory) and the MCP servers' start (Claude Code's MCP_TIMEOUT) get room.
+           "LORE_HOOK_TIMEOUT_MS": "15000", "MCP_TIMEOUT": "60000"}
     env.pop("LORE_HARNESS", None)  # the shipped configs name the harness themselves
     return env
 
