@@ -37,7 +37,7 @@ from lore_sidecar.store import index_dirs, indexer_lock
 from lore_sidecar.store.context_states import ContextStates
 from lore_sidecar.store.db import Database, store_ready
 from lore_sidecar.store.fact_rows import FactRows
-from lore_sidecar.store.filesystem import refuse_network_fs
+from lore_sidecar.store.filesystem import make_store_dir, refuse_network_fs
 from lore_sidecar.store.journal import Journal
 from lore_sidecar.store.lock import WriterLock
 from lore_sidecar.store.records import Records
@@ -93,7 +93,7 @@ class Root:
     def open(self, *, on_commit: CommitHook, on_role_change: RoleHook, start_indexer: bool, embed: bool = True) -> Engine:
         if self.store.exists() and not self.store.is_dir():
             raise LoreError("storeUnsupported", f"the store {self.store} is a file; give a folder (--store-dir)")
-        self.store.mkdir(parents=True, exist_ok=True)
+        make_store_dir(self.store)
         if not self.settings.store.allow_network_fs:
             refuse_network_fs(self.store)
         stale_s = self.settings.store.writer_stale_ms / 1000

@@ -22,6 +22,8 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
+from lore_sidecar.store.filesystem import make_store_dir
+
 SECRET_FILE = "gateway.secret"
 HEADER = "x-lore-token"
 _SHAPE = re.compile(r"[0-9a-f]{32,128}")
@@ -32,7 +34,7 @@ SIMPLE_TYPES = ("text/plain", "application/x-www-form-urlencoded", "multipart/fo
 
 def gateway_secret(store: Path) -> str:
     """The store's gateway secret, made (0600, atomically: two starters agree) on first use."""
-    store.mkdir(parents=True, exist_ok=True)
+    make_store_dir(store)
     path = store / SECRET_FILE
     for _ in range(3):
         try:

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from lore_sidecar import logs
+from lore_sidecar.store.filesystem import make_store_dir
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ def run_gateway(store_dir: str | None, workspace: str, host: str, port: int, ups
         url = f"http://{'[::1]' if host == '::1' else host}:{bound}"
         print(f"{url}/{secret}", flush=True)
         try:  # for `lore-sidecar run`
-            Path(settings.store_dir).mkdir(parents=True, exist_ok=True)
+            make_store_dir(Path(settings.store_dir))
             tmp = registry.with_suffix(f".{os.getpid()}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "w") as out:

@@ -33,6 +33,7 @@ from typing import Any, TextIO
 
 from lore_sidecar.hook.events import private_socket_dir, recv_line, socket_path, store_dir_of
 from lore_sidecar.spawn import module_command
+from lore_sidecar.store.filesystem import make_store_dir
 
 DEFAULT_TIMEOUT_MS = 2000
 GRACE_S = 0.25  # the answer may come this much after the timeout (durable capture finishing)
@@ -109,7 +110,7 @@ def ask_daemon(path: Path, request: dict[str, Any], timeout: float) -> dict[str,
 def start_daemon(store: Path, workspace: str) -> None:
     """A detached `lore-sidecar hook-daemon` for this store (if two hooks race, the second
     daemon finds the socket taken and exits)."""
-    store.mkdir(parents=True, exist_ok=True)
+    make_store_dir(store)
     log = open(store / "hook-daemon.log", "ab")  # noqa: SIM115 (handed to the child)
     subprocess.Popen(
         module_command("lore_sidecar", "--store-dir", str(store), "hook-daemon", "--workspace", workspace),

@@ -27,6 +27,7 @@ from lore_sidecar.hook.events import (
     store_dir_of,
 )
 from lore_sidecar.hook.messages import prompt_message, tool_message
+from lore_sidecar.store.filesystem import make_store_dir
 
 log = logging.getLogger(__name__)
 DEFAULT_IDLE_S = 600.0
@@ -178,7 +179,7 @@ def run_daemon(store_dir: str | None, workspace: str, idle_s: float | None = Non
     from lore_sidecar.settings import load_settings
 
     store = store_dir_of(store_dir)
-    store.mkdir(parents=True, exist_ok=True)
+    make_store_dir(store)
     settings, warnings = load_settings(workspace_root=Path(workspace), cli={"storeDir": str(store)})
     logs.apply_settings(settings, cli_chose=logging.getLogger().level != logging.WARNING)
     for w in warnings:

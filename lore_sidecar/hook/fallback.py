@@ -18,6 +18,7 @@ from lore_sidecar.engine.recall.query import MAX_QUERY_CHARS
 from lore_sidecar.engine.writes.path import new_op_id
 from lore_sidecar.hook.events import event_of, host_output
 from lore_sidecar.hook.messages import prompt_message, tool_message
+from lore_sidecar.store.filesystem import make_store_dir
 
 
 def degraded(store: Path, request: dict[str, Any], *, deadline: float) -> dict[str, Any]:
@@ -28,7 +29,7 @@ def degraded(store: Path, request: dict[str, Any], *, deadline: float) -> dict[s
     root = canonical_root(cwd)
     settings, _ = load_settings(workspace_root=Path(cwd), cli={"storeDir": str(store)})
     if not (store / "lore.db").exists():
-        store.mkdir(parents=True, exist_ok=True)
+        make_store_dir(store)
         (store / "spool").mkdir(exist_ok=True)
     context = None
     messages: list[dict[str, Any]] = []

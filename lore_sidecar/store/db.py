@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lore_sidecar.errors import LoreError
+from lore_sidecar.store.filesystem import make_store_dir
 from lore_sidecar.store.migrations import MIGRATIONS
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -99,7 +100,7 @@ class Database:
         self.on_fenced: Callable[[int], None] = lambda current: None
         self._local = threading.local()
         self._write_lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_store_dir(path.parent)
         conn = _connect(path)
         # WAL is a property of the file: set once, every connection then uses it.
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]

@@ -1,5 +1,11 @@
-"""Refuse stores on network filesystems.
+"""The store's folder on disk: private to its owner, and never on a network filesystem.
 
+A store holds every conversation, tool output and decision its user recorded: whoever made
+it first (the sidecar, a hook, the gateway, the indexer), it is made `0700` whatever the
+umask, so other local users cannot list or read it. A folder the user made themselves keeps
+the mode they gave it (`doctor` says when others can read it).
+
+Network filesystems are refused.
 SQLite's WAL needs shared memory that every process sees coherently, and `flock` on NFS,
 SMB and most FUSE mounts is emulated, per-client or silently a no-op. On such a mount two
 sidecars could both believe they are the writer. Refusing with a clear message is better
@@ -20,6 +26,19 @@ NETWORK_FS = {
     "fuse.s3fs", "fuse.gcsfuse", "fuse.davfs2", "fuse.glusterfs", "fuse.cephfs", "vboxsf",
     "prl_fs", "vmhgfs", "fuse.vmhgfs-fuse", "virtiofs",
 }
+
+
+def make_store_dir(store: Path) -> Path:
+    """`store`, made if missing (its parents as usual, itself `0700`)."""
+    if store.is_dir():
+        return store
+    store.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        store.mkdir(mode=0o700)
+    except FileExistsError:  # another process made it first (with the same mode) or a file is there
+        return store
+    os.chmod(store, 0o700)  # the umask may have taken bits the owner needs
+    return store
 
 
 def _unescape(field: str) -> str:

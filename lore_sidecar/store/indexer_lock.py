@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lore_sidecar.store.filesystem import make_store_dir
+
 LOCK, INFO, LOG = "indexer.lock", "indexer.json", "indexer.log"
 
 
@@ -38,7 +40,7 @@ def info(store: Path) -> dict[str, Any] | None:
 def hold(store: Path, tries: int = 20) -> int | None:
     """The lock's descriptor, or None when another indexer holds it (a few tries: a status
     probe holds it shared for an instant)."""
-    store.mkdir(parents=True, exist_ok=True)
+    make_store_dir(store)
     fd = os.open(store / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     for _ in range(tries):
         try:

@@ -18,6 +18,8 @@ import os
 import time
 from pathlib import Path
 
+from lore_sidecar.store.filesystem import make_store_dir
+
 _open_fds: set[int] = set()
 
 
@@ -48,7 +50,7 @@ class WriterLock:
     def try_acquire(self) -> bool:
         if self._fd is not None:
             return True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_store_dir(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
