@@ -5,7 +5,9 @@ gateway/run.py, editors/hermes/lore/__init__.py). The bugs were chosen from the 
 its docstrings and the docs (README.md, editors/README.md, docs/mcp.md, docs/context.md,
 docs/security.md) before any test was read; the test files were chosen by name and grep.
 
-First run: (pending)."""
+First run (`python tools/mutations.py <the 17 names>`, 13 min 21 s, 2 cores at load 2-4): 15 of
+17 caught (88 %); survived: hermes-assistant-ids-restart, doctor-hermes-config-unchecked. No
+'error' or 'stale' outcomes. Each survivor has a test added (comments below)."""
 
 import sys
 from pathlib import Path
