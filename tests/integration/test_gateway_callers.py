@@ -157,18 +157,24 @@ def test_browser_originated_requests_are_refused_even_with_the_secret(gw, header
 @pytest.fixture
 def reachable(tmp_path):
     """tmp_path's ancestors made traversable by other users for the test (pytest makes them
-    0700), so that only the files' own modes stand between another user and the store."""
+    0700), and the folders named (a store lore made is 0700 too: as if its user had opened
+    it), so that only the files' own modes stand between another user and the store."""
     changed: dict[Path, int] = {}
 
-    def open_up() -> None:
+    def traversable(p: Path) -> None:
+        mode = stat.S_IMODE(p.stat().st_mode)
+        if not mode & 0o001:
+            changed.setdefault(p, mode)
+            p.chmod(mode | 0o011)
+
+    def open_up(*folders: Path) -> None:
         # Called again before each probe: a pytest starting elsewhere on the machine resets
         # its `pytest-of-<user>` folder to 0700.
+        for folder in folders:
+            traversable(folder)
         p = tmp_path
         while True:
-            mode = stat.S_IMODE(p.stat().st_mode)
-            if not mode & 0o001:
-                changed.setdefault(p, mode)
-                p.chmod(mode | 0o011)
+            traversable(p)
             if p.name.startswith("pytest-of-") or p == p.parent:
                 break
             p = p.parent
@@ -223,7 +229,7 @@ def test_another_local_user_cannot_read_the_secret_nor_use_the_gateway(gw, reach
             print("status", exc.code)
     """
     for _ in range(3):
-        reachable()
+        reachable(store)
         r = as_nobody(probe)
         out = r.stdout.split("\n")
         if out[1:2] != ["unreachable"]:  # else the folder was closed again under us: once more
@@ -262,6 +268,7 @@ def test_another_local_user_cannot_connect_to_the_hook_daemon(tmp_path, reachabl
             assert time.monotonic() < deadline, "the hook daemon never bound its socket"
             time.sleep(0.1)
         assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+        reachable(sock.parent)
         assert stat.S_IMODE(sock.parent.stat().st_mode) & 0o001  # control: the folder lets others reach it
         probe = f"""
             import socket
@@ -271,7 +278,7 @@ def test_another_local_user_cannot_connect_to_the_hook_daemon(tmp_path, reachabl
             except PermissionError:
                 print("denied")
         """
-        reachable()
+        reachable(sock.parent)
         assert as_nobody(probe).stdout.strip() == "denied"
         import socket as _socket
 
@@ -328,9 +335,12 @@ def test_run_gives_every_harness_a_base_url_carrying_the_secret(tmp_path):
                     status, _ = post(target.replace(f"/{secret}", ""), json.dumps(payload).encode())
                     assert status == 401, (name, target)  # control: without the secret, refused
         finally:
-            os.kill(json.loads((store / "gateway.json").read_text())["pid"], 15)
-    assert stat.S_IMODE((store / "gateway.json").stat().st_mode) == 0o600
-    assert secret not in (store / "gateway.json").read_text()
+            # Read before the stop: a gateway that has stopped removes its registry entry.
+            registry = (store / "gateway.json").read_text()
+            registry_mode = stat.S_IMODE((store / "gateway.json").stat().st_mode)
+            os.kill(json.loads(registry)["pid"], 15)
+    assert registry_mode == 0o600
+    assert secret not in registry
 
 
 @pytest.fixture
