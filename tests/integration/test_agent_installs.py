@@ -183,3 +183,21 @@ def test_doctor_checks_both_installs_and_names_a_missing_provider_file(tmp_path)
     checks = {c["name"]: c for c in json.loads(run(home, "doctor", "--json", **env).stdout)["checks"]}
     assert checks["hermes (user)"]["state"] == "fail" and "__init__.py" in checks["hermes (user)"]["detail"]
     assert checks["copilot (user)"]["state"] == "ok"
+
+
+def test_doctor_names_a_hermes_config_that_starts_another_lore_sidecar_when_lore_is_mcp_only(tmp_path):
+    """MCP only (another memory provider is active), config.yaml is the one file naming the
+    command: no provider file there to show that it points elsewhere."""
+    home, hhome = tmp_path / "home", tmp_path / "hermes"
+    hhome.mkdir(parents=True)
+    config = hhome / "config.yaml"
+    config.write_text(HERMES_CONFIG.replace("provider: ''", "provider: honcho"))
+    env = {"HERMES_HOME": str(hhome)}
+    assert run(home, "install", "hermes", "--user", **env).returncode == 0
+    assert not (hhome / "plugins").exists()
+    checks = {c["name"]: c for c in json.loads(run(home, "doctor", "--json", **env).stdout)["checks"]}
+    assert checks["hermes (user)"]["state"] == "ok", checks  # control: this lore-sidecar
+    command = yaml.safe_load(config.read_text())["mcp_servers"]["lore"]["command"]
+    config.write_text(config.read_text().replace(command, str(tmp_path / "old-venv" / "bin" / "lore-sidecar")))
+    checks = {c["name"]: c for c in json.loads(run(home, "doctor", "--json", **env).stdout)["checks"]}
+    assert checks["hermes (user)"]["state"] == "fail" and "config.yaml" in checks["hermes (user)"]["detail"], checks

@@ -5,6 +5,7 @@ runs in tests/e2e/test_hermes.py): its turn hand-over lands in the store under `
 from __future__ import annotations
 
 import importlib.util
+import json
 import sqlite3
 import sys
 import time
@@ -57,6 +58,24 @@ def test_a_turn_is_captured_and_pre_compress_distils_the_session(provider):
         assert time.monotonic() < deadline, "pre-compress did not distil the session"
         time.sleep(0.3)
     assert len(rows(store, "SELECT id FROM messages")) == len(got)  # the same messages again: duplicates
+
+
+def test_each_turns_reply_is_captured_as_the_conversation_grows(provider):
+    """sync_turn hands over only the turn's new messages, each reply's id its place in the
+    whole conversation: three turns, three replies kept (none taken for a duplicate)."""
+    p, store = provider
+    wait_for_daemon(store)
+    conversation = [{"role": "system", "content": "sys"}]
+    replies = []
+    for n, topic in enumerate(("zephyrine exporter", "quillon cache", "marrowgate proxy"), 1):
+        reply = f"Turn {n}: the {topic} is settled."
+        conversation += [{"role": "user", "content": f"Turn {n}: what about the {topic}?"},
+                         {"role": "assistant", "content": reply}]
+        replies.append(reply)
+        p.sync_turn(conversation[-2]["content"], reply, messages=list(conversation))
+        p.shutdown()  # each hand-over lands before the next turn
+    kept = [json.loads(r[0]) for r in rows(store, "SELECT content FROM messages WHERE role = 'assistant' ORDER BY id")]
+    assert sorted(kept) == sorted(replies), kept
 
 
 def test_the_provider_is_available_only_when_its_lore_sidecar_exists(provider, tmp_path):

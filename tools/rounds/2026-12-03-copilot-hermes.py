@@ -105,7 +105,10 @@ ROUND = [
              '.get("COPILOT_PROVIDER_TYPE", "") == "anthropic-messages"', (DIALECTS, RUN_E2E), by=BY),
     # --- the Hermes memory provider -------------------------------------------------------------
     # Assistant ids counted from the turn's first new message, not the conversation's start:
-    # every turn's reply is `hermes-<session>-1`, a duplicate of the first turn's.
+    # every later turn's reply gets the same id, a duplicate of the last one kept.
+    # SURVIVED at first (one sync_turn per test; the e2e runs one turn per session). Added:
+    # test_hermes_provider.py::test_each_turns_reply_is_captured_as_the_conversation_grows (three
+    # turns, three replies) -> caught.
     Mutation("hermes-assistant-ids-restart", PROVIDER, "for i, m in enumerate(messages[start:], start):",
              "for i, m in enumerate(messages[start:]):", HERMES, by=BY),
     # on_pre_compress hands the conversation over as a SessionEnd: no distillation before compaction.
@@ -114,6 +117,9 @@ ROUND = [
     # --- doctor ----------------------------------------------------------------------------------
     # config.yaml not checked for the command: Hermes set up as MCP only (no provider .py)
     # starting another lore-sidecar is reported fine.
+    # SURVIVED at first (the doctor test has a provider .py, which names the command too). Added:
+    # test_agent_installs.py::test_doctor_names_a_hermes_config_that_starts_another_lore_sidecar_when_
+    # lore_is_mcp_only -> caught.
     Mutation("doctor-hermes-config-unchecked", DOCTOR, 'or Path(p).name == "config.yaml")', "or False)",
              (DOCTOR_T, INSTALLS), by=BY),
 ]
