@@ -1,0 +1,121 @@
+"""Independent review round (issue 35: "a fresh independent round, planted by someone who did
+not write the tests: >= 90% caught"): the dashboard guard, the team record on PostgreSQL,
+backups, dream and decay, redaction, paging, install/uninstall. Every bug was chosen from the
+product code, its docstrings and README.md / docs/protocol.md / docs/security.md /
+docs/maintenance.md / docs/architecture.md before any test was read; the test files were
+picked by name and `grep -l`. Earlier rounds' bug names were read only to avoid repeating one.
+
+First run: pending."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mutations import Mutation  # noqa: E402
+
+BY = "reviewer: independent, fresh round (issue 35)"
+GUARD = "lore_sidecar/ui/guard.py"
+REC = "lore_sidecar/shared/record.py"
+REP = "lore_sidecar/shared/replica.py"
+BK = "lore_sidecar/backups.py"
+ST = "lore_sidecar/store/backup.py"
+DREAM = "lore_sidecar/engine/maintenance/dream.py"
+DECAY = "lore_sidecar/engine/maintenance/decay.py"
+RED = "lore_sidecar/engine/capture/redact.py"
+RECALLER = "lore_sidecar/engine/recall/recaller.py"
+FQ = "lore_sidecar/engine/facts/queries.py"
+INST = "lore_sidecar/setup/install.py"
+FORMATS = "lore_sidecar/setup/formats.py"
+
+UI = ("tests/integration/test_dashboard_access.py", "tests/e2e/test_dashboard.py")
+SHR = ("tests/integration/test_shared.py",)
+BACKUPS = ("tests/integration/test_restore_untrusted.py", "tests/integration/test_backup.py",
+           "tests/integration/test_backup_roundtrip.py")
+MNT = ("tests/integration/test_maintenance.py",)
+DECAY_T = ("tests/unit/test_decay.py", "tests/integration/test_maintenance.py")
+REDACT = ("tests/unit/test_redact.py", "tests/unit/test_redact_formats.py")
+PAGING = ("tests/integration/test_paging.py",)
+TIMELINE = ("tests/integration/test_paging.py", "tests/integration/test_facts.py")
+INSTALL = ("tests/integration/test_install.py", "tests/integration/test_agent_installs.py")
+
+ROUND = [
+    # --- the dashboard guard ------------------------------------------------------------------
+    # Host checked by its port only: a page on a DNS name rebound to 127.0.0.1 sends
+    # `Host: evil.example:PORT` and is answered (guard.py: 421 otherwise).
+    Mutation("ui-host-any-name", GUARD, "        if request.host not in hosts:\n",
+             '        if not request.host.endswith(f":{port}"):\n', UI, by=BY),
+    # Only a launch code gets the session cookie: the printed `?token=` URL opened by hand no
+    # longer logs the browser in ("Any answer to a request carrying the token sets the same
+    # cookie").
+    Mutation("ui-token-sets-no-cookie", GUARD, '    if auth in ("token", "code"):\n',
+             '    if auth == "code":\n', UI, by=BY),
+
+    # --- the team record -----------------------------------------------------------------------
+    # expectedVersion compared one way only: an update made against an older version (a stale
+    # read) is accepted by the record instead of versionConflict.
+    Mutation("shared-stale-version-accepted", REC, "        if expected is not None and expected != version:\n",
+             "        if expected is not None and expected > version:\n", SHR, by=BY),
+    # moveNode onto a URI another node holds is not arbitrated (nodeExists) in the record.
+    Mutation("shared-move-onto-taken-uri", REC,
+             '        if conn.execute("SELECT 1 FROM lore_nodes WHERE team=%s AND uri=%s", (team, args["new_uri"])).fetchone():\n',
+             "        if False:\n", SHR, by=BY),
+    # The cursor file of another team is trusted: after sharedTeam changes, the new team's
+    # log is read from the old team's positions and its first operations are never applied.
+    Mutation("shared-cursor-other-team", REP, 'if data.get("team") == self.record.team else {}',
+             'if data.get("team") else {}', SHR, by=BY),
+
+    # --- backups and restore ---------------------------------------------------------------------
+    # Rotation deletes the newest backups past `keep` instead of the oldest.
+    Mutation("backup-rotate-deletes-newest", ST, "    gone = found[: max(0, len(found) - keep)]\n",
+             "    gone = found[keep:]\n", BACKUPS, by=BY),
+    # Recall events (what was searched, what was opened) copied into every backup although
+    # backupRecallEvents is off by default.
+    Mutation("backup-recall-events-kept", ST, "            for table in () if recall_events else RECALL_EVENTS:\n",
+             "            for table in ():\n", BACKUPS, by=BY),
+    # restore goes ahead while a writer holds the store's lock (storeBusy dropped).
+    Mutation("restore-ignores-busy-store", BK, "    if writer is not None:\n", "    if False:\n", BACKUPS, by=BY),
+
+    # --- dream and decay -------------------------------------------------------------------------
+    # Supersession suppresses the newer decision and keeps the older one.
+    Mutation("dream-supersede-suppresses-newer", DREAM, '                add(old, "supersede",',
+             '                add(new, "supersede",', MNT, by=BY),
+    # A node that already states the new value (and mentions the old one) is suppressed as a
+    # contradiction.
+    Mutation("dream-contradiction-when-new-named", DREAM,
+             "subject in text and old in text and new not in text:",
+             "subject in text and old in text:", MNT, by=BY),
+    # A miss no longer ages the item: a memory shown 30 times and never opened stays fresh.
+    Mutation("decay-miss-not-aging", DECAY, "            since += 1\n", "            since += 0\n", DECAY_T, by=BY),
+
+    # --- redaction -------------------------------------------------------------------------------
+    # Slack bot tokens (xoxb-) kept: the class loses "b".
+    Mutation("redact-slack-bot-missed", RED, '_token("xox", "[abposre]-', '_token("xox", "[aposre]-', REDACT, by=BY),
+    # AWS temporary (STS) access key ids (ASIA…) kept.
+    Mutation("redact-aws-sts-missed", RED, "(?:AKIA|ASIA|AGPA|", "(?:AKIA|AGPA|", REDACT, by=BY),
+    # Only RSA/EC/DSA PEM private keys redacted: OpenSSH and PKCS#8 ("BEGIN PRIVATE KEY") kept.
+    Mutation("redact-openssh-key-missed", RED, r'r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----',
+             r'r"-----BEGIN (?:RSA |EC |DSA )?PRIVATE KEY(?: BLOCK)?-----', REDACT, by=BY),
+
+    # --- paging ----------------------------------------------------------------------------------
+    # recall's nextOffset counts from 0: page 2 says nextOffset = limit again, a client
+    # following it loops on page 2.
+    Mutation("recall-next-offset-from-zero", RECALLER, "            next_offset=offset + len(hits) if truncated else None,\n",
+             "            next_offset=len(hits) if truncated else None,\n", PAGING, by=BY),
+    # timeline's nextOffset counts from 0 likewise.
+    Mutation("timeline-next-offset-from-zero", FQ, '**({"nextOffset": offset + len(page)} if more else {})}',
+             '**({"nextOffset": len(page)} if more else {})}', TIMELINE, by=BY),
+
+    # --- install / uninstall ---------------------------------------------------------------------
+    # Uninstall prunes every parent of lore's key, empty or not: the user's other MCP servers
+    # (mcpServers.<theirs>) go with lore's.
+    Mutation("install-prune-takes-siblings", FORMATS, "        if isinstance(parent.get(key), dict) and not parent[key]:\n",
+             "        if isinstance(parent.get(key), dict):\n", INSTALL, by=BY),
+    # Uninstall restores the original bytes even when the host rewrote the file since the
+    # install: the host's own changes are lost.
+    Mutation("uninstall-restores-over-host-edits", INST, '        if _sha(current) == entry.get("after"):\n',
+             '        if entry.get("after"):\n', INSTALL, by=BY),
+    # The `.lore-backup` beside a changed file holds lore's new content, not the file as it
+    # was just before the change.
+    Mutation("install-backup-holds-new", INST, '            c.path.with_name(c.path.name + ".lore-backup").write_bytes(c.before)\n',
+             '            c.path.with_name(c.path.name + ".lore-backup").write_bytes(c.after)\n', INSTALL, by=BY),
+]
