@@ -104,7 +104,10 @@ class HookDaemon:
         self._stop = threading.Event()
 
     def bind(self) -> socket.socket | None:
-        """The listening socket, or None when a live daemon already has it."""
+        """The listening socket, or None when a live daemon already has it. A folder that is
+        not privately ours is refused first: nothing in it is probed or removed."""
+        if not private_socket_dir(self.path, create=True):
+            raise OSError(f"{self.path.parent} is not a private folder of this user; not binding the hook socket there")
         probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             probe.connect(str(self.path))
@@ -117,8 +120,6 @@ class HookDaemon:
             self.path.unlink()  # a dead daemon's socket file
         except FileNotFoundError:
             pass
-        if not private_socket_dir(self.path, create=True):
-            raise OSError(f"{self.path.parent} is not a private folder of this user; not binding the hook socket there")
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)  # created 0600: no moment when another user could connect
         try:

@@ -410,10 +410,11 @@ def test_neither_end_of_the_hook_socket_uses_a_fallback_folder_others_can_enter(
         close()
     daemon = HookDaemon(None, in_tmp)
     assert daemon.path.parent == in_tmp  # the store's own socket name, in a folder of /tmp
+    daemon.path.write_text("planted")  # what sits at the name in a folder others can enter
     with pytest.raises(OSError):
         daemon.bind()
-    assert not daemon.path.exists()
-    in_tmp.chmod(0o700)  # control: closed to others, the daemon binds, 0600
+    assert daemon.path.read_text() == "planted"  # refused before anything there was touched
+    in_tmp.chmod(0o700)  # control: closed to others, the daemon binds (a leftover replaced), 0600
     server = daemon.bind()
     try:
         assert server is not None and stat.S_IMODE(daemon.path.stat().st_mode) == 0o600
