@@ -78,6 +78,28 @@ def test_each_turns_reply_is_captured_as_the_conversation_grows(provider):
     assert sorted(kept) == sorted(replies), kept
 
 
+def test_a_reply_after_undo_is_captured_though_it_takes_the_undone_replys_place(provider):
+    """Hermes' /undo truncates the conversation and keeps the session id (on_session_switch,
+    rewound=True): the next reply sits where the undone one sat, and is a message of its own."""
+    p, store = provider
+    wait_for_daemon(store)
+    first = [{"role": "system", "content": "sys"}, *TURN]
+    p.sync_turn(TURN[0]["content"], TURN[1]["content"], messages=list(first))
+    undone = [{"role": "user", "content": "And the quillon cache?"},
+              {"role": "assistant", "content": "The quillon cache keeps its 30 s expiry."}]
+    p.sync_turn(undone[0]["content"], undone[1]["content"], messages=[*first, *undone])
+    p.shutdown()
+    p.on_session_switch("hermes-s1", parent_session_id="hermes-s1", reset=False, rewound=True)  # /undo
+    retried = [undone[0], {"role": "assistant", "content": "The quillon cache moves to a 5 s expiry."}]
+    p.sync_turn(retried[0]["content"], retried[1]["content"], messages=[*first, *retried])
+    p.shutdown()
+    kept = [json.loads(r[0]) for r in rows(store, "SELECT content FROM messages WHERE role = 'assistant' ORDER BY id")]
+    assert {TURN[1]["content"], undone[1]["content"]} <= set(kept), kept  # control: both turns before the undo
+    assert retried[1]["content"] in kept, kept
+    p.on_session_end([*first, *retried])  # the whole conversation again: duplicates only
+    assert len(rows(store, "SELECT id FROM messages WHERE role = 'assistant'")) == len(kept)
+
+
 def test_the_provider_is_available_only_when_its_lore_sidecar_exists(provider, tmp_path):
     p, _ = provider
     module = p.module

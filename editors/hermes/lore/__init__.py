@@ -17,6 +17,7 @@ The tools (lore_recall, lore_get_node, ...) come from lore's MCP server (`mcp_se
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -58,8 +59,8 @@ def context_of(answer: dict[str, Any]) -> str:
 
 def as_transcript(session_id: str, messages: list[dict[str, Any]], start: int = 0) -> list[dict[str, Any]]:
     """OpenAI-style messages as lore's plain messages, with ids stable across calls: a user
-    prompt's id comes from its text (as the prompt capture's), an assistant reply's from its
-    place in the conversation, a tool result's from its call id."""
+    prompt's id comes from its text (as the prompt capture's), an assistant reply's from the
+    prompt it answers (see reply_id), a tool result's from its call id."""
     names = {}
     for m in messages:
         for c in m.get("tool_calls") or [] if isinstance(m, dict) else []:
@@ -74,12 +75,28 @@ def as_transcript(session_id: str, messages: list[dict[str, Any]], start: int = 
         if role == "user":
             out.append({"role": "user", "content": m["content"]})
         elif role == "assistant":
-            out.append({"role": "assistant", "content": m["content"], "id": f"hermes-{session_id}-{i}"})
+            out.append({"role": "assistant", "content": m["content"], "id": reply_id(session_id, messages, i)})
         elif role == "tool" and m.get("tool_call_id"):
             call_id = str(m["tool_call_id"])
             out.append({"role": "tool", "content": m["content"], "id": f"tool-{call_id}", "toolCallId": call_id,
                         "toolName": names.get(call_id)})
     return out
+
+
+def reply_id(session_id: str, messages: list[dict[str, Any]], i: int) -> str:
+    """An assistant reply's id: its text, the prompt it answers and how far after it, never its
+    place in the conversation alone. Trigger: Hermes' /undo truncates the conversation and an
+    in-place compaction shortens it, both keeping the session id. Why: the next reply then sits
+    where an earlier one sat, and a place-only id made it a duplicate (dropped). Outcome: a
+    reply handed over again (on_session_end, after a compaction too) is still a duplicate."""
+    asked, after = "", i
+    for j in range(i - 1, -1, -1):
+        m = messages[j]
+        if isinstance(m, dict) and m.get("role") == "user":
+            asked, after = m.get("content"), i - j
+            break
+    key = json.dumps([asked, after, messages[i].get("content")], sort_keys=True, ensure_ascii=False, default=str)
+    return f"hermes-{session_id}-" + hashlib.sha1(key.encode()).hexdigest()[:20]
 
 
 class LoreMemoryProvider(MemoryProvider):
