@@ -75,4 +75,9 @@ def test_the_hermes_provider_hands_messages_over_with_stable_ids():
                         "toolName": "terminal"}
     assert hermes.as_transcript("s1", messages, 3) == whole[1:]  # a later hand-over: the same ids
     assert [transcripts.from_item(m)["msg_id"] for m in whole] == [transcripts.prompt_id("Show the notes."), "tool-c1",
-                                                                  "hermes-s1-4"]
+                                                                  whole[2]["id"]]
+    # A reply's id is not its place: with earlier turns before it (or cut away), the same id.
+    longer = [messages[0], {"role": "user", "content": "Earlier."}, {"role": "assistant", "content": "Earlier reply."},
+              *messages[1:]]
+    assert hermes.as_transcript("s1", longer)[-1]["id"] == whole[2]["id"]
+    assert len({m["id"] for m in hermes.as_transcript("s1", longer) if m["role"] == "assistant"}) == 2
