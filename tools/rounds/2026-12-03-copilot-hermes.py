@@ -108,7 +108,9 @@ ROUND = [
     # every later turn's reply gets the same id, a duplicate of the last one kept.
     # SURVIVED at first (one sync_turn per test; the e2e runs one turn per session). Added:
     # test_hermes_provider.py::test_each_turns_reply_is_captured_as_the_conversation_grows (three
-    # turns, three replies) -> caught.
+    # turns, three replies) -> caught. Reading the tests found the real bug behind it (e40bf26: a
+    # place-only id made the reply after /undo a duplicate); the loop line is unchanged and the
+    # planted bug still caught (rerun after e40bf26).
     Mutation("hermes-assistant-ids-restart", PROVIDER, "for i, m in enumerate(messages[start:], start):",
              "for i, m in enumerate(messages[start:]):", HERMES, by=BY),
     # on_pre_compress hands the conversation over as a SessionEnd: no distillation before compaction.
