@@ -86,17 +86,30 @@ def restore(settings: Settings, source: Path, open_engine: Callable[..., Any],
         progress("catching the backed-up indexes up and recalling a sample" if indexes else
                  "rebuilding the indexes and recalling a sample")
         sample = _try_out(settings, staged, open_engine, rebuild=not indexes)
+        restored = files.counted(staged / "lore.db")  # the manifest's counts are optional
         previous = None
         if store.exists():
-            previous = store.parent / f"{store.name}.before-restore-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
+            previous = _aside_name(store)
             os.replace(store, previous)
         os.replace(staged, store)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
     return {"restoredFrom": str(source), "took": took, "store": str(store),
-            "previous": str(previous) if previous else None, "counts": manifest["counts"],
+            "previous": str(previous) if previous else None, "counts": restored,
             "indexes": "restored" if indexes else "rebuilt", "sampleRecalled": sample}
+
+
+def _aside_name(store: Path) -> Path:
+    """A free `<store>.before-restore-<time>` name: two restores in one second keep both
+    stores they replaced."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    base = store.parent / f"{store.name}.before-restore-{stamp}"
+    name, n = base, 1
+    while name.exists():
+        n += 1
+        name = base.with_name(f"{base.name}-{n}")
+    return name
 
 
 def _try_out(settings: Settings, staged: Path, open_engine: Callable[..., Any], *, rebuild: bool) -> int:

@@ -61,10 +61,19 @@ def counts(db: sqlite3.Connection) -> dict[str, int]:
     return {t: db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in COUNTED}
 
 
+def counted(path: Path) -> dict[str, int]:
+    """What the database at `path` holds, read-only."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return counts(db)
+    finally:
+        db.close()
+
+
 def create(store: Path, out_root: Path, *, keep: int = 7, recall_events: bool = False,
            exports: Callable[[dict[str, list[dict[str, Any]]]], dict[str, str]] = lambda nodes: {}) -> dict[str, Any]:
-    """`exports`: each project's live nodes (by project root) -> {file stem: `.lore.md` text}."""
-    """Write one backup of `store` under `out_root`; returns its manifest (plus `path`)."""
+    """Write one backup of `store` under `out_root`; returns its manifest (plus `path`).
+    `exports`: each project's live nodes (by project root) -> {file stem: `.lore.md` text}."""
     source = store / "lore.db"
     if not source.is_file():
         raise LoreError("notFound", f"no store at {store} (no lore.db)")
@@ -204,7 +213,7 @@ def stage(backup: Path, manifest: dict[str, Any], target: Path, *, indexes: bool
     """Copy a verified backup's database, journal and spool into `target` (a fresh store),
     without following anything, hashes checked again on the copies; then the copied
     database must be exactly what the migrations create and hold what the manifest counts."""
-    target.mkdir(parents=True)
+    target.mkdir(parents=True, mode=0o700)  # it becomes the store: its owner's alone
     index = indexes_in(manifest) if indexes else None
     intake.copy_listed(backup, manifest, target, only=("lore.db", "journal", "spool", *([index] if index else [])))
     intake.check_database(target / "lore.db", manifest.get("counts"), counts)

@@ -1,0 +1,85 @@
+"""Restore at its edges, through the real CLI: a manifest without the optional counts, a second
+restore in the same second as the first, and the mode of the store a restore puts in place."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from lore_sidecar.client import StdioClient, sidecar_command
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["sh", "-c", 'umask 022 && exec "$@"', "sh", sys.executable, "-m", "lore_sidecar", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def a_backup(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(workspace, store, backup folder) of a store holding two messages."""
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    (ws / ".git").mkdir(parents=True)
+    c = StdioClient(sidecar_command())
+    try:
+        c.initialize(ws, options={"storeDir": str(store), "watch": False, "indexWorkspace": False, "distiller": "off"})
+        c.request("lore/recordMessages", {"sessionId": "s1", "messages": [
+            {"role": "user", "id": "m1", "content": "the harbour crane schedule moved to Thursdays"},
+            {"role": "assistant", "id": "m2", "content": "noted: crane maintenance on Thursdays"}]})
+    finally:
+        c.close()
+    made = cli("backup", "--store-dir", str(store), "--out", str(tmp_path / "backups"), "--json", cwd=ws)
+    assert made.returncode == 0, made.stderr
+    return ws, store, Path(json.loads(made.stdout)["path"])
+
+
+def messages_in(store: Path) -> int:
+    db = sqlite3.connect(store / "lore.db")
+    try:
+        return db.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_a_manifest_without_counts_restores_and_reports_what_the_store_holds(tmp_path):
+    ws, _, backup = a_backup(tmp_path)
+    control = cli("restore", str(backup), "--store-dir", str(tmp_path / "first"), "--json", cwd=ws)
+    assert control.returncode == 0, control.stderr
+    assert json.loads(control.stdout)["counts"]["messages"] == 2  # control: with the counts
+    manifest = json.loads((backup / "manifest.json").read_text())
+    del manifest["counts"]  # optional: nothing checks them then, and the restore goes on
+    (backup / "manifest.json").write_text(json.dumps(manifest))
+    target = tmp_path / "second"
+    r = cli("restore", str(backup), "--store-dir", str(target), "--json", cwd=ws)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["counts"]["messages"] == 2 == messages_in(target)
+
+
+def test_two_restores_in_one_second_keep_both_stores_they_replaced(tmp_path):
+    ws, store, backup = a_backup(tmp_path)
+    # Every name the next few seconds could give the aside is already taken by an earlier one.
+    now = datetime.now(UTC)
+    taken = [store.parent / f"{store.name}.before-restore-{(now + timedelta(seconds=s)).strftime('%Y%m%dT%H%M%SZ')}"
+             for s in range(-1, 30)]
+    for folder in taken:
+        folder.mkdir()
+        (folder / "lore.db").write_text("an earlier store")
+    r = cli("restore", str(backup), "--store-dir", str(store), "--json", cwd=ws)
+    assert r.returncode == 0, r.stderr
+    previous = Path(json.loads(r.stdout)["previous"])
+    assert previous not in taken and previous.name.startswith(f"{store.name}.before-restore-")
+    assert messages_in(previous) == 2 and messages_in(store) == 2
+    assert all((folder / "lore.db").read_text() == "an earlier store" for folder in taken)
+
+
+def test_the_store_a_restore_puts_in_place_is_its_owners_alone(tmp_path):
+    ws, _, backup = a_backup(tmp_path)
+    target = tmp_path / "restored"
+    r = cli("restore", str(backup), "--store-dir", str(target), cwd=ws)  # under a 022 umask
+    assert r.returncode == 0, r.stderr
+    assert messages_in(target) == 2
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o700
