@@ -216,3 +216,62 @@ def test_backed_up_indexes_the_outbox_was_trimmed_past_are_dropped_and_the_resto
     # another epoch published between the copy and the snapshot: dropped as well
     (tmp_path / "index" / "e3" / "text").mkdir(parents=True)
     assert backup_index.settle(_backed_up_database(outbox_trimmed=0), tmp_path, {**taken, "epoch": 2}) is None
+
+
+def test_recall_events_are_left_out_of_a_backup_unless_backup_recall_events_is_on(tmp_path):
+    """docs: what was searched and what was opened (recall_log, recall_usage, recall_shown)
+    stays out of a backup by default; the control: with backupRecallEvents on, the same
+    backup of the same store holds them."""
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    (ws / ".git").mkdir(parents=True)
+    c = spawn(ws, store)
+    try:
+        c.request("lore/createNode", {"uri": "project://ws/pattern/tide", "content": "Tide tables refresh at dawn",
+                                      "category": "pattern"})
+        r = c.request("lore/recall", {"query": "tide tables dawn", "sources": ["knowledge"], "sessionId": "s1"})
+        c.request("lore/getNode", {"uri": r["hits"][0]["uri"], "queryId": r["queryId"], "sessionId": "s1"})
+    finally:
+        c.close()
+    tables = ("recall_log", "recall_usage", "recall_shown")
+
+    def rows(db_path: Path) -> dict[str, int]:
+        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        try:
+            return {t: db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tables}
+        finally:
+            db.close()
+
+    assert all(rows(store / "lore.db").values()), rows(store / "lore.db")  # the events happened
+
+    def backup(out: Path, env: dict) -> Path:
+        r = subprocess.run([sys.executable, "-m", "lore_sidecar", "backup", "--store-dir", str(store), "--out", str(out),
+                            "--json"], cwd=ws, capture_output=True, text=True, timeout=180, env={**os.environ, **env})
+        assert r.returncode == 0, r.stderr
+        return Path(json.loads(r.stdout)["path"])
+
+    plain = backup(tmp_path / "plain", {})
+    kept = backup(tmp_path / "kept", {"LORE_BACKUP_RECALL_EVENTS": "true"})
+    assert rows(plain / "lore.db") == dict.fromkeys(tables, 0)
+    assert rows(kept / "lore.db") == rows(store / "lore.db")
+    assert json.loads((plain / "manifest.json").read_text())["counts"]["nodes"] == 1  # the rest is there
+
+
+def test_a_restore_is_refused_while_a_writer_uses_the_store_and_changes_nothing(tmp_path):
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    (ws / ".git").mkdir(parents=True)
+    c = spawn(ws, store)
+    try:
+        c.request("lore/createNode", {"uri": "project://ws/decision/keel", "content": "Keels are steel", "category": "decision"})
+        made = cli("backup", "--store-dir", str(store), "--out", str(tmp_path / "backups"), "--json", cwd=ws)
+        assert made.returncode == 0, made.stderr
+        path = json.loads(made.stdout)["path"]
+        busy = cli("restore", path, "--store-dir", str(store), cwd=ws)
+        alive = c.request("lore/status")["role"]
+    finally:
+        c.close()
+    assert busy.returncode == 2 and "storeBusy" in busy.stderr, busy.stderr
+    assert alive == "writer" and sorted(p.name for p in tmp_path.iterdir()) == ["backups", "store", "ws"]
+    # the control: with the sidecar gone, the same restore goes ahead (the old store kept aside)
+    ok = cli("restore", path, "--store-dir", str(store), "--json", cwd=ws)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["previous"] is not None

@@ -245,3 +245,19 @@ def test_every_answer_carries_the_security_headers(launched):
     location = cases["303 after a form"][1]["Location"]
     assert location.startswith("/node?") and f"token={q[6:]}" in location
     assert "Thursdays" in ask(port, location)[2]
+
+
+def test_a_rebound_dns_name_is_refused_even_when_it_carries_the_dashboards_port(launched):
+    """DNS rebinding: a page at http://attacker.example:PORT/ whose name now resolves to
+    127.0.0.1 sends its own name with the dashboard's port, and the browser would hand it the
+    answers. Only the loopback names are answered; the control: the same request under each
+    of them is."""
+    _, url, _, _ = launched
+    parts = urllib.parse.urlsplit(url)
+    port, q = parts.port, parts.query
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}"):
+        assert ask(port, f"/?{q}", headers={"Host": host})[0] == 200, host
+    for host in (f"lore.attacker.example:{port}", f"127.0.0.1.attacker.example:{port}", f"localhost.:{port}"):
+        status, headers, _ = ask(port, f"/?{q}", headers={"Host": host})
+        assert status == 421, host
+        assert "Set-Cookie" not in headers, host  # the token it carried logged nobody in

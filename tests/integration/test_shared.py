@@ -472,3 +472,72 @@ def test_a_forgotten_node_frees_its_uri_and_its_budget_slot_and_a_scope_move_is_
         rec.close()
     assert taken.value.kind == "nodeExists"
     assert moved.value.kind == "priorityBudget"
+
+
+def test_a_move_onto_a_uri_the_team_holds_is_refused_in_the_record_and_appends_nothing(pg_cluster):
+    """A machine that has not replayed a colleague's node yet passes its own check for a
+    moveNode onto that node's URI: the record must refuse it (`nodeExists`) and log nothing,
+    or every machine replays two nodes at one address. The control: the same move to a free
+    URI is appended and the record's live node follows it."""
+    from lore_sidecar.errors import LoreError
+    from lore_sidecar.shared.record import SharedRecord
+
+    tag = uuid.uuid4().hex[:8]
+    team = f"mv-{tag}"
+    rec = SharedRecord(pg_cluster.url, team, "m")
+    n = iter(range(1000))
+
+    def op(method: str, **args) -> int:
+        return rec.append({"opId": f"{tag}-{next(n)}", "kind": "nodeOp", "method": method, "project": "/x/shop",
+                           "args": args}, "shop")
+
+    held, mine, free = ("project://shop/pattern/held", "project://shop/pattern/mine", "project://shop/pattern/free")
+    try:
+        op("createNode", uri=held, content="a colleague's", category="pattern")
+        op("createNode", uri=mine, content="mine", category="pattern")
+        with pytest.raises(LoreError) as taken:
+            op("moveNode", uri=mine, new_uri=held)
+        op("moveNode", uri=mine, new_uri=free)  # the control
+    finally:
+        rec.close()
+    with psycopg.connect(pg_cluster.url) as conn:
+        moves = [r[0] for r in conn.execute("SELECT op->'args'->>'new_uri' FROM lore_ops WHERE team=%s AND"
+                                            " op->>'method'='moveNode' ORDER BY seq", (team,)).fetchall()]
+        live = {r[0] for r in conn.execute("SELECT uri FROM lore_nodes WHERE team=%s", (team,)).fetchall()}
+    assert taken.value.kind == "nodeExists"
+    assert moves == [free] and live == {held, free}
+
+
+def test_a_store_that_changes_team_replays_the_new_teams_log_from_its_start(tmp_path, pg_cluster):
+    """The cursor in `<store>/shared.json` belongs to one team: sequence numbers are shared by
+    every team on the database, so another team's cursor would skip the new team's first
+    operations. A store moved from team A to team B (sharedTeam changed) replays all of B's
+    log; the control: a fresh store on team B sees the same node."""
+    tag = uuid.uuid4().hex[:8]
+    team_a, team_b = f"a-{tag}", f"b-{tag}"
+    early = "project://shop/pattern/b-early"
+    b = machines(tmp_path / "b", pg_cluster.url, team_b, 1)[0]  # B writes first: low sequence numbers
+    try:
+        b.request("lore/createNode", {"uri": early, "content": "Team B wrote this first", "category": "pattern"})
+    finally:
+        b.close()
+    a = machines(tmp_path / "a", pg_cluster.url, team_a, 1)[0]
+    try:
+        a.request("lore/createNode", {"uri": "project://shop/pattern/a-later", "content": "Team A", "category": "pattern"})
+    finally:
+        a.close()
+    assert json.loads((tmp_path / "a" / "m0" / "store" / "shared.json").read_text())["team"] == team_a
+
+    def on_team_b(ws: Path, store: Path) -> set[str]:
+        c = StdioClient(sidecar_command())
+        c.initialize(ws, options={"storeDir": str(store), "watch": False, "indexWorkspace": False, "distiller": "off",
+                                  "sharedUrl": pg_cluster.url, "sharedTeam": team_b})
+        try:
+            return converge([c], {early}, timeout=30)[0]
+        finally:
+            c.close()
+
+    fresh_ws = tmp_path / "fresh" / "shop"
+    (fresh_ws / ".git").mkdir(parents=True)
+    assert early in on_team_b(fresh_ws, tmp_path / "fresh" / "store")  # the control
+    assert early in on_team_b(tmp_path / "a" / "m0" / "shop", tmp_path / "a" / "m0" / "store")
