@@ -230,3 +230,20 @@ def test_the_x_lore_session_header_names_the_session(tmp_path, workspace):
     sessions = dict(c.execute("SELECT substr(text, instr(text, 'xls'), 4), session_id FROM messages WHERE text LIKE '%xls%'"))
     assert sessions["xls1"] == sessions["xls2"] == "my-named-session"
     assert sessions["xls3"] != "my-named-session"  # control: without the header, a session of its own
+
+
+# -- independent review round 2026-12-03 (tools/rounds/2026-12-03-fresh-gateway-ask-wire.py) ---------
+
+def test_openai_usage_counts_cached_prompt_tokens_once_as_cache_reads_not_again_as_input():
+    """OpenAI's prompt_tokens / input_tokens include the cached ones: the usage fed back to
+    lore/recordUsage splits them, so calibration sees 10 uncached + 40 read, not 50 + 40."""
+    chat = [{"usage": {"prompt_tokens": 50, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 40}}}]
+    assert usage_from_events("openai-chat", chat) == {
+        "input_tokens": 10, "cache_read_input_tokens": 40, "cache_creation_input_tokens": 0, "output_tokens": 3}
+    resp = [{"type": "response.completed", "response": {"usage": {
+        "input_tokens": 30, "output_tokens": 2, "input_tokens_details": {"cached_tokens": 24}}}}]
+    assert usage_from_events("openai-responses", resp) == {
+        "input_tokens": 6, "cache_read_input_tokens": 24, "cache_creation_input_tokens": 0, "output_tokens": 2}
+    # Control: with nothing cached every prompt token is uncached input.
+    plain = [{"usage": {"prompt_tokens": 50, "completion_tokens": 3}}]
+    assert usage_from_events("openai-chat", plain)["input_tokens"] == 50
