@@ -155,3 +155,47 @@ def test_grep_in_a_folder_that_is_no_repository_never_runs_the_projects_own_grep
     assert not canary.exists()
     subprocess.run(["grep", "-q", "walrus", "notes.txt"], cwd=root, check=False)  # the trap is armed
     assert canary.read_text() == "own-grep\n"
+
+
+# -- independent review round 2026-12-03 (tools/rounds/2026-12-03-fresh-gateway-ask-wire.py) ---------
+
+def test_what_a_tool_hands_the_model_is_redacted_though_the_file_is_an_ordinary_one(project):
+    """toolspec.call is the one dispatch the model reads: a credential pasted into an ordinary
+    source file (not on the never-read list) reaches it as [REDACTED:…], by Read and by Grep;
+    the file's other lines reach it as they are (the control)."""
+    from lore_sidecar.engine.ask.toolspec import call
+    from tests.support.secrets import PLANTED
+
+    planted = [p for p in PLANTED if p[0] in ("anthropic-key", "github-token", "url-password")]
+    body = "def load_settings():  # marker rdx4\n" + "".join(f"    # {text}\n" for _, text, _ in planted)
+    (project / "src" / "settings.py").write_text(body)
+    read = call(tools(project), "Read", {"path": "src/settings.py"})
+    grep = call(tools(project), "Grep", {"pattern": "ANTHROPIC_API_KEY|ghp_|postgres://"})
+    for r in (read, grep):
+        assert not r.refused and "[REDACTED:" in r.text, r.text
+        assert not [secret for _, _, secret in planted if secret in r.text], r.text
+    assert "def load_settings():  # marker rdx4" in read.text and "src/settings.py" in grep.text
+
+
+def test_read_numbers_the_lines_from_one_as_the_model_cites_them(project):
+    """Read's numbers are the lines the model cites as path:line and the `lines` of the
+    answer's sources: line 1 is the first, and `offset` (from 0) moves both."""
+    from lore_sidecar.engine.ask.toolspec import call
+
+    whole = call(tools(project), "Read", {"path": "src/app.py"})
+    assert whole.text.splitlines()[1:] == ["    1\tdef parse_invoice(x):", "    2\t    return x  # walrus-7"]
+    assert whole.read["src/app.py"][1] == "1-2"
+    tail = call(tools(project), "Read", {"path": "src/app.py", "offset": 1})
+    assert tail.text.splitlines()[1:] == ["    2\t    return x  # walrus-7"] and tail.read["src/app.py"][1] == "2-2"
+    assert tools(project).read("src/app.py")["startLine"] == 1
+
+
+def test_a_binary_file_is_refused_as_not_text_and_the_same_bytes_without_a_nul_are_read(project):
+    from lore_sidecar.engine.ask.toolspec import call
+
+    (project / "src" / "blob.dat").write_bytes(b"BLOBMARK9\x00\x01\x02binary tail\n")
+    (project / "src" / "text.dat").write_bytes(b"BLOBMARK9 \x01\x02binary tail\n")  # control: no NUL
+    refused = call(tools(project), "Read", {"path": "src/blob.dat"})
+    assert refused.refused and "notText" in refused.text and "BLOBMARK9" not in refused.text and not refused.read
+    read = call(tools(project), "Read", {"path": "src/text.dat"})
+    assert not read.refused and "BLOBMARK9" in read.text

@@ -47,6 +47,8 @@ ROUND = [
     Mutation("gw-session-hash-of-whole-conversation", SESS, 'instructions"), first]', 'instructions"), conv]',
              (GW,), by=BY),
     # OpenAI usage: the cached prompt tokens are counted again as uncached input.
+    # SURVIVED (the dialect test checked only cache_read_input_tokens). Added:
+    # test_gateway.py::test_openai_usage_counts_cached_prompt_tokens_once_as_cache_reads_not_again_as_input -> caught.
     Mutation("gw-openai-cached-counted-twice", SESS, '"input_tokens": max(0, int(u.get(inp) or 0) - cached)',
              '"input_tokens": int(u.get(inp) or 0)', (GW, GW_PEERS), by=BY),
     # A gzip answer's private copy is decoded as zlib: its usage is never read.
@@ -57,8 +59,11 @@ ROUND = [
              """f'{provider}.base_url="{url}/v1"'""", (GW_CALLERS, "tests/e2e/test_codex_run_secret.py"), by=BY),
     # --- the ask agent ------------------------------------------------------------------------
     # A tool's result reaches the model unredacted (a secret in an ordinary file goes to the model).
+    # SURVIVED (the never-read tests refuse credential files before any text exists; no test put a
+    # secret in an ordinary file). Added: test_ask_tools.py::test_what_a_tool_hands_the_model_is_
+    # redacted_though_the_file_is_an_ordinary_one (its file added to this entry) -> caught.
     Mutation("ask-tool-result-unredacted", SPEC, "    text = redact(text)\n", "    text = text\n",
-             (TOOLSPEC, NEVER, ASK_E2E), by=BY),
+             (ASK_TOOLS, TOOLSPEC, NEVER, ASK_E2E), by=BY),
     # One model turn more than askMaxIterations.
     Mutation("ask-loop-one-turn-past-the-limit", LOOP, "for _ in range(max_iterations):",
              "for _ in range(max_iterations + 1):", (ASK_RULES, MALFORMED, ASK_E2E), by=BY),
@@ -67,9 +72,13 @@ ROUND = [
              "sources={**old.sources, **f.sources}, stale=False)", "sources={**old.sources, **f.sources}, stale=old.stale)",
              (ASK_RULES, ASK_E2E), by=BY),
     # Read numbers lines from 0: every path:line the model cites is one line early.
+    # SURVIVED (no test read the numbers or the sources' `lines`). Added:
+    # test_ask_tools.py::test_read_numbers_the_lines_from_one_as_the_model_cites_them -> caught.
     Mutation("ask-read-lines-numbered-from-zero", TOOLS, '"startLine": offset + 1,', '"startLine": offset,',
              (ASK_TOOLS, TOOLSPEC, ASK_E2E), by=BY),
     # Read hands a binary file to the model as text.
+    # SURVIVED (the hostile reads were all refused earlier, by the jail or by size). Added: test_ask_tools.py::
+    # test_a_binary_file_is_refused_as_not_text_and_the_same_bytes_without_a_nul_are_read -> caught.
     Mutation("ask-read-binary-as-text", TOOLS, 'if b"\\0" in data[:8192]:', "if False:",
              (ASK_TOOLS, TOOLSPEC), by=BY),
     # --- the jail, the never-read list, gitsafe -------------------------------------------------
