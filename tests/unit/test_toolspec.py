@@ -27,6 +27,9 @@ BAD = [
     ("Read", {"path": "a.py", "offset": True}, "'offset' must be an integer"),
     ("Read", {"path": "a.py", "offset": 1.5}, "'offset' must be an integer"),
     ("Read", {"path": "a.py", "offset": "ten"}, "'offset' must be an integer"),
+    # Text that str.isdigit() takes but int() does not: a refusal, never an exception out of the dispatch.
+    ("Read", {"path": "a.py", "offset": "--5"}, "'offset' must be an integer"),
+    ("Read", {"path": "a.py", "limit": "\u00b2"}, "'limit' must be an integer"),
     ("Read", '{"path": "a.', "not valid JSON"),
     ("Read", ["a.py"], "must be a JSON object"),
     ("Read", {"_unparsed": '{"pa'}, "not valid JSON"),

@@ -10,6 +10,7 @@ something: a fact for the ledger, with the sha256 of the files it cites, hashed 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +62,7 @@ class Result:
 # for ours only where the tool has the target and not the alias, and only one of them is given.
 ALIASES = {"file_path": "path", "filePath": "path", "filepath": "path", "file": "path",
            "file_paths": "paths", "filePaths": "paths"}
+_INTEGER = re.compile(r"-?[0-9]+")
 _TYPES = {"string": "a string", "integer": "an integer", "boolean": "true or false", "array": "a list of strings"}
 
 
@@ -137,8 +139,8 @@ def _typed(want: str | None, value: Any) -> Any:
             return value
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value) < 12:
-            return int(value)  # "10" for 10: unambiguous
+        if isinstance(value, str) and len(value) < 12 and _INTEGER.fullmatch(value.strip()):
+            return int(value)  # "10" for 10: unambiguous (ASCII digits only: "--5" and "²" pass isdigit, not int)
         return _WRONG
     if want == "boolean":
         if isinstance(value, bool):
