@@ -22,9 +22,12 @@ HARNESSES = {"claude": "claude", "codex": "codex", "pi": "pi", "opencode": "open
 
 
 def alive(url: str) -> bool:
-    """A gateway answers at `url` (its base URL, secret included) and knows that secret."""
+    """A gateway answers at `url` (its base URL, secret included) and knows that secret.
+    Asked directly: urllib would send a loopback URL to an `http_proxy` of the environment,
+    which would learn the secret and answer for a gateway it cannot reach."""
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with urllib.request.urlopen(url + "/lore/health", timeout=1) as r:
+        with direct.open(url + "/lore/health", timeout=1) as r:
             answer = json.loads(r.read())
             return answer.get("ok") is True and "pid" in answer  # the pid is told only with the secret
     except (OSError, ValueError):

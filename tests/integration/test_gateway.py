@@ -247,3 +247,43 @@ def test_openai_usage_counts_cached_prompt_tokens_once_as_cache_reads_not_again_
     # Control: with nothing cached every prompt token is uncached input.
     plain = [{"usage": {"prompt_tokens": 50, "completion_tokens": 3}}]
     assert usage_from_events("openai-chat", plain)["input_tokens"] == 50
+
+
+def test_run_asks_its_gateway_directly_never_through_an_http_proxy_of_the_environment(tmp_path, workspace):
+    """`run` probes the store's gateway at its loopback base URL, secret included: with
+    HTTP_PROXY set (a corporate proxy) that probe must not go to the proxy, which would learn
+    the secret and answer for a gateway it cannot reach (so `run` would start gateway after
+    gateway). The proxy here records what reaches it; the control is the same probe answered."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[str] = []
+
+    class Proxy(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            seen.append(self.path)
+            self.send_response(502)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    with FakeModels(lambda api, body: "ok") as fake:
+        proc, url = start(tmp_path / "store", workspace, fake.url)
+        try:
+            # A process of its own, as `lore-sidecar run` is (urllib reads the proxy settings once).
+            probe = [sys.executable, "-c", "import sys; from lore_sidecar.gateway.run import alive; "
+                     "sys.exit(0 if alive(sys.argv[1]) else 3)", url]
+            plain = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "no_proxy", "all_proxy")}
+            assert subprocess.run(probe, env=plain, timeout=30).returncode == 0  # the control: no proxy set
+            proxied = {**plain, "http_proxy": f"http://127.0.0.1:{proxy.server_address[1]}",
+                       "HTTP_PROXY": f"http://127.0.0.1:{proxy.server_address[1]}"}
+            assert subprocess.run(probe, env=proxied, timeout=30).returncode == 0
+            assert seen == []
+        finally:
+            proc.terminate()
+            proc.wait(10)
+            proxy.shutdown()
+            proxy.server_close()
