@@ -130,7 +130,8 @@ def run_harness(harness: str, args: list[str], store_dir: str | None, upstream: 
     settings, _ = load_settings(cli={"storeDir": store_dir} if store_dir else {})
     url = ensure_gateway(Path(settings.store_dir), upstream or own_upstream(harness, os.environ))
     cmd, env = command_for(harness, url, args)
-    print(f"lore-sidecar: {harness} through the gateway at {url}", file=sys.stderr)
+    # The address only: stderr is a terminal or a CI log, and the secret is never logged.
+    print(f"lore-sidecar: {harness} through the gateway at {url.rpartition('/')[0]}", file=sys.stderr)
     try:
         return subprocess.call(cmd, env={**os.environ, **env})
     except FileNotFoundError:

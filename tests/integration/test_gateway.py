@@ -287,3 +287,22 @@ def test_run_asks_its_gateway_directly_never_through_an_http_proxy_of_the_enviro
             proc.wait(10)
             proxy.shutdown()
             proxy.server_close()
+
+
+def test_run_tells_where_the_gateway_is_without_printing_its_secret(tmp_path):
+    """`run`'s line on stderr (a terminal, a CI log) names the gateway's address, not the
+    store's secret; the harness itself gets the secret in its base URL (the control)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "claude").write_text("#!/bin/sh\necho \"$ANTHROPIC_BASE_URL\"\n")
+    (bindir / "claude").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "LORE_DISTILLER": "off"}
+    store = tmp_path / "store"
+    done = subprocess.run([sys.executable, "-m", "lore_sidecar", "run", "claude", "--store-dir", str(store)],
+                          capture_output=True, text=True, timeout=60, env=env)
+    try:
+        secret = (store / "gateway.secret").read_text().strip()
+        assert done.returncode == 0 and done.stdout.strip().endswith("/" + secret)  # the harness has it
+        assert "through the gateway at http://127.0.0.1:" in done.stderr and secret not in done.stderr
+    finally:
+        os.kill(json.loads((store / "gateway.json").read_text())["pid"], 15)
