@@ -111,6 +111,9 @@ def read_manifest(backup: Path) -> dict[str, Any]:
         files = manifest["files"]
         if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
             raise TypeError("files is not a map of hashes")
+        version = manifest.get("schemaVersion", 0)
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise TypeError("schemaVersion is not a whole number")  # compared below: a str would be a crash
     except (ValueError, KeyError, TypeError) as exc:
         raise corrupt(f"{backup} is not a lore backup (manifest.json: {exc})", path=str(backup)) from None
     for rel in files:

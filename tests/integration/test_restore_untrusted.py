@@ -153,6 +153,14 @@ def listed_export_missing(backup: Path, outside: Path) -> None:
     reseal(backup, {"exports/ws-00000000.lore.md": hashlib.sha256(b"# ws\n").hexdigest()})
 
 
+def schema_version_not_a_number(backup: Path, outside: Path) -> None:
+    # Read before anything else is checked: an internal error (a str compared with an int)
+    # instead of a refusal with its kind.
+    manifest = json.loads((backup / "manifest.json").read_text())
+    manifest["schemaVersion"] = "9"
+    (backup / "manifest.json").write_text(json.dumps(manifest))
+
+
 ATTACKS = {
     "a trigger": (sql("CREATE TRIGGER spy AFTER INSERT ON messages BEGIN INSERT INTO meta(key, value) "
                       "VALUES ('loot' || new.id, new.text); END"), "backupSchemaMismatch", "trigger 'spy'"),
@@ -172,6 +180,8 @@ ATTACKS = {
     "counts the database does not hold": (lying_counts, "backupCorrupt", "does not hold what its manifest counts"),
     "a listed export that is missing": (listed_export_missing, "backupIncomplete",
                                         "exports/ws-00000000.lore.md is listed"),
+    "a schema version that is not a number": (schema_version_not_a_number, "backupCorrupt",
+                                              "schemaVersion is not a whole number"),
 }
 
 
