@@ -9,7 +9,12 @@ First run (python tools/mutations.py <the 19 names>, 2 cores at load 3-6, 16:25-
 13 of 19 caught (68%); survived: ui-host-any-name, shared-move-onto-taken-uri,
 shared-cursor-other-team, backup-recall-events-kept, restore-ignores-busy-store,
 dream-contradiction-when-new-named. No 'error' or 'stale' outcome. Each survivor has a test
-added since (comments below)."""
+added since (comments below); rerun of the six with them (16:47-16:54 UTC): 6 of 6 caught, and
+each added test passes on the clean tree.
+
+Found while reading, not planted: a manifest whose schemaVersion is a string crashed restore
+with an internal error (TypeError) instead of a refusal; fixed in backup_intake.read_manifest,
+tested as the hostile backup "a schema version that is not a number"."""
 
 import sys
 from pathlib import Path
