@@ -152,7 +152,9 @@ def sample_messages(store: Path, n: int = 3) -> list[tuple[str, str]]:
     """(session id, text) of up to `n` messages with some words, spread over the store."""
     db = sqlite3.connect(f"file:{store / 'lore.db'}?mode=ro", uri=True)
     try:
-        total = db.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+        # Counted as they are looked up below: over every message, the picks past the long
+        # ones' end found nothing (a store of mostly short replies tried one message).
+        total = db.execute("SELECT COUNT(*) FROM messages WHERE length(text) > 20").fetchone()[0]
         picks = sorted({int(i * total / n) for i in range(n)}) if total else []
         out = []
         for k in picks:

@@ -275,3 +275,33 @@ def test_a_restore_is_refused_while_a_writer_uses_the_store_and_changes_nothing(
     ok = cli("restore", path, "--store-dir", str(store), "--json", cwd=ws)
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["previous"] is not None
+
+
+def test_a_restore_recalls_a_sample_spread_over_the_store_even_when_most_messages_are_short(tmp_path):
+    """The restore proves the staged store by recalling a few of its own messages, picked
+    across the messages that have words to search for. Where most messages are short ("ok",
+    "yes"), the picks were spread over every message and then looked up among the long ones
+    only: past their end, so one message was tried instead of three. The control: a store of
+    long messages alone gets its three."""
+    def restored_sample(name: str, short: int) -> int:
+        ws, store = tmp_path / name / "ws", tmp_path / name / "store"
+        (ws / ".git").mkdir(parents=True)
+        c = spawn(ws, store)
+        try:
+            c.request("lore/recordMessages", {"sessionId": f"{name}-long", "messages": [
+                {"role": "user", "content": f"the {w} ferry timetable changes every spring for berth {i}"}
+                for i, w in enumerate(("amber", "cobalt", "umber"))]})
+            if short:
+                c.request("lore/recordMessages", {"sessionId": f"{name}-short", "messages": [
+                    {"role": "user", "content": f"ok {i}"} for i in range(short)]})
+        finally:
+            c.close()
+        made = cli("backup", "--store-dir", str(store), "--out", str(tmp_path / name / "backups"), "--json", cwd=ws)
+        assert made.returncode == 0, made.stderr
+        r = cli("restore", json.loads(made.stdout)["path"], "--store-dir", str(tmp_path / name / "restored"), "--json",
+                cwd=ws)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)["sampleRecalled"]
+
+    assert restored_sample("long-only", 0) == 3  # the control
+    assert restored_sample("mostly-short", 30) == 3
