@@ -14,7 +14,10 @@ each added test passes on the clean tree.
 
 Found while reading, not planted: a manifest whose schemaVersion is a string crashed restore
 with an internal error (TypeError) instead of a refusal; fixed in backup_intake.read_manifest,
-tested as the hostile backup "a schema version that is not a number"."""
+tested as the hostile backup "a schema version that is not a number". And restore's sample
+of messages to recall was spread over every message but looked up among the long ones only
+(a store of mostly short replies proved itself by one recall, not three); fixed in
+store/backup.sample_messages, tested in test_backup.py."""
 
 import sys
 from pathlib import Path
