@@ -10,7 +10,10 @@ in another's BM25 statistics (measured: ~3-5 s a question on this machine). Each
 session is one `lore/recordMessages` call, its turns with their roles, the session's date
 as their time (one second apart, in order); a session the haystack lists twice is recorded
 once (the same for the peers). The question is asked with `lore/recall` limited to
-messages, `asOf` the question's date (relative words count from it), `limit` DEPTH turns.
+messages, `limit` DEPTH turns. With `--as-of` it is asked as of the question's date
+(relative words then count from it), but `asOf` also hides every message written after it,
+and 22 of the 233 dev questions have evidence sessions dated after their question (the
+data's dates): the default asks without it.
 
 Metrics (the benchmark's own; abstention questions, ids ending `_abs`, left out):
 session recall_any@k and recall_all@k, sessions ranked by their best turn in the ranking;
@@ -89,18 +92,22 @@ def turns_of(q: dict) -> list[tuple[Turn, str]]:
 
 
 # -- systems: each returns, per question, its ranked turns and the query latencies ------------
-def run_lore(questions: list[dict], tmp: Path, options: dict) -> tuple[list[list[Turn]], list[float], list[float]]:
+def run_lore(questions: list[dict], tmp: Path, options: dict, stores: Path | None = None, as_of: bool = False
+             ) -> tuple[list[list[Turn]], list[float], list[float]]:
+    """`stores`: keep each question's store there and reuse it when a run finds it (only for
+    experiments with recall settings: the record and its indexes do not depend on them)."""
     ranked, lat, ingest = [], [], []
-    ws = tmp / "ws"
+    ws = (stores if stores is not None else tmp) / "ws"  # the project: a kept store is found by it again
     ws.mkdir(parents=True, exist_ok=True)
     for n, q in enumerate(steps(questions, "lore-sidecar: questions")):
-        store = tmp / f"store-{n}"
+        store = (stores / q["id"]) if stores is not None else tmp / f"store-{n}"
+        kept = stores is not None and (store / "recorded").exists()
         client = StdioClient(sidecar_command("--store-dir", str(store)))
         try:
             t0 = time.perf_counter()
             client.initialize(ws, options={"watch": False, "indexWorkspace": False, **options})
             total = 0
-            for sid, when, turns in q["sessions"]:
+            for sid, when, turns in ([] if kept else q["sessions"]):
                 start = datetime.strptime(when, "%Y-%m-%dT%H:%M:%SZ")
                 msgs = [{"id": str(i), "role": t["role"] if t["role"] in ("user", "assistant") else "user",
                          "content": t["content"], "createdAt": (start + timedelta(seconds=i)).strftime("%Y-%m-%dT%H:%M:%SZ")}
@@ -108,14 +115,20 @@ def run_lore(questions: list[dict], tmp: Path, options: dict) -> tuple[list[list
                 client.request("lore/recordMessages", {"sessionId": sid, "harness": "longmemeval", "messages": msgs}, timeout=300)
                 total += len(msgs)
             settle(client, total)
-            if options.get("distiller", "auto") != "off":
+            if not kept and options.get("distiller", "auto") != "off":
                 # As bench/locomo.py: the distiller's logs join the text index; distil now, as a
                 # store left alone ends up, so the figures do not depend on when the question came.
                 client.request("lore/distill", {}, timeout=600)
                 settle(client, total)
-            ingest.append(time.perf_counter() - t0)
+            if kept:
+                settle(client, sum(len(turns) for _, _, turns in q["sessions"]))
+            else:
+                ingest.append(time.perf_counter() - t0)
+                if stores is not None:
+                    (store / "recorded").touch()
             t1 = time.perf_counter()
-            res = client.request("lore/recall", {"query": q["question"], "sources": ["messages"], "limit": DEPTH, "asOf": q["now"]})
+            ask = {"query": q["question"], "sources": ["messages"], "limit": DEPTH}
+            res = client.request("lore/recall", {**ask, "asOf": q["now"]} if as_of else ask)
             lat.append((time.perf_counter() - t1) * 1000)
             ids = []
             for h in res["hits"]:
@@ -124,7 +137,8 @@ def run_lore(questions: list[dict], tmp: Path, options: dict) -> tuple[list[list
             ranked.append(ids)
         finally:
             client.close()
-            shutil.rmtree(store, ignore_errors=True)
+            if stores is None:
+                shutil.rmtree(store, ignore_errors=True)
     return ranked, lat, ingest
 
 
@@ -225,6 +239,8 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=None, help="the first N questions (after --types)")
     ap.add_argument("--types", default="", help="question types, comma-separated (default: all)")
     ap.add_argument("--options", default="{}", help="initializationOptions for the sidecar, as JSON (experiments)")
+    ap.add_argument("--stores", default=None, help="keep each question's store in this folder and reuse it (recall-setting experiments only)")
+    ap.add_argument("--as-of", action="store_true", help="ask with asOf = the question's date (it also hides later messages: 22 dev questions have evidence dated after their question)")
     ap.add_argument("--no-peers", action="store_true", help="lore-sidecar alone (experiments)")
     args = ap.parse_args()
     types = {t for t in args.types.split(",") if t} or None
@@ -232,7 +248,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="lore-lme-"))
     systems: dict[str, tuple[list, list]] = {}
     try:
-        ranked, lat, ingest = run_lore(questions, tmp, json.loads(args.options))
+        ranked, lat, ingest = run_lore(questions, tmp, json.loads(args.options), Path(args.stores) if args.stores else None, args.as_of)
         systems["lore-sidecar"] = (ranked, lat)
         if not args.no_peers:
             systems["SQLite FTS5"] = run_fts5(questions)
@@ -242,10 +258,10 @@ def main() -> int:
     table = {name: {**score(r, questions), "p50_ms": round(statistics.median(lat), 3), "p95_ms": round(pct(lat, 95), 3)}
              for name, (r, lat) in systems.items()}
     result = {
-        "machine": machine(), "lore_sidecar": __version__, "options": json.loads(args.options),
+        "machine": machine(), "lore_sidecar": __version__, "options": json.loads(args.options), "as_of": args.as_of,
         "data": {"questions": len(questions), "turns": sum(len(turns_of(q)) for q in questions),
                  "types": sorted({q["type"] for q in questions})},
-        "lore_ingest_s_p50": round(statistics.median(ingest), 2),
+        "lore_ingest_s_p50": round(statistics.median(ingest), 2) if ingest else None,
         "systems": table,
     }
     write_result(args.out, result)
