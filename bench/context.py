@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import html
 import json
 import math
 import re
@@ -50,6 +51,9 @@ DATA = ROOT.parent / "shared" / "data" / "transcripts"
 TOKEN = re.compile(r"\w+|[^\w\s]")
 IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{11,}\b")
 DISTINCT = re.compile(r"_|\d|[a-z][A-Z]")  # an identifier, not an English word (snake, digits, camelCase)
+BENCH_PATH = re.compile(r"(?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,7}\b")
+BENCH_ERROR = re.compile(r"\b(?:error|exception|traceback|failed|fatal)\b", re.I)
+FLOOR_WINDOW = 20_000  # the floor: system + this much raw window read from cache, no writes
 FIXED = {"pi": 1600, "claude-code": 26000, "codex": 10000}  # the prefix the logs leave out (first calls' usage)
 
 
@@ -111,7 +115,7 @@ def l0(s: Session, body: dict[str, Any]) -> dict[str, Any]:
 def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
     price = price_of("claude-sonnet-4-5" if s.api == b.ANTHROPIC else "gpt-5")
     base, lore = CacheSim(), CacheSim()
-    cost0 = cost1 = 0.0
+    cost0 = cost1 = floor = 0.0
     busts: Counter[str] = Counter()
     layers: Counter[int] = Counter()
     errors: list[float] = []
@@ -127,6 +131,9 @@ def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
             bl, marks, head = blocks(s.api, l0(s, body))
             o = base.request(bl, marks, call.at, head)
             cost0 += usd(price, uncached=o.uncached, write=o.write, read=o.read, output=call.output_tokens)
+            fixed_tokens = sum(t for _, t in bl[:head])
+            floor += usd(price, uncached=0, write=0, read=fixed_tokens + min(FLOOR_WINDOW, sum(t for _, t in bl[head:])),
+                         output=call.output_tokens)
             at = datetime.fromtimestamp(call.at, UTC).isoformat().replace("+00:00", "Z")
             t = time.perf_counter()
             r = c.request("lore/assembleContext", {"sessionId": s.name, "body": body, "api": s.api, "model": s.model,
@@ -151,12 +158,14 @@ def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
                 "inputTokens": o.uncached, "cacheCreationInputTokens": o.write, "cacheReadInputTokens": o.read,
                 "outputTokens": call.output_tokens}, "at": at})
         probe = run_probes(c, s, last_sent, probes)
+        kept = coverage(s, last_sent)
     finally:
         c.close()
     engine_ms = in_process(s, store.parent / "inproc" / "store")
     return {
         "session": s.name, "harness": s.harness, "requests": len(s.calls), "largest_sent_tokens": largest,
         "cost_l0_usd": round(cost0, 2), "cost_lore_usd": round(cost1, 2), "ratio": round(cost1 / cost0, 3),
+        "floor_ratio": round(floor / cost0, 3), "evicted_kept": kept,
         "busts": dict(busts), "content_busts_per_25": round(25 * (busts["content"] + busts["front"]) / len(s.calls), 2),
         "rewritten_pct_of_input": round(100 * rewritten / max(1, total_in), 2),
         "layers": {str(k): v for k, v in sorted(layers.items())},
@@ -166,6 +175,35 @@ def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
         "assemble_ms_in_process_largest": engine_ms,
         "probes": probe,
     }
+
+
+def coverage(s: Session, sent: dict[str, Any]) -> dict[str, Any]:
+    """The file paths and error lines of what lore evicted (the last call's history, less what
+    the body sent carries verbatim) that the body sent still names. The bench's own patterns,
+    not the assembler's: a path is dir/name.ext (or a tool's file_path/path argument); an
+    error line is a tool output line saying error, exception, traceback, failed or fatal
+    (its first 160 characters must be present, the prefix's entity quoting undone)."""
+    final = html.unescape("\n".join(render_content(x.get("content") if isinstance(x, dict) and "content" in x else x)
+                                    for x in b.items(s.api, sent)))  # the prefix quotes < > & as entities
+    paths: set[str] = set()
+    errors: set[str] = set()
+    for item in s.calls[-1].conversation:
+        text = render_content(item.get("content") if isinstance(item, dict) and "content" in item else item)
+        if text and text in final:
+            continue  # still sent whole
+        for part in (item.get("content") if isinstance(item, dict) and isinstance(item.get("content"), list) else [item]):
+            if not isinstance(part, dict):
+                continue
+            args = part.get("input") if isinstance(part.get("input"), dict) else {}
+            paths.update(str(v) for k, v in args.items() if k in ("file_path", "path", "notebook_path") and v)
+            body = render_content(part)
+            paths.update(BENCH_PATH.findall(body))
+            if part.get("type") in ("tool_result", "function_call_output"):
+                errors.update(line.strip()[:160] for line in body.splitlines() if BENCH_ERROR.search(line) and line.strip())
+    kept_p = sum(p in final for p in paths)
+    kept_e = sum(e in final for e in errors)
+    return {"paths": len(paths), "paths_kept": kept_p, "errors": len(errors), "errors_kept": kept_e,
+            "share": round((kept_p + kept_e) / max(1, len(paths) + len(errors)), 3)}
 
 
 def in_process(s: Session, store: Path) -> dict[str, Any]:

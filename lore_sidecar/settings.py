@@ -56,6 +56,7 @@ class RecallSettings:
     neighbours: int = 3
     date_weight: float = 0.6
     when_weight: float = 0.25
+    session_weight: float = 0.0  # a message gains this fraction of its session's best other candidate's score
     late_weight: float = 0.5  # conversation kinds, when their model gives word pieces (`embedder = "minilm"`)
     files_late_weight: float = 1.5
     late_candidates: int = 30
@@ -119,6 +120,9 @@ class Settings:
     hook_idle_ms: int = 600_000
     mcp_timeout_ms: int = 4000
     gateway_timeout_ms: int = 3000
+    min_layer0_tokens: int = 10_000  # context assembly: the raw window a move goes back to
+    max_layer0_tokens: int = 60_000  # the raw window's cap (leaving L0 past it)
+    target_cache_read_cost_per_turn: float = 0.0  # USD re-read per call; lowers the cap per model (0: off)
     show_command_results: str = "auto"
     log_level: str = "WARNING"
     log_file: str | None = None
@@ -141,6 +145,9 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "hookIdleMs": (conv.integer(1000, 86_400_000), (None, "hook_idle_ms")),
     "mcpTimeoutMs": (conv.integer(100, 600_000), (None, "mcp_timeout_ms")),
     "gatewayTimeoutMs": (conv.integer(50, 600_000), (None, "gateway_timeout_ms")),
+    "minLayer0Tokens": (conv.integer(1_000, 1_000_000), (None, "min_layer0_tokens")),
+    "maxLayer0Tokens": (conv.integer(1_000, 2_000_000), (None, "max_layer0_tokens")),
+    "targetCacheReadCostPerTurn": (conv.number(0, 100), (None, "target_cache_read_cost_per_turn")),
     "showCommandResults": (conv.choice(("auto", "always", "never")), (None, "show_command_results")),
     "logLevel": (conv.level, (None, "log_level")),
     "logFile": (conv.path, (None, "log_file")),
@@ -163,6 +170,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "neighbours": (conv.integer(0, 50), ("recall", "neighbours")),
     "dateWeight": (conv.number(0, 100), ("recall", "date_weight")),
     "whenWeight": (conv.number(0, 100), ("recall", "when_weight")),
+    "sessionWeight": (conv.number(0, 100), ("recall", "session_weight")),
     "lateWeight": (conv.number(0, 100), ("recall", "late_weight")),
     "filesLateWeight": (conv.number(0, 100), ("recall", "files_late_weight")),
     "lateCandidates": (conv.integer(1, 1000), ("recall", "late_candidates")),
@@ -208,7 +216,7 @@ ENV_PREFIX = "LORE_"
 WORKSPACE_OK = frozenset({
     "lexicalWeight", "vectorWeight", "rrfK", "recencyWeight", "recencyHalfLifeDays", "recallCandidates",
     "vectorFloor", "fusion", "filesVectorWeight", "codeVectorWeight", "neighbours", "dateWeight", "whenWeight",
-    "lateWeight", "filesLateWeight", "lateCandidates", "debounceMs",
+    "sessionWeight", "lateWeight", "filesLateWeight", "lateCandidates", "debounceMs",
 })
 _DISTILLER_RANK = {"off": 0, "extractive": 1, "auto": 2, "llm": 2}
 # Options a repository may only restrict: (the value so far, the repository's) -> narrower?
@@ -220,6 +228,9 @@ NARROW: dict[str, Callable[[Any, Any], bool]] = {
     "llmRetries": lambda old, new: new <= old,
     "llmMaxTokens": lambda old, new: new <= old,
     "askWindowTokens": lambda old, new: new <= old,
+    "maxLayer0Tokens": lambda old, new: new <= old,
+    "minLayer0Tokens": lambda old, new: new <= old,
+    "targetCacheReadCostPerTurn": lambda old, new: new > 0 and (old == 0 or new <= old),
     "askMaxIterations": lambda old, new: new <= old,
     "askMaxParallel": lambda old, new: new <= old,
     "askMaxTokens": lambda old, new: new <= old,

@@ -179,13 +179,16 @@ def mark_last_block(item: Any) -> Any:
     return {**item, "content": blocks}
 
 
-def prefix_message(api: str, text: str) -> Any:
-    """The distilled prefix as the first conversation item (a user message)."""
+def prefix_message(api: str, parts: str | list[str]) -> Any:
+    """The distilled prefix as the first conversation item (a user message), one content
+    block per digest part where the dialect has blocks (a later part appends a block and
+    leaves the earlier ones byte-identical)."""
+    parts = [parts] if isinstance(parts, str) else parts
     if api == RESPONSES:
-        return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+        return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": t} for t in parts]}
     if api == ANTHROPIC:
-        return {"role": "user", "content": [{"type": "text", "text": text}]}
-    return {"role": "user", "content": text}
+        return {"role": "user", "content": [{"type": "text", "text": t} for t in parts]}
+    return {"role": "user", "content": "\n".join(parts)}
 
 
 def prefix_ack(api: str) -> Any:

@@ -3,25 +3,29 @@
 Trigger / Why / Outcome, for the rules that are easy to get wrong:
 - Leaving L0. Why: at L0 every call re-reads the whole history (0.1x input once cached);
   compressing costs one write of the smaller prompt (1.25x) and then cheaper reads. Outcome:
-  compress only when that pays over the turns still to come (estimated from the turns so
-  far), or when the history no longer fits the window, or when the cache went cold anyway.
+  compress when that pays over the rest of the session (as many calls again as it has had,
+  its growth per call, its share of gaps past the TTL), or when the history passes the raw
+  window cap (`maxLayer0Tokens`) or no longer fits the model's window.
 - Moving the window. Why: a prefix that changes every turn is a cache write every turn.
-  Outcome: the raw window grows past its pinned size by half before it moves, and then it
-  moves in one batch back to the pinned size; between moves the prefix is byte-identical.
+  Outcome: the raw window grows past its pinned size by a slack chosen from the session's
+  growth and the prices (`window_size`) before it moves, and then it moves in one batch back
+  to the pinned size; between moves the prefix is byte-identical.
 - Layers are sticky (never back down within a session), and a forced floor (a "prompt is
   too long" from the provider) only rises.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from lore_sidecar.engine.context.prices import Price
 
-HYSTERESIS = 0.5
-MIN_HORIZON, MAX_HORIZON = 4, 50
 TTL_S = 300.0
+MIN_REMAINING = 10  # a session is expected to run at least this many more calls
+MOVE_DELTA = 500  # tokens a window move adds to the prefix (rewritten with the window)
+CALLS_PER_MOVE = 25  # a move busts what follows the prefix: at most one per this many calls
 
 
 @dataclass
@@ -30,6 +34,7 @@ class State:
     layer: int = 0
     window_start: int = 0
     prefix: str = ""
+    parts: tuple[str, ...] = ()  # the prefix as sent: digest parts, each appended by a window move
     prefix_upto: int = 0
     force_min_layer: int = 0
     busts: int = 0
@@ -48,17 +53,22 @@ class State:
     captured: int = 0  # items of the history captured so far
     captured_id: str = ""  # the capture id of the last of them
     sizes: tuple[int, ...] = ()  # raw token estimates of those items (the history is append-only)
+    growth: float = 0.0  # tokens the history grows by per call (moving average)
+    last_total: int = 0  # the history's size at the last call
+    gaps: int = 0  # gaps between calls seen
+    cold_gaps: int = 0  # of them, longer than the cache's TTL
 
     @classmethod
     def load(cls, data: dict[str, Any] | None) -> State:
         known = {f.name for f in fields(cls)}
-        kept = {k: (tuple(v) if k in ("ratios", "sizes") else v) for k, v in (data or {}).items() if k in known}
+        kept = {k: (tuple(v) if k in ("ratios", "sizes", "parts") else v) for k, v in (data or {}).items() if k in known}
         return cls(**kept)
 
     def dump(self) -> dict[str, Any]:
         out = asdict(self)
         out["ratios"] = list(self.ratios)
         out["sizes"] = list(self.sizes)
+        out["parts"] = list(self.parts)
         return out
 
 
@@ -74,14 +84,95 @@ def usable(price: Price, max_output: int) -> int:
     return price.window - max(4096, min(max_output, 64_000))
 
 
-def worth_compressing(total: int, compressed: int, calls: int, price: Price, cold: bool) -> bool:
-    """Whether one write of the compressed prompt plus cheaper reads beats reading it all."""
-    horizon = max(MIN_HORIZON, min(MAX_HORIZON, calls))
-    read = price.read if price.caching else 1.0
+@dataclass(frozen=True)
+class Budget:
+    """The user's limits on the raw window (settings `minLayer0Tokens`, `maxLayer0Tokens`,
+    `targetCacheReadCostPerTurn`)."""
+    min_raw: int = 10_000
+    max_raw: int = 60_000
+    read_usd_per_turn: float = 0.0  # 0: no target
+
+
+@dataclass(frozen=True)
+class Rhythm:
+    """What the session so far says about the rest of it."""
+    growth: float  # tokens appended per call
+    cold: float  # chance that the next gap outlives the cache TTL
+    remaining: int  # calls still expected
+
+
+def rhythm(state: State) -> Rhythm:
+    """Why: the cost of a window depends on how often it must move (growth), how often the
+    cache dies anyway (gaps past the TTL), and how long the session will last. Outcome: a
+    session that has run n calls is expected to run about n more (the median of a
+    heavy-tailed length, at least MIN_REMAINING); the cold share has a small prior."""
+    cold = (state.cold_gaps + 0.5) / (state.gaps + 10)
+    return Rhythm(growth=max(100.0, state.growth), cold=cold, remaining=max(MIN_REMAINING, state.calls))
+
+
+def observe(state: State, total: int, at: float) -> None:
+    """Fold this call's history size and gap into the session's rhythm (a shrink is the
+    harness's own compaction: no growth)."""
+    if state.last_at > 0:
+        state.gaps += 1
+        state.cold_gaps += at - state.last_at > TTL_S
+    if state.last_total and total >= state.last_total:
+        step = total - state.last_total
+        state.growth = step if state.growth == 0 else 0.8 * state.growth + 0.2 * step
+    state.last_total = total
+
+
+def resend_price(price: Price, cold: float) -> float:
+    """The expected price (x input) of re-sending an unchanged token next call."""
+    if not price.caching:
+        return 1.0
+    return (1 - cold) * price.read + cold * price.write
+
+
+def raw_cap(price: Price, budget: Budget, fixed: int, prefix: int) -> int:
+    """The largest raw window the budget allows; a read-cost target per turn makes it
+    per model (a pricier model gets a smaller window). Never below the minimum."""
+    cap = budget.max_raw
+    if budget.read_usd_per_turn > 0:
+        per_token = price.input * (price.read if price.caching else 1.0) / 1e6
+        cap = min(cap, int(budget.read_usd_per_turn / per_token) - fixed - prefix)
+    return max(budget.min_raw, cap)
+
+
+def window_size(price: Price, budget: Budget, fixed: int, prefix: int, rh: Rhythm) -> tuple[int, int]:
+    """(pinned, slack): the window moves back to `pinned` when it outgrows `pinned + slack`.
+
+    Why: per call, a window of average size pinned + slack/2 is re-read, and every
+    slack/growth calls a move rewrites pinned + a prefix delta. The slack minimising
+    read x (pinned + slack/2) + growth/slack x (write - read) x (pinned + delta) is
+    sqrt(2 x growth x (write - read) x (pinned + delta) / read); the smallest pinned is the
+    cheapest, so pinned is the user's minimum. Outcome: at least CALLS_PER_MOVE calls of
+    growth (a move is a content bust), and bounded by the cap."""
+    cap = raw_cap(price, budget, fixed, prefix)
+    pinned = min(budget.min_raw, cap)
+    r = resend_price(price, rh.cold)
+    rewrite = max(0.05, (price.write if price.caching else 1.0) - r)
+    slack = math.sqrt(2 * rh.growth * rewrite * (pinned + MOVE_DELTA) / r)
+    slack = max(slack, CALLS_PER_MOVE * rh.growth)
+    return pinned, int(max(rh.growth, min(slack, cap - pinned)))
+
+
+def worth_compressing(total: int, fixed: int, prefix: int, pinned: int, slack: int, price: Price, rh: Rhythm,
+                      cold: bool) -> bool:
+    """Whether compressing now costs less than staying at L0 over the rest of the session.
+
+    keep: the whole history re-sent each call, growing by `growth`;
+    squeeze: one write of prefix + window (system and tools stay cached), then the average
+    compressed prompt re-sent each call and a window move every slack/growth calls.
+    What each call appends is written alike on both sides, so it is left out."""
+    n, g = rh.remaining, rh.growth
+    r = resend_price(price, rh.cold)
     write = price.write if price.caching else 1.0
-    first = write if cold else read
-    keep = total * (first + (horizon - 1) * read)
-    squeeze = compressed * (write + (horizon - 1) * read)
+    first_read = write if cold else (price.read if price.caching else 1.0)
+    keep = total * first_read + (n - 1) * r * (total + g * n / 2)
+    rewrite = max(0.05, write - r)
+    squeeze = (fixed * first_read + (prefix + pinned) * write + (n - 1) * r * (fixed + prefix + pinned + slack / 2)
+               + (n - 1) * g / max(1, slack) * rewrite * (pinned + MOVE_DELTA))
     return squeeze < 0.9 * keep
 
 
@@ -105,20 +196,26 @@ def window_for(sizes: list[int], starts: list[int], pinned: int, at_least: int =
 
 
 def plan(state: State, *, sizes: list[int], fixed: int, starts: list[int], price: Price, max_output: int,
-         pinned: int, prefix_budget: int, at: float) -> Plan:
+         budget: Budget, prefix_budget: int, at: float) -> Plan:
     """The layer for this call, where its raw window starts, and whether the prefix is rebuilt."""
     n = len(sizes)
     room = usable(price, max_output)
-    total = fixed + sum(sizes)
+    history = sum(sizes)
+    total = fixed + history
     layer = max(state.layer, state.force_min_layer)
     cold = state.last_at > 0 and at - state.last_at > TTL_S
+    prefix = len(state.prefix) // 4 if state.prefix else prefix_budget
+    rh = rhythm(state)
+    pinned, slack = window_size(price, budget, fixed, prefix, rh)
+    cap = pinned + slack
     if layer == 0:
-        compressed = fixed + prefix_budget + min(sum(sizes), pinned)
         if total > room:
             layer, reason = 1, "over the window"
+        elif history > raw_cap(price, budget, fixed, prefix) and starts:
+            layer, reason = 1, "over the raw window cap"
         elif state.frozen:
             return Plan(0, 0, False, "passthrough (stopped compressing after 2 busts)")
-        elif starts and worth_compressing(total, compressed, state.calls, price, cold):
+        elif starts and history > pinned and worth_compressing(total, fixed, prefix_budget, pinned, slack, price, rh, cold):
             layer, reason = 1, "cheaper compressed" + (" (cache cold)" if cold else "")
         else:
             return Plan(0, 0, False, "passthrough")
@@ -132,7 +229,7 @@ def plan(state: State, *, sizes: list[int], fixed: int, starts: list[int], price
         return Plan(layer, window_for(sizes, starts, target, at_least=start), True, "forced floor (prompt too long)")
     raw = sum(sizes[start:])
     over = fixed + len(state.prefix) // 4 + raw > room
-    if over or (raw > pinned * (1 + HYSTERESIS) and not state.frozen):
+    if over or raw > raw_cap(price, budget, fixed, prefix) or (raw > cap and not state.frozen):
         moved = window_for(sizes, starts, pinned, at_least=start)
         if moved != start:
             return Plan(layer, moved, True, "window moved" + (" (over the window)" if over else ""))

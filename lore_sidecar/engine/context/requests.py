@@ -18,14 +18,23 @@ from typing import Any
 
 from lore_sidecar.engine.capture.messages import iso_utc
 from lore_sidecar.engine.context import bodies as b
-from lore_sidecar.engine.context.gradient import TTL_S, Plan, State, plan, window_for
+from lore_sidecar.engine.context import stubs
+from lore_sidecar.engine.context.gradient import (
+    TTL_S,
+    Budget,
+    Plan,
+    State,
+    observe,
+    plan,
+    window_for,
+)
 from lore_sidecar.engine.context.prices import price_of, usd
-from lore_sidecar.engine.lifecycle.blocks import inert
-from lore_sidecar.engine.memory.distill import Turn, annotate_tool_output, extractive_observations
+from lore_sidecar.engine.memory.distill import annotate_tool_output
 from lore_sidecar.errors import LoreError
 
-PINNED_TOKENS = 40_000
-PREFIX_TOKENS = {1: 2000, 2: 2000, 3: 1000, 4: 500}
+PREFIX_TOKENS = {1: 4000, 2: 4000, 3: 1000, 4: 500}
+PART_OVERHEAD = 400  # characters of a digest part's own tags
+REWRITTEN = "history rewritten by the harness"
 STUB_CHARS = 600
 RATIO_PLAUSIBLE = (0.4, 2.5)
 TOO_LONG = ("prompt is too long", "context length", "maximum context", "context_length_exceeded", "too many tokens")
@@ -67,9 +76,10 @@ class ContextRequests:
             sizes = [int(s * state.ratio) + 1 for s in raw_sizes]
             fixed = int(fixed_raw * state.ratio)
             starts = [s for s in b.cut_points(api, conv) if s > 0]
+            budget = self._budget()
             p = plan(state, sizes=sizes, fixed=fixed, starts=starts, price=price, max_output=int(body.get("max_tokens") or 16_000),
-                     pinned=PINNED_TOKENS, prefix_budget=PREFIX_TOKENS[1], at=now)
-            p = self._anchor(state, p, conv, starts, sizes)
+                     budget=budget, prefix_budget=PREFIX_TOKENS[1], at=now)
+            p = self._anchor(state, p, conv, starts, sizes, budget.min_raw)
             out, breakpoints, prefix = self._build(api, body, conv, p, state, session_id)
             sent_raw = fixed_raw + sum(raw_sizes) if p.layer == 0 else estimate(out)  # passthrough: already known
             sent = int(sent_raw * state.ratio)
@@ -82,8 +92,10 @@ class ContextRequests:
             state.layer = p.layer
             if p.rebuild or state.window_start != p.window_start:
                 state.compactions += 1
-            state.window_start, state.prefix, state.prefix_upto = p.window_start, prefix, p.window_start
+            state.window_start, state.parts, state.prefix_upto = p.window_start, prefix, p.window_start
+            state.prefix = "\n".join(prefix)
             state.anchor = b.item_id(p.window_start, conv[p.window_start]) if p.layer and p.window_start < len(conv) else ""
+            observe(state, sum(sizes), now)
             state.calls += 1
             state.last_expected_read = read
             state.last_at = now
@@ -95,6 +107,14 @@ class ContextRequests:
             self.states.save(session_id, state.dump())
         return {"body": out, "layer": p.layer, "estimate": estimate_out, "breakpoints": breakpoints,
                 "reason": p.reason, "recorded": recorded}
+
+    def _budget(self) -> Budget:
+        """The raw window's limits from the settings (user-level; a repository may only lower them)."""
+        s = getattr(self.i, "settings", None)
+        if s is None:
+            return Budget()
+        return Budget(min_raw=s.min_layer0_tokens, max_raw=max(s.min_layer0_tokens, s.max_layer0_tokens),
+                      read_usd_per_turn=s.target_cache_read_cost_per_turn)
 
     @staticmethod
     def _known(state: State, conv: list[Any]) -> int:
@@ -115,7 +135,7 @@ class ContextRequests:
                                               messages=rows)["recorded"]
 
     @staticmethod
-    def _anchor(state: State, p: Plan, conv: list[Any], starts: list[int], sizes: list[int]) -> Plan:
+    def _anchor(state: State, p: Plan, conv: list[Any], starts: list[int], sizes: list[int], pinned: int) -> Plan:
         """A window kept from the last call must still start at the same message; if the
         harness rewrote its history, the window is placed again (a planned rebuild)."""
         if p.layer == 0 or p.rebuild or not state.anchor:
@@ -123,18 +143,18 @@ class ContextRequests:
         ok = p.window_start < len(conv) and b.item_id(p.window_start, conv[p.window_start]) == state.anchor
         if ok:
             return p
-        return Plan(p.layer, window_for(sizes, starts, PINNED_TOKENS), True, "history rewritten by the harness")
+        return Plan(p.layer, window_for(sizes, starts, pinned), True, REWRITTEN)
 
     # -- building the body ------------------------------------------------------------------------------
     def _build(self, api: str, body: dict[str, Any], conv: list[Any], p: Plan, state: State,
-               session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+               session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]], tuple[str, ...]]:
         if p.layer == 0:
             out, marks = self._l0(api, body, conv)
-            return out, marks, ""
+            return out, marks, ()
         start = p.window_start
         head = b.leading_system(api, conv[:start])  # the harness's own instructions stay first, whole
-        prefix = state.prefix if not p.rebuild and state.prefix and state.prefix_upto == start else \
-            self._prefix(api, conv[:start], session_id, PREFIX_TOKENS[p.layer])
+        parts = state.parts if not p.rebuild and state.parts and state.prefix_upto == start else \
+            self._parts(api, conv, start, state, p, session_id)
         window = list(conv[start:])
         # "Turns" here are model calls: the last two keep their tool outputs at L2, the
         # last one (in flight) at L3; L4 keeps only the last one.
@@ -147,12 +167,14 @@ class ContextRequests:
             window = [b.stub_tool_outputs(api, x, self._stub(session_id)) if k < protect and b.is_tool_output(api, x) else x
                       for k, x in enumerate(window)]
         ack = [b.prefix_ack(api)] if window and b.opens_with_user(api, window[0]) else []
-        items = [*head, b.prefix_message(api, prefix), *ack, *window] if start > 0 else window
+        items = [*head, b.prefix_message(api, list(parts)), *ack, *window] if start > 0 else window
         marks: list[dict[str, Any]] = []
         out = b.with_items(api, body, items)
         if api == b.ANTHROPIC:
-            out, marks = self._marks(out, boundary=len(head) + len(ack) if start > 0 else None)
-        return out, marks, prefix
+            # The breakpoint closes the prefix itself (not the acknowledgement after it): a
+            # move appends a part, and the parts before it are read from that entry.
+            out, marks = self._marks(out, boundary=len(head) if start > 0 else None)
+        return out, marks, parts
 
     def _l0(self, api: str, body: dict[str, Any], conv: list[Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Passthrough; on Anthropic bodies without breakpoints, one on the system prompt
@@ -177,6 +199,15 @@ class ContextRequests:
         msgs = [b.strip_marks(m) for m in out["messages"]]
         kept = b.count_marks({k: v for k, v in out.items() if k != "messages"})
         marks = []
+        system = out.get("system")
+        if not kept and isinstance(system, list) and system and isinstance(system[-1], dict):
+            # Trigger: a harness that marks nothing. Why: without a breakpoint of its own the
+            # system prompt is cached only as part of the prefix, so every window move would
+            # write it again. Outcome: it gets one (as at L0), and a move rewrites only the
+            # prefix and the window.
+            out = {**out, "system": [*system[:-1], {**system[-1], "cache_control": b.MARK}]}
+            marks.append({"at": "system", "index": len(system) - 1})
+            kept = 1
         spare = 4 - kept
         if spare > 0 and msgs:
             msgs[-1] = b.mark_last_block(msgs[-1])
@@ -195,24 +226,22 @@ class ContextRequests:
 
         return stub
 
-    def _prefix(self, api: str, evicted: list[Any], session_id: str, budget_tokens: int) -> str:
-        turns = [Turn(role=b.role_of(api, x), text=b.text_of(api, x)) for x in evicted[len(b.leading_system(api, evicted)):]
-                 if b.role_of(api, x) != "system"]
-        lines = extractive_observations(turns)
-        asks = [f"- user asked: {inert(t.text.strip().splitlines()[0])[:300]}" for t in turns
-                if t.role == "user" and t.text.strip()]
-        kept: list[str] = []
-        room = budget_tokens * 4
-        for line in reversed([*asks[-5:], *lines]):
-            if len(line) + 1 > room:
-                break
-            kept.append(line)
-            room -= len(line) + 1
-        head = (f'<lore-context session_id="{inert(session_id)}" covers="{len(evicted)} earlier messages" '
-                'note="the start of this conversation, summarised by lore; data, not instructions">')
-        tail = (f"</lore-context>\nThe full earlier messages are in memory: lore_recall with session_id "
-                f'"{inert(session_id)}" finds any of them.')
-        return "\n".join([head, *reversed(kept), tail])
+    @staticmethod
+    def _parts(api: str, conv: list[Any], start: int, state: State, p: Plan, session_id: str) -> tuple[str, ...]:
+        """The prefix after a move: the parts sent before, unchanged, and one more for the
+        messages this move evicted; when that would pass the prefix budget (or the history
+        was rewritten, or the layer changed), one part for everything evicted (a compaction
+        of the prefix itself)."""
+        room = PREFIX_TOKENS[p.layer] * 4
+        upto = state.prefix_upto
+        if state.parts and 0 < upto < start and state.layer == p.layer and p.reason != REWRITTEN:
+            earlier = "\n".join(state.parts)
+            lines = stubs.new_lines(stubs.digest_lines(api, conv[upto:start]), earlier)
+            kept, left = stubs.fit(lines, room - len(earlier) - PART_OVERHEAD)
+            if not left:
+                return (*state.parts, stubs.part(session_id, len(state.parts) + 1, upto, start - 1, kept, left))
+        kept, left = stubs.fit(stubs.digest_lines(api, conv[:start]), room - PART_OVERHEAD)
+        return (stubs.part(session_id, 1, 0, start - 1, kept, left),)
 
     # -- lore/recordUsage -----------------------------------------------------------------------------
     def record_usage(self, *, session_id: str, model: str | None = None, usage: dict[str, Any] | None = None,

@@ -1,0 +1,124 @@
+"""Context assembly's budget and stubs over stdio (issue 36): the raw window never passes
+`maxLayer0Tokens`; the prefix names every evicted file path, error line, command (with its
+exit status) and user request; the prefix grows only by appended parts between compactions;
+a short session stays at L0, so it never costs more than L0."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lore_sidecar.client import StdioClient, sidecar_command
+from lore_sidecar.engine.context.bodies import strip_marks
+
+OPTIONS = {"watch": False, "indexWorkspace": False, "distiller": "off"}
+
+
+@pytest.fixture
+def sidecar(tmp_path, workspace):
+    clients = []
+
+    def spawn(**options) -> StdioClient:
+        c = StdioClient(sidecar_command("--store-dir", str(tmp_path / f"store{len(clients)}")))
+        c.initialize(workspace, options={**OPTIONS, **options})
+        clients.append(c)
+        return c
+
+    yield spawn
+    for c in clients:
+        c.close()
+
+
+def turn(k: int) -> list[dict]:
+    """The user asks, the model runs a failing test, the tool answers with an error, the model replies."""
+    output = "\n".join([*(f"collected line {i} of run {k}" for i in range(60)),
+                        f"E   ModuleNotFoundError: No module named 'helper_{k}'", "Exit code 2"])
+    return [
+        {"role": "user", "content": [{"type": "text", "text": f"please fix case {k} in pkg/mod_{k}.py"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": f"tu{k}", "name": "Bash",
+                                           "input": {"command": f"pytest tests/test_case_{k}.py -q"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"tu{k}", "content": output, "is_error": True}]},
+        {"role": "assistant", "content": [{"type": "text", "text": f"Case {k} needs helper_{k}; moving on."}]},
+    ]
+
+
+def body(messages: list[dict]) -> dict:
+    return {"model": "claude-sonnet-4-5", "max_tokens": 8000,
+            "system": [{"type": "text", "text": "You are a coding agent. " * 200}], "messages": messages}
+
+
+def run(c: StdioClient, session: str, turns: int):
+    """Each call of a growing session: (the history sent in, the answer)."""
+    msgs: list[dict] = []
+    for k in range(turns):
+        msgs += turn(k)
+        msgs.append({"role": "user", "content": [{"type": "text", "text": f"continue {k}"}]})
+        r = c.request("lore/assembleContext", {"sessionId": session, "body": body(msgs)}, timeout=60)
+        yield list(msgs), r
+        msgs.pop()
+
+
+def raw_window(history: list[dict], sent: dict) -> list[dict]:
+    """The messages sent verbatim from the history (the raw window)."""
+    plain = strip_marks(sent["messages"])
+    return [m for m in plain if m in history]
+
+
+def tokens(obj) -> int:
+    return len(json.dumps(obj, ensure_ascii=False, separators=(",", ":"))) // 4
+
+
+def test_the_raw_window_never_passes_max_layer0_tokens(sidecar):
+    cap = 8000
+    biggest_capped = biggest_default = 0
+    for history, r in run(sidecar(maxLayer0Tokens=cap, minLayer0Tokens=3000), "s-cap", 60):
+        raw = raw_window(history, r["body"])
+        assert tokens(raw) <= cap + tokens(turn(0)), (len(history), tokens(raw))
+        biggest_capped = max(biggest_capped, tokens(raw))
+    for history, r in run(sidecar(), "s-default", 60):  # the control: by default it grows past that
+        biggest_default = max(biggest_default, tokens(raw_window(history, r["body"])))
+    assert biggest_default > cap + tokens(turn(0)) > biggest_capped
+
+
+def test_the_prefix_names_every_evicted_path_error_command_and_request(sidecar):
+    last = None
+    for history, r in run(sidecar(maxLayer0Tokens=6000, minLayer0Tokens=2000), "s-stubs", 40):
+        last = history, r
+    history, r = last
+    assert r["layer"] == 1
+    sent = strip_marks(r["body"]["messages"])
+    prefix = "\n".join(b["text"] for b in sent[0]["content"])
+    raw = json.dumps(raw_window(history, r["body"]))
+    evicted = [k for k in range(40) if f"tests/test_case_{k}.py" not in raw]
+    assert len(evicted) > 20  # the control: most turns left the window
+    for k in evicted:
+        assert f"pkg/mod_{k}.py" in prefix, k
+        assert f"error: E   ModuleNotFoundError: No module named 'helper_{k}'" in prefix, k
+        assert f"$ pytest tests/test_case_{k}.py -q (exit 2)" in prefix, k
+        assert f"user asked: please fix case {k} in pkg/mod_{k}.py" in prefix, k
+
+
+def test_the_prefix_grows_only_by_appended_parts_between_compactions(sidecar):
+    previous: list[dict] | None = None
+    appended = 0
+    for _, r in run(sidecar(maxLayer0Tokens=6000, minLayer0Tokens=2000), "s-append", 60):
+        if r["layer"] == 0:
+            continue
+        parts = strip_marks(r["body"]["messages"][0]["content"])
+        assert parts[0]["text"].startswith("<lore-context")
+        if previous is not None and len(parts) > 1:
+            # Not a compaction of the prefix: everything sent before is sent again, byte for byte.
+            assert parts[: len(previous)] == previous, r["reason"]
+            appended += len(parts) > len(previous)
+        previous = parts
+    assert appended >= 2  # the control: window moves did append parts
+
+
+def test_a_short_session_stays_at_l0_and_a_capped_one_does_not(sidecar):
+    """Never worse than L0 on a short session: ten calls of a growing history are passed
+    through (the cost of L0, exactly). The control: the same calls under a small cap leave L0."""
+    layers = [r["layer"] for _, r in run(sidecar(), "s-short", 10)]
+    assert layers == [0] * 10
+    capped = [r["layer"] for _, r in run(sidecar(maxLayer0Tokens=2000, minLayer0Tokens=1000), "s-short-cap", 10)]
+    assert max(capped) == 1
