@@ -6,7 +6,15 @@ a long expected remainder makes compressing pay where a short one does not."""
 from __future__ import annotations
 
 from lore_sidecar.engine.context.gradient import (
-    CALLS_PER_MOVE, Budget, Rhythm, State, observe, raw_cap, window_size, worth_compressing)
+    CALLS_PER_MOVE,
+    Budget,
+    Rhythm,
+    State,
+    observe,
+    raw_cap,
+    window_size,
+    worth_compressing,
+)
 from lore_sidecar.engine.context.prices import price_of
 
 SONNET, OPUS_41, HAIKU = price_of("claude-sonnet-4-5"), price_of("claude-opus-4-1"), price_of("claude-haiku-4-5")
