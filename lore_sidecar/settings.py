@@ -56,7 +56,7 @@ class RecallSettings:
     neighbours: int = 3
     date_weight: float = 0.6
     when_weight: float = 0.25
-    session_weight: float = 0.0  # a message gains this fraction of its session's best other candidate's score
+    session_weight: float = 0.0  # a message's score moves this share of the way to its session's best candidate's
     late_weight: float = 0.5  # conversation kinds, when their model gives word pieces (`embedder = "minilm"`)
     files_late_weight: float = 1.5
     late_candidates: int = 30

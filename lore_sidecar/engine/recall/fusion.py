@@ -4,7 +4,7 @@ plus a small recency bonus. Pure."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from lore_sidecar.model import Candidate
 
@@ -132,3 +132,28 @@ def recency_bonus(age_days: float, *, weight: float, half_life_days: float, k: i
         return 0.0
     age_days = max(0.0, age_days)
     return weight / (k + 1) * math.pow(0.5, age_days / half_life_days)
+
+
+def session_lift(cands: Sequence[Candidate], rows: Mapping[int, Mapping], weight: float) -> dict[int, float]:
+    """What each message candidate gains from the rest of its session: `weight` times the
+    gap between its fused score and its session's best (`rows[key]["session_id"]`), so its
+    score moves that share of the way towards the session's best.
+
+    Why: what answers a question is often said across a few turns of one conversation (the
+    user's fact, the assistant's reply, a correction later on), and a turn that matches a
+    little inside a session that matches a lot is likelier the answer than the same match
+    alone. Towards the best, not plus the best: a session's order among its own turns
+    stays (a first draft added the best other turn's score, and the turns joined around a
+    top hit then passed the hit itself), and the lift stays below `weight` times a first
+    rank, which the dense leg's deferral relies on."""
+    best: dict[object, float] = {}
+    for c in cands:
+        row = rows.get(c.key) if c.kind == "messages" else None
+        if row is not None:
+            best[row["session_id"]] = max(best.get(row["session_id"], 0.0), c.fused)
+    out: dict[int, float] = {}
+    for c in cands:
+        row = rows.get(c.key) if c.kind == "messages" else None
+        if row is not None:
+            out[c.key] = weight * (best[row["session_id"]] - c.fused)
+    return out

@@ -181,6 +181,8 @@ class Recaller:
         ceiling = s.lexical_weight / (s.rrf_k + group + 1) * s.vector_weight
         ceiling += fusion.recency_bonus(0.0, weight=s.recency_weight, half_life_days=s.recency_half_life_days, k=s.rrf_k)
         message = (self._date_bonus() if when is not None else 0.0) + (self._when_bonus() if asks_time else 0.0)
+        # A message moves towards its session's best: at most a first lexical rank (its reply a hair more) away.
+        message += s.session_weight * (s.lexical_weight / (s.rrf_k + 1) + REPLY_LEAD)
         node = PRIORITY_BONUS * 4 if "knowledge" in kinds else 0.0
         return ceiling + max(message if "messages" in kinds else 0.0, node)
 
@@ -315,6 +317,7 @@ class Recaller:
         # pages of a walk would not add up to the one-call listing. Outcome: one ranking.
         knows = rows_of.get("knowledge", {})
         retrievable = fade([r["uri"] for r in knows.values()]) if fade is not None and knows else {}
+        lift = fusion.session_lift(cands, msg_rows, s.session_weight) if s.session_weight > 0 else {}
         now = time.time()
         now_iso = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         scored: list[tuple[float, Candidate, object]] = []
@@ -340,6 +343,7 @@ class Recaller:
                     score += self._date_bonus()
                 if c.key in timed:
                     score += self._when_bonus()
+                score += lift.get(c.key, 0.0)
             elif c.kind == "knowledge":
                 # Curated knowledge ranks by priority; priority 0-1 nodes never decay.
                 age = 0.0 if row["priority"] <= 1 else dates.age_days(row["updated_at"], now)
