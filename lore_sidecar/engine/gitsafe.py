@@ -69,6 +69,7 @@ REFUSED_SECTIONS = {"include": "it includes another config file (git cannot be t
                     "includeif": "it includes another config file (git cannot be told not to follow it)",
                     "filter": "it defines a filter driver (git status would run it)"}
 
+HOME_PREFIX = "lore-git-home-"  # then the owning pid: a dead process's folder is swept
 _home_lock = threading.Lock()
 _home: Path | None = None
 
@@ -85,10 +86,26 @@ def private_home() -> Path:
         if _home is None or not _pristine(_home):
             if _home is not None:
                 shutil.rmtree(_home, ignore_errors=True)
-            _home = Path(tempfile.mkdtemp(prefix="lore-git-home-"))
+            _sweep_dead_homes()
+            _home = Path(tempfile.mkdtemp(prefix=f"{HOME_PREFIX}{os.getpid()}-"))
             (_home / "gitconfig").touch(mode=0o400)
             atexit.register(shutil.rmtree, _home, True)
         return _home
+
+
+def _sweep_dead_homes() -> None:
+    """Remove the private homes of this user's processes that are gone: `atexit` does not run
+    for a process stopped by a signal, and each left one folder in the temp dir."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{HOME_PREFIX}*-*"):
+        pid = folder.name[len(HOME_PREFIX):].split("-", 1)[0]
+        try:
+            if not pid.isascii() or not pid.isdigit() or folder.lstat().st_uid != os.geteuid():
+                continue
+            os.kill(int(pid), 0)  # alive (or another user's): its folder stays
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def _pristine(home: Path) -> bool:

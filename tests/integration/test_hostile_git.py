@@ -9,6 +9,7 @@ import ast
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -338,3 +339,20 @@ def test_a_path_entry_inside_another_repository_never_runs(tmp_path, monkeypatch
     assert_answers("other-repo", got)
     assert grep == ["a.txt:1:walrus two"]
     assert gitsafe.clean_path(project).split(os.pathsep)[0] == str(plain)  # the control: an ordinary folder is kept
+
+
+def test_private_homes_of_processes_that_died_are_swept_and_a_live_ones_kept(tmp_path):
+    """A process stopped by a signal never runs its atexit removal: the next process that makes
+    a private home removes those whose process is gone. Control: a live process's stays."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    left = tmp_path / f"lore-git-home-{dead.pid}-abc123"
+    alive = tmp_path / f"lore-git-home-{os.getpid()}-def456"  # this test's process: alive
+    for folder in (left, alive):
+        folder.mkdir()
+        (folder / "gitconfig").touch()
+    made = subprocess.run([sys.executable, "-c", "from lore_sidecar.engine import gitsafe; print(gitsafe.private_home())"],
+                          env={**os.environ, "TMPDIR": str(tmp_path)}, capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    assert not left.exists() and alive.is_dir()
+    assert not Path(made.stdout.strip()).exists()  # its own, removed at its ordinary exit
