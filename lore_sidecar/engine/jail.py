@@ -63,8 +63,17 @@ def check_path_text(value: str, name: str = "path") -> str:
 
 
 def real(path: str | Path) -> Path:
-    """The real path (symlinks and `..` resolved); never raises for a missing file."""
-    return Path(os.path.realpath(os.path.expanduser(str(path))))
+    """The real path (symlinks and `..` resolved); never raises for a missing file. A link
+    swapped while it is resolved can make `realpath` itself fail (the link it found is gone
+    when it reads it): resolved again, and a path that keeps changing is `notFound`."""
+    expanded = os.path.expanduser(str(path))
+    for _ in range(3):
+        try:
+            return Path(os.path.realpath(expanded))
+        except OSError:
+            continue
+    raise LoreError("notFound", f"{str(path)[:200]!r} changed while it was being resolved", path=str(path)[:200],
+                    retryable=True)
 
 
 def _within(candidate: Path, roots: Iterable[Path]) -> bool:

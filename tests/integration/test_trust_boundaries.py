@@ -369,3 +369,47 @@ def test_control_without_redaction_the_same_search_finds_every_secret(tmp_path, 
     store_bytes = b"".join(p.read_bytes() for p in (tmp_path / "store").rglob("*") if p.is_file())
     for kind, _, secret in PLANTED:
         assert secret.encode() in store_bytes, kind
+
+
+def test_a_write_racing_a_link_swap_is_refused_or_not_found_never_an_os_error(tmp_path):
+    """The jail's own writer, thousands of times against a folder swapped for a link and back:
+    Python's realpath can fail mid-swap (the link it saw is gone when it reads it); every try
+    is written inside, or refused with a kind a client reads — never an escaping OSError, and
+    nothing lands outside. Control: with no race, the same write succeeds."""
+    import threading
+
+    from lore_sidecar.engine.jail import Jail
+    from lore_sidecar.errors import LoreError
+
+    ws, victim = tmp_path / "ws", tmp_path / "victim"
+    target_dir = ws / "out"
+    target_dir.mkdir(parents=True)
+    victim.mkdir()
+    jail = Jail.of([str(ws)])
+    assert jail.write_atomic(target_dir / "k.md", b"control") == target_dir / "k.md"
+    stop = threading.Event()
+
+    def racer() -> None:
+        while not stop.is_set():
+            try:
+                os.rename(target_dir, ws / "out-real")
+                os.symlink(victim, target_dir)
+                os.unlink(target_dir)
+                os.rename(ws / "out-real", target_dir)
+            except OSError:
+                pass
+
+    t = threading.Thread(target=racer, daemon=True)
+    t.start()
+    kinds: set[str] = set()
+    try:
+        for _ in range(3000):
+            try:
+                jail.write_atomic(target_dir / "k.md", b"raced")
+            except LoreError as exc:
+                kinds.add(exc.kind)
+    finally:
+        stop.set()
+        t.join()
+    assert kinds <= {"outsideWorkspace", "notFound"}, kinds
+    assert list(victim.iterdir()) == []
