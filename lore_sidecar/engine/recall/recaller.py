@@ -181,8 +181,7 @@ class Recaller:
         ceiling = s.lexical_weight / (s.rrf_k + group + 1) * s.vector_weight
         ceiling += fusion.recency_bonus(0.0, weight=s.recency_weight, half_life_days=s.recency_half_life_days, k=s.rrf_k)
         message = (self._date_bonus() if when is not None else 0.0) + (self._when_bonus() if asks_time else 0.0)
-        # A message moves towards its session's best: at most a first lexical rank (its reply a hair more) away.
-        message += s.session_weight * (s.lexical_weight / (s.rrf_k + 1) + REPLY_LEAD)
+        message += s.session_weight * (s.lexical_weight / (s.rrf_k + 1) + REPLY_LEAD)  # the most a session's lift adds
         node = PRIORITY_BONUS * 4 if "knowledge" in kinds else 0.0
         return ceiling + max(message if "messages" in kinds else 0.0, node)
 
