@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -197,6 +200,31 @@ def outside_uri(tmp: Path, name: str) -> str:
     return (tmp / "outside" / name).as_uri() + "#L1-L3"
 
 
+@contextmanager
+def swapping_for_a_link(folder: Path, elsewhere: Path) -> Iterator[None]:
+    """While inside: `folder` is, over and over, moved aside, replaced by a link to `elsewhere`,
+    and put back (a race against anything that resolves a path through it)."""
+    stop = threading.Event()
+
+    def racer() -> None:
+        while not stop.is_set():
+            try:
+                os.rename(folder, folder.with_name(folder.name + "-real"))
+                os.symlink(elsewhere, folder)
+                os.unlink(folder)
+                os.rename(folder.with_name(folder.name + "-real"), folder)
+            except OSError:
+                pass
+
+    t = threading.Thread(target=racer, daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join()
+
+
 def test_an_export_racing_a_symlink_swap_never_writes_outside(tmp_path):
     ws = project(tmp_path / "ws")
     target_dir = ws / "out"
@@ -205,32 +233,15 @@ def test_an_export_racing_a_symlink_swap_never_writes_outside(tmp_path):
     c = spawn(tmp_path / "store", ws)
     try:
         c.request("lore/createNode", {"uri": "project://ws/decision/a", "content": "keep it"})
-        import threading
-
-        stop = threading.Event()
-
-        def racer() -> None:
-            while not stop.is_set():
-                try:
-                    os.rename(target_dir, ws / "out-real")
-                    os.symlink(tmp_path / "victim", target_dir)
-                    os.unlink(target_dir)
-                    os.rename(ws / "out-real", target_dir)
-                except OSError:
-                    pass
-
-        t = threading.Thread(target=racer, daemon=True)
-        t.start()
         written = refused = 0
-        for _ in range(150):
-            reply = c.request_full("lore/exportKnowledge", {"path": str(target_dir / "k.md")})
-            if "error" in reply:
-                refused += 1
-                assert reply["error"]["data"]["kind"] in ("outsideWorkspace", "notFound")
-            else:
-                written += 1
-        stop.set()
-        t.join()
+        with swapping_for_a_link(target_dir, tmp_path / "victim"):
+            for _ in range(150):
+                reply = c.request_full("lore/exportKnowledge", {"path": str(target_dir / "k.md")})
+                if "error" in reply:
+                    refused += 1
+                    assert reply["error"]["data"]["kind"] in ("outsideWorkspace", "notFound")
+                else:
+                    written += 1
     finally:
         c.close()
     assert list((tmp_path / "victim").iterdir()) == []
@@ -376,8 +387,6 @@ def test_a_write_racing_a_link_swap_is_refused_or_not_found_never_an_os_error(tm
     Python's realpath can fail mid-swap (the link it saw is gone when it reads it); every try
     is written inside, or refused with a kind a client reads — never an escaping OSError, and
     nothing lands outside. Control: with no race, the same write succeeds."""
-    import threading
-
     from lore_sidecar.engine.jail import Jail
     from lore_sidecar.errors import LoreError
 
@@ -387,29 +396,12 @@ def test_a_write_racing_a_link_swap_is_refused_or_not_found_never_an_os_error(tm
     victim.mkdir()
     jail = Jail.of([str(ws)])
     assert jail.write_atomic(target_dir / "k.md", b"control") == target_dir / "k.md"
-    stop = threading.Event()
-
-    def racer() -> None:
-        while not stop.is_set():
-            try:
-                os.rename(target_dir, ws / "out-real")
-                os.symlink(victim, target_dir)
-                os.unlink(target_dir)
-                os.rename(ws / "out-real", target_dir)
-            except OSError:
-                pass
-
-    t = threading.Thread(target=racer, daemon=True)
-    t.start()
     kinds: set[str] = set()
-    try:
+    with swapping_for_a_link(target_dir, victim):
         for _ in range(3000):
             try:
                 jail.write_atomic(target_dir / "k.md", b"raced")
             except LoreError as exc:
                 kinds.add(exc.kind)
-    finally:
-        stop.set()
-        t.join()
     assert kinds <= {"outsideWorkspace", "notFound"}, kinds
     assert list(victim.iterdir()) == []
