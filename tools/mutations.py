@@ -378,7 +378,7 @@ MUTATIONS = [
     Mutation("store-made-with-the-umask", "lore_sidecar/store/filesystem.py",
              "        store.mkdir(mode=0o700)\n", "        store.mkdir()\n        return store\n",
              ("tests/integration/test_store_privacy.py",)),
-    Mutation("doctor-quiet-on-an-open-store", "lore_sidecar/setup/doctor.py", "    if mode:\n", "    if False:\n",
+    Mutation("doctor-quiet-on-an-open-store", "lore_sidecar/setup/doctor.py", "    if mode & 0o077:\n", "    if False:\n",
              ("tests/integration/test_store_privacy.py",)),
     Mutation("restore-aside-name-reused", "lore_sidecar/backups.py", "    while name.exists():\n", "    while False:\n",
              ("tests/integration/test_restore_edges.py",)),

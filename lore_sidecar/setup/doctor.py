@@ -40,10 +40,10 @@ def store_checks(store: Path, stale_ms: int) -> list[Check]:
     except OSError as exc:
         out.append(Check("store", FAIL, f"{store} is not writable ({exc.strerror})",
                          f"give this user write access (chown/chmod {store}) or use another --store-dir"))
-    mode = store.stat().st_mode & 0o077
-    if mode:
+    mode = store.stat().st_mode & 0o777
+    if mode & 0o077:
         out.append(Check("privacy", WARN, f"other users can {'read' if mode & 0o044 else 'enter'} the store "
-                         f"(mode {oct(store.stat().st_mode & 0o777)}): it holds every recorded conversation",
+                         f"(mode {oct(mode)}): it holds every recorded conversation",
                          f"chmod 700 {store}"))
     fs = health.network_fs(store)
     if fs:
