@@ -104,3 +104,44 @@ def test_the_stable_error_kinds_list_names_every_kind_the_code_produces():
     kinds = kinds_raised()
     assert {"notWriter", "staleEpoch", "internal", "priorityBudget", "noApiKey"} <= kinds  # control: the scan sees them
     assert sorted(kinds - documented) == []
+
+
+TESTS = PKG.parent / "tests"
+
+
+def cited_tests(text: str) -> list[tuple[str, str]]:
+    """(test file, test function) of every `file.py::test_name` the text cites; a bare
+    `::test_name` is in the file cited just before it, and `test_name_…` names a prefix
+    (the function's name is `test_name_` followed by more word characters)."""
+    cited, last = [], None
+    for path, name, cut in re.findall(r"`([\w/.-]*\.py)?::(\w+)(…?)[^`]*`", text):
+        last = path or last
+        assert last, f"`::{name}` cites no file before it"
+        cited.append((last, name + (r"\w*" if cut else "")))
+    return cited
+
+
+def test_every_test_the_architecture_doc_cites_as_a_guard_exists():
+    """A promise table pointing at a renamed or deleted test guards nothing: each cited file
+    is found under tests/ and defines the cited function; each cited mutation is in the list."""
+    text = (DOCS / "architecture.md").read_text()
+    missing = []
+    for path, name in cited_tests(text):
+        files = [PKG.parent / path] if "/" in path else list(TESTS.rglob(path))
+        if not any(f.is_file() and re.search(rf"^(async )?def {name}\(", f.read_text(), re.M) for f in files):
+            missing.append(f"{path}::{name}")
+    assert not missing, f"architecture.md cites tests that do not exist: {missing}"
+    import sys
+    sys.path.insert(0, str(PKG.parent / "tools"))
+    from mutations import MUTATIONS
+    names = {m.name for m in MUTATIONS}
+    cited = {n for group in re.findall(r"mutations? ((?:`[\w-]+`(?:,? (?:and )?)?)+)", text)
+             for n in re.findall(r"`([\w-]+)`", group)}
+    assert cited and not cited - names, f"architecture.md cites mutations not in tools/mutations.py: {cited - names}"
+
+
+def test_control_a_cited_test_that_does_not_exist_is_found_missing():
+    refs = cited_tests("`tests/unit/test_docs.py::test_no_such_test` then `::test_every_setting_…`")
+    assert refs == [("tests/unit/test_docs.py", "test_no_such_test"),
+                    ("tests/unit/test_docs.py", r"test_every_setting_\w*")]
+    assert not re.search(r"^def test_no_such_test\(", (TESTS / "unit/test_docs.py").read_text(), re.M)
