@@ -229,6 +229,15 @@ def score(ranked: list[list[Turn]], questions: list[dict]) -> dict:
             "per_question": {q["id"]: row for q, row in zip(questions, rows, strict=True)}}
 
 
+def dump(systems: dict[str, tuple[list, list]], questions: list[dict]) -> dict:
+    """Per question: its type, the evidence turns, and each system's ranked turns ("sid:n")."""
+    return {q["id"]: {"type": q["type"], "question": q["question"],
+                      "wanted": sorted(f"{sid}:{n}" for sid, n in q["turns_wanted"]),
+                      "sessions_wanted": sorted(q["sessions_wanted"]),
+                      **{name: [f"{sid}:{n}" for sid, n in ranked[i]] for name, (ranked, _) in systems.items()}}
+            for i, q in enumerate(questions)}
+
+
 SHOWN = ("session_any@5", "session_all@5", "session_all@10", "turn_all@5", "turn_all@10")
 
 
@@ -242,6 +251,7 @@ def main() -> int:
     ap.add_argument("--stores", default=None, help="keep each question's store in this folder and reuse it (recall-setting experiments only)")
     ap.add_argument("--as-of", action="store_true", help="ask with asOf = the question's date (it also hides later messages: 22 dev questions have evidence dated after their question)")
     ap.add_argument("--no-peers", action="store_true", help="lore-sidecar alone (experiments)")
+    ap.add_argument("--dump", default=None, help="write each system's ranked turns per question here (JSON), to compare rankings")
     args = ap.parse_args()
     types = {t for t in args.types.split(",") if t} or None
     questions = load(Path(args.data), types=types, limit=args.limit)
@@ -265,6 +275,8 @@ def main() -> int:
         "systems": table,
     }
     write_result(args.out, result)
+    if args.dump:
+        write_result(args.dump, dump(systems, questions))
     print(f"{'system':14s} {'type':26s} {'n':>4s} " + " ".join(f"{m:>14s}" for m in SHOWN))
     for name, row in table.items():
         for label, agg in [("overall", row["overall"]), *row["by_type"].items()]:
