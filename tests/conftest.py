@@ -11,6 +11,34 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+TEMP_VARS = ("TMPDIR", "TMP", "TEMP")
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own tmpdir plugin has made its factory
+def pytest_configure(config):
+    """The whole session's temp dir is `<basetemp>/sys-tmp`, set before any test or fixture
+    starts a child: every process the suite starts (sidecars, harnesses, git, Chromium,
+    Neovim) inherits it, so what they put in "the temp dir" goes where pytest prunes it,
+    not into /tmp. Set here, before collection, since some children start while fixtures
+    are being made (a session's PostgreSQL)."""
+    import tempfile
+
+    sys_tmp = config._tmp_path_factory.getbasetemp() / "sys-tmp"
+    sys_tmp.mkdir(mode=0o700, exist_ok=True)
+    before = {key: os.environ.get(key) for key in TEMP_VARS}
+    for key in TEMP_VARS:
+        os.environ[key] = str(sys_tmp)
+    tempfile.tempdir = None  # gettempdir() caches its first answer: ask again
+
+    def restore() -> None:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        tempfile.tempdir = None
+
+    config.add_cleanup(restore)
 
 
 @pytest.fixture(autouse=True)

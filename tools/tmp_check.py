@@ -1,13 +1,15 @@
-"""Run a command and print what it left in the system temp dir.
+"""Run a command and print what it left in the system temp dir and in the home dir.
 
     python tools/tmp_check.py -- python -m pytest tests/e2e/test_neovim.py
 
 The suite promises to leave nothing outside its own temp dirs (pytest's basetemp, which pytest
-itself prunes to the last three runs). This lists the system temp dir's entries before and
-after the command and prints those added, with their owner and size, so a leak shows up
-whichever process made it (a harness, Chromium, PostgreSQL, a sidecar, git). It reports and
-does not judge: other users of a shared machine add entries too, so read the names.
-Exit status is the command's.
+itself prunes to the last three runs) and to write nothing into the real home dir. This lists
+the system temp dir's entries (and those one level inside the folders already there: a JVM
+or an editor adds files to a shared `hsperfdata_<user>` or `nvim.<user>` folder) and the home
+dir's (three levels deep, npm's download cache aside) before and after the command, and prints
+those added, with their owner and size, so a leak shows up whichever process made it (a
+harness, Chromium, PostgreSQL, a sidecar, git). It reports and does not judge: other users of
+a shared machine add entries too, so read the names. Exit status is the command's.
 """
 
 from __future__ import annotations
@@ -22,14 +24,49 @@ from pathlib import Path
 # falls back to when nobody told it otherwise.
 SYSTEM_TMP = Path("/tmp")
 IGNORED = ("pytest-of-",)  # pytest's basetemp root: the suite's own temp dirs, pruned by pytest
+HOME = Path(os.path.expanduser("~"))
+# Not looked into: npm's download cache (allowed), and toolchains too big to walk each time.
+HOME_UNWALKED = {".npm", ".pyenv", ".cargo", ".rustup"}
 
 
-def entries() -> set[str]:
-    return {name for name in os.listdir(SYSTEM_TMP) if not name.startswith(IGNORED)}
+def listing(root: Path, depth: int, skip=lambda rel: False) -> set[str]:
+    """Paths under `root` down to `depth` levels, relative to it."""
+    found: set[str] = set()
+    level = [""]
+    for _ in range(depth):
+        below = []
+        for rel in level:
+            try:
+                names = os.listdir(root / rel) if rel or root.is_dir() else []
+            except OSError:  # not a folder, or not ours to read
+                continue
+            for name in names:
+                child = f"{rel}/{name}" if rel else name
+                if skip(child):
+                    continue
+                found.add(child)
+                if (root / child).is_dir() and not (root / child).is_symlink():
+                    below.append(child)
+        level = below
+    return found
 
 
-def describe(name: str) -> str:
-    path = SYSTEM_TMP / name
+def tmp_entries() -> set[str]:
+    return listing(SYSTEM_TMP, 2, lambda rel: rel.startswith(IGNORED))
+
+
+def home_entries() -> set[str]:
+    return listing(HOME, 3, lambda rel: rel.split("/")[0] in HOME_UNWALKED and "/" in rel)
+
+
+def added(before: set[str], after: set[str]) -> list[str]:
+    """New paths, a new folder standing for everything in it."""
+    new = after - before
+    return sorted(p for p in new if not any(p.startswith(q + "/") for q in new))
+
+
+def describe(root: Path, name: str) -> str:
+    path = root / name
     try:
         st = path.lstat()
     except OSError:
@@ -47,13 +84,15 @@ def main(argv: list[str]) -> int:
     if not command:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    before = entries()
+    before = tmp_entries(), home_entries()
     code = subprocess.run(command).returncode
-    added = sorted(entries() - before)
-    print(f"tmp_check: {len(added)} entr{'y' if len(added) == 1 else 'ies'} added to {SYSTEM_TMP}"
-          + (":" if added else ""), file=sys.stderr)
-    for name in added:
-        print(f"  {describe(name)}", file=sys.stderr)
+    after = tmp_entries(), home_entries()
+    for root, old, new in ((SYSTEM_TMP, before[0], after[0]), (HOME, before[1], after[1])):
+        names = added(old, new)
+        print(f"tmp_check: {len(names)} entr{'y' if len(names) == 1 else 'ies'} added to {root}"
+              + (":" if names else ""), file=sys.stderr)
+        for name in names:
+            print(f"  {describe(root, name)}", file=sys.stderr)
     return code
 
 
