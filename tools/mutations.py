@@ -103,7 +103,7 @@ MUTATIONS = [
              (f"{MCP}::test_refusals_come_back_as_tool_errors_beside_the_same_call_succeeding",)),
     Mutation("window-moves-every-turn", "lore_sidecar/engine/context/gradient.py",
              "raw > pinned * (1 + HYSTERESIS)", "raw > pinned",
-             (f"{CTX}::test_a_300_turn_session_never_exceeds_the_window_and_the_prefix_is_stable_between_compactions",)),
+             (f"{CTX}::test_a_150_turn_session_never_exceeds_the_window_and_the_prefix_is_stable_between_compactions",)),
     Mutation("window-cut-inside-a-tool-call", "lore_sidecar/engine/context/bodies.py",
              "    out = set(turn_starts(api, conv))\n", "    out = set(range(1, len(conv)))\n",
              (f"{CTX}::test_an_in_flight_tool_call_and_its_result_are_never_split_or_stubbed",
