@@ -16,13 +16,18 @@ from pathlib import Path
 import pytest
 
 ENV = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "110", "LINES": "40"}
+# The reindex test's files go into the default model's space (`filesEmbedder = "same"`):
+# the bar is drawn by the workspace scan, and what came after it was a 16 s MiniLM wait per
+# run, drawing nothing (3 of every 4 seconds of the test). MiniLM through the CLI reindex is
+# test_cli's and test_dense_leg's.
+QUICK_DENSE = {**ENV, "LORE_FILES_EMBEDDER": "same"}
 
 
-def on_a_terminal(args: list[str], timeout: float = 180) -> tuple[int, str]:
+def on_a_terminal(args: list[str], timeout: float = 180, env: dict[str, str] = ENV) -> tuple[int, str]:
     """Run with stdout and stderr on a pseudo-terminal; everything it wrote, and its exit code."""
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", *args], stdin=subprocess.DEVNULL, stdout=slave,
-                            stderr=slave, env=ENV, close_fds=True)
+                            stderr=slave, env=env, close_fds=True)
     os.close(slave)
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout
@@ -52,7 +57,7 @@ def notes(tmp_path_factory) -> Path:
 
 def test_a_reindex_of_2000_files_shows_progress_on_a_terminal_and_none_when_piped(notes, tmp_path):
     store = tmp_path / "store"
-    code, out = on_a_terminal(["reindex", "--workspace", str(notes), "--store-dir", str(store)])
+    code, out = on_a_terminal(["reindex", "--workspace", str(notes), "--store-dir", str(store)], env=QUICK_DENSE)
     assert code == 0, out[-2000:]
     assert "reindexing" in out
     seen = {int(p) for p in re.findall(r"(\d{1,3})%", out)}
@@ -60,12 +65,13 @@ def test_a_reindex_of_2000_files_shows_progress_on_a_terminal_and_none_when_pipe
     assert re.search(r"reindexed: 2000 files", out)
 
     piped = subprocess.run([sys.executable, "-m", "lore_sidecar", "reindex", "--workspace", str(notes), "--store-dir",
-                            str(store)], capture_output=True, text=True, env=ENV, timeout=180)
+                            str(store)], capture_output=True, text=True, env=QUICK_DENSE, timeout=180)
     assert piped.returncode == 0
     assert "reindexing" not in piped.stderr and "%" not in piped.stderr  # no progress for a pipe
     assert json.loads(piped.stdout)["files"] == 2000
 
-    code, out = on_a_terminal(["reindex", "--json", "--workspace", str(notes), "--store-dir", str(store)])
+    code, out = on_a_terminal(["reindex", "--json", "--workspace", str(notes), "--store-dir", str(store)],
+                              env=QUICK_DENSE)
     assert code == 0 and "reindexing" not in out  # --json: quiet, even on a terminal
     assert json.loads(out.replace("\r\n", "\n"))["files"] == 2000
 
