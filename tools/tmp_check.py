@@ -10,14 +10,22 @@ dir's (three levels deep, npm's download cache aside) before and after the comma
 those added, with their owner and size, so a leak shows up whichever process made it (a
 harness, Chromium, PostgreSQL, a sidecar, git). It reports and does not judge: other users of
 a shared machine add entries too, so read the names. Exit status is the command's.
+
+    python tools/tmp_check.py --private -- python -m pytest tests/e2e/test_neovim.py
+
+runs the command (as root) in its own mount namespace with an empty folder mounted on /tmp, so
+what it lists is the command's alone, not also that of a suite running beside it; the folder
+is deleted afterwards. $HOME is still the shared one.
 """
 
 from __future__ import annotations
 
 import os
 import pwd
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 # The system temp dir, not the caller's TMPDIR: a leak is what lands where every process
@@ -51,8 +59,8 @@ def listing(root: Path, depth: int, skip=lambda rel: False) -> set[str]:
     return found
 
 
-def tmp_entries() -> set[str]:
-    return listing(SYSTEM_TMP, 2, lambda rel: rel.startswith(IGNORED))
+def tmp_entries(root: Path = SYSTEM_TMP) -> set[str]:
+    return listing(root, 2, lambda rel: rel.startswith(IGNORED))
 
 
 def home_entries() -> set[str]:
@@ -79,20 +87,37 @@ def describe(root: Path, name: str) -> str:
     return f"{name}  ({owner}, {kind})"
 
 
+def report(root: Path, names: list[str], shown: Path | None = None) -> None:
+    print(f"tmp_check: {len(names)} entr{'y' if len(names) == 1 else 'ies'} added to {shown or root}"
+          + (":" if names else ""), file=sys.stderr)
+    for name in names:
+        print(f"  {describe(root, name)}", file=sys.stderr)
+
+
 def main(argv: list[str]) -> int:
+    private = argv[:1] == ["--private"]
+    argv = argv[1:] if private else argv
     command = argv[1:] if argv[:1] == ["--"] else argv
     if not command:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    before = tmp_entries(), home_entries()
-    code = subprocess.run(command).returncode
-    after = tmp_entries(), home_entries()
-    for root, old, new in ((SYSTEM_TMP, before[0], after[0]), (HOME, before[1], after[1])):
-        names = added(old, new)
-        print(f"tmp_check: {len(names)} entr{'y' if len(names) == 1 else 'ies'} added to {root}"
-              + (":" if names else ""), file=sys.stderr)
-        for name in names:
-            print(f"  {describe(root, name)}", file=sys.stderr)
+    home_before = home_entries()
+    if private:
+        # The command's own /tmp: a folder (world-writable and sticky, as /tmp is, so the
+        # `postgres` user of the team backend's tests can use it too) bind-mounted over it.
+        own = Path(tempfile.mkdtemp(prefix="tmp-check-", dir=SYSTEM_TMP))
+        try:
+            own.chmod(0o1777)
+            code = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                                   'mount --bind "$0" /tmp && exec "$@"', str(own), *command]).returncode
+            report(own, added(set(), tmp_entries(own)), SYSTEM_TMP)
+        finally:
+            shutil.rmtree(own, ignore_errors=True)
+    else:
+        before = tmp_entries()
+        code = subprocess.run(command).returncode
+        report(SYSTEM_TMP, added(before, tmp_entries()))
+    report(HOME, added(home_before, home_entries()))
     return code
 
 
