@@ -21,8 +21,10 @@ class Fleet:
         self.members: list[StdioClient] = []
         self._lock = threading.Lock()
 
-    def spawn(self, *, initialize: bool = True) -> StdioClient:
-        c = StdioClient(sidecar_command())
+    def spawn(self, *, initialize: bool = True, process: StdioClient | None = None) -> StdioClient:
+        """A new member; `process` is one started earlier (uninitialized, it has not opened
+        the store), so its interpreter's start-up overlapped other work."""
+        c = process or StdioClient(sidecar_command())
         if initialize:
             c.initialize(self.workspace, options=self.options)
             c.request("lore/status")  # answered once the store is open
