@@ -123,7 +123,7 @@ def test_six_concurrent_creates_for_the_last_priority_0_slot_one_succeeds(tmp_pa
 
 
 @pytest.mark.slow
-def test_a_30_s_outage_loses_no_acknowledged_write_and_recall_keeps_answering(tmp_path):
+def test_a_10_s_outage_loses_no_acknowledged_write_and_recall_keeps_answering(tmp_path):
     team = "outage"
     with Cluster() as pg:
         cs = machines(tmp_path, pg.url, team)
@@ -135,7 +135,11 @@ def test_a_30_s_outage_loses_no_acknowledged_write_and_recall_keeps_answering(tm
             stopped = time.monotonic()
             acked: dict[str, str] = {}
             answered = 0
-            while time.monotonic() - stopped < 30:
+            # Ten seconds: each writer retries the record every second (replica.WAIT_S) and
+            # nothing in it changes with the outage's length (no growing backoff), so this
+            # spans several failed pushes and reconnects, with rounds of writes from
+            # every machine acknowledged offline; 30 s only repeated them.
+            while time.monotonic() - stopped < 10:
                 for i, c in enumerate(cs):
                     uri = f"project://shop/pattern/m{i}-{len(acked)}"
                     r = c.request("lore/createNode", {"uri": uri, "content": f"Written offline by {i}", "category": "pattern"})
