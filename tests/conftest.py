@@ -12,6 +12,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMP_VARS = ("TMPDIR", "TMP", "TEMP")
+# Per-user folders a program the suite runs makes in /tmp itself, whatever TMPDIR says: Codex's
+# sandbox makes its app-server daemon's socket folder (to keep a sandboxed command out of it)
+# before it runs a shell command. Removed at the end if the session made it and left it empty.
+FIXED_TMP_FOLDERS = (Path("/tmp") / f"codex-daemon-{os.getuid()}",)
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own tmpdir plugin has made its factory
@@ -19,8 +23,8 @@ def pytest_configure(config):
     """The whole session's temp dir is `<basetemp>/sys-tmp`, set before any test or fixture
     starts a child: every process the suite starts (sidecars, harnesses, git, Chromium,
     Neovim) inherits it, so what they put in "the temp dir" goes where pytest prunes it,
-    not into /tmp. Set here, before collection, since some children start while fixtures
-    are being made (a session's PostgreSQL)."""
+    not into /tmp. Set here, before collection, so that no child, even one a session fixture
+    starts, sees the system temp dir."""
     import tempfile
 
     sys_tmp = config._tmp_path_factory.getbasetemp() / "sys-tmp"
@@ -29,6 +33,7 @@ def pytest_configure(config):
     for key in TEMP_VARS:
         os.environ[key] = str(sys_tmp)
     tempfile.tempdir = None  # gettempdir() caches its first answer: ask again
+    absent = [folder for folder in FIXED_TMP_FOLDERS if not os.path.lexists(folder)]
 
     def restore() -> None:
         for key, value in before.items():
@@ -37,6 +42,11 @@ def pytest_configure(config):
             else:
                 os.environ[key] = value
         tempfile.tempdir = None
+        for folder in absent:  # only an empty folder goes: one a daemon uses has its socket in it
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
 
     config.add_cleanup(restore)
 
