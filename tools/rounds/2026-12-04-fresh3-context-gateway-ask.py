@@ -10,7 +10,13 @@ names ignored) before any test was read; tools/mutations.py and the earlier roun
 only for the format and to leave out bugs already planted (same text or same idea). The test
 files were chosen by name and by `grep -l <module or function>` only.
 
-First run: (pending)
+First run (`python3 tools/mutations.py <the 18 names>`, once, 2026-12-04 02:06-02:35 UTC, 2
+cores at load 4 rising to 17 with other helpers' suites): 7 of 18 caught (39%); survived:
+f3a-prefix-breakpoint-on-the-ack, f3a-l4-never-reached, f3a-busts-never-reset,
+f3a-calibration-takes-the-outlier, f3a-window-opens-on-mixed-tool-results,
+f3a-digest-keeps-the-oldest, f3a-responses-outputs-read-from-content, f3a-gw-stream-flag-misread,
+f3a-gw-delta-zeros-overwrite-start, f3a-ask-hash-cache-by-size, f3a-wire-blank-query-accepted.
+No stale or error outcome.
 """
 
 import sys
