@@ -208,6 +208,9 @@ def test_opencode_plugin_carries_a_fact_into_the_next_session(lab):
     for cfg in (home_cfg, ws / ".opencode"):  # OpenCode would otherwise try to install this offline
         (cfg / "node_modules").symlink_to(plugin_deps / "node_modules")
         shutil.copy(plugin_deps / "package.json", cfg / "package.json")
+        # The lock too: OpenCode reinstalls a config dir (from the registry, replacing the
+        # link; ~10 s here, a timeout offline) whose lock does not list @opencode-ai/plugin.
+        shutil.copy(plugin_deps / "package-lock.json", cfg / "package-lock.json")
     with FakeModels(reply) as fake:
         (ws / "opencode.json").write_text(json.dumps({
             "$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",

@@ -206,6 +206,9 @@ def test_opencode_saves_a_decision_then_opens_the_recalled_lead(lab):
     for cfg in (home_cfg, ws / ".opencode"):  # OpenCode would otherwise try to install this offline
         (cfg / "node_modules").symlink_to(plugin_deps / "node_modules")
         shutil.copy(plugin_deps / "package.json", cfg / "package.json")
+        # The lock too: OpenCode reinstalls a config dir (from the registry, replacing the
+        # link; ~10 s here, a timeout offline) whose lock does not list @opencode-ai/plugin.
+        shutil.copy(plugin_deps / "package-lock.json", cfg / "package-lock.json")
     with FakeModels(reply) as fake:
         (ws / "opencode.json").write_text(json.dumps({
             "autoupdate": False, "share": "disabled", "model": "fake/fake-model",
