@@ -168,18 +168,26 @@ class Nightly:
                 return
             state, now = self._state(), time.time()
             state.setdefault("lastDream", now)  # a new store dreams a day from now, not at once
+            # Trigger: the backup folder cannot be written (a file in its place, an unplugged
+            # drive, a full disk). Why: an OSError escaping here ended this thread, so neither
+            # backups nor dreams ran again until the instance stepped down and back up.
+            # Outcome: the failure is logged, the backup is tried again at the next tick, and
+            # the dream keeps its own schedule.
             try:
                 if s.backup_interval_ms and now - state.get("lastBackup", 0) >= s.backup_interval_ms / 1000:
                     made = backup(self.settings)
                     state["lastBackup"] = now
                     log.info("scheduled backup: %s", made["path"])
+            except (LoreError, OSError) as exc:
+                log.warning("scheduled backup failed: %s", exc)
+            try:
                 if s.dream_interval_ms and now - state.get("lastDream", 0) >= s.dream_interval_ms / 1000:
                     for folder in self.engine.projects.on_disk():
                         run = self.engine.maintenance.dream(project=folder)
                         log.info("scheduled dream of %s: %s applied, %s proposed", folder, run["applied"], run["proposed"])
                     state["lastDream"] = now
             except LoreError as exc:
-                log.warning("scheduled maintenance failed: %s", exc)
+                log.warning("scheduled dream failed: %s", exc)
             tmp = self.state_path.with_suffix(".tmp")
             tmp.write_text(json.dumps(state))
             os.replace(tmp, self.state_path)
