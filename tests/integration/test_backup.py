@@ -167,6 +167,25 @@ def test_the_writer_backs_up_and_dreams_on_its_schedule(tmp_path):
     assert state["lastBackup"] > 0 and state["lastDream"] > 0
 
 
+def test_a_backups_exports_hold_the_live_knowledge_and_not_a_forgotten_node(tmp_path):
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    (ws / ".git").mkdir(parents=True)
+    c = spawn(ws, store)
+    try:
+        c.request("lore/createNode", {"uri": "project://ws/decision/mast", "content": "Masts are carbon fibre",
+                                      "category": "decision"})
+        c.request("lore/createNode", {"uri": "project://ws/decision/sail", "content": "Sails are hemp canvas",
+                                      "category": "decision"})
+        c.request("lore/deleteNode", {"uri": "project://ws/decision/sail"})
+    finally:
+        c.close()
+    r = cli("backup", "--store-dir", str(store), "--out", str(tmp_path / "backups"), "--json", cwd=ws)
+    assert r.returncode == 0, r.stderr
+    exported = "".join(p.read_text() for p in (Path(json.loads(r.stdout)["path"]) / "exports").iterdir())
+    assert "Masts are carbon fibre" in exported  # the control: live knowledge is exported
+    assert "Sails are hemp canvas" not in exported and "decision/sail" not in exported
+
+
 def _backed_up_database(outbox_trimmed: int) -> sqlite3.Connection:
     """A backup's database as the migrations make it: index epoch 3, outbox rows 1..12."""
     from lore_sidecar.store.db import _statements

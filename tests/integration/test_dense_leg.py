@@ -162,6 +162,26 @@ def test_a_page_full_of_word_matches_skips_the_vector_leg_and_is_the_page_it_wou
         e.close()
 
 
+def test_a_later_page_runs_the_vector_leg_when_a_hit_found_by_meaning_alone_ranks_on_it(tmp_path, workspace):
+    """Whether the vector leg may be skipped is judged by the last score of the page asked
+    for: a priority-0 node found only by meaning ranks among the word matches (its priority
+    bonus lifts it), so the second page must hold it although the first is all words."""
+    e = engine_for(tmp_path / "store", [str(workspace)], watch=False)
+    try:
+        record(e, "words", [f"my car motor ran too hot on the highway, note {i}" for i in range(30)])
+        e.memory.node_op("createNode", uri="project://ws/gotcha/engine", content=SAID, priority=0)
+        assert e.index.wait(60)
+        kinds = ["messages", "knowledge"]
+        full = [h.uri for h in e.recall(ASKED, sources=kinds, limit=40).hits]
+        at = full.index("project://ws/gotcha/engine")
+        assert 10 <= at < 20 and len(full) == 31  # on the second page of the one ranking
+        # Control: the first page, all word matches, is the ranking's first ten either way.
+        assert [h.uri for h in e.recall(ASKED, sources=kinds, limit=10).hits] == full[:10]
+        assert [h.uri for h in e.recall(ASKED, sources=kinds, limit=10, offset=10).hits] == full[10:20]
+    finally:
+        e.close()
+
+
 def test_distilling_waits_while_the_text_leg_has_writes_to_index_and_then_catches_up(tmp_path, workspace):
     """Words first holds for the memory thread too: while the text leg reports writes it has
     not indexed, no segment is distilled (each wait is bounded); once it has, they are."""

@@ -118,6 +118,17 @@ def test_supersession_answers_each_time_with_its_own_value(env):
     assert e.facts.aggregate(by="object")["groups"] == [{"key": "Adyen", "count": 1}]
 
 
+def test_history_as_of_a_date_lists_only_the_versions_valid_then(env):
+    e, clock, _ = env
+    e.facts.assert_fact(project=None, subject="payments", predicate="uses", object="Stripe", valid_from="2024-01-01")
+    clock.set("2025-03-02")
+    e.facts.assert_fact(project=None, subject="payments", predicate="uses", object="Adyen", valid_from="2025-03-01")
+    # Control: history alone lists every version, the superseded one too.
+    assert sorted(objects(e.facts.query(subject="payments", history=True))) == ["Adyen", "Stripe"]
+    assert objects(e.facts.query(subject="payments", history=True, as_of="2024-06-01")) == ["Stripe"]
+    assert objects(e.facts.query(subject="payments", history=True, as_of="2025-06-01")) == ["Adyen"]
+
+
 def test_refusals_change_nothing_and_each_has_a_succeeding_control(env):
     e, clock, _ = env
     store = Path(e.settings.store_dir)

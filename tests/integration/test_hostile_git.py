@@ -356,3 +356,23 @@ def test_private_homes_of_processes_that_died_are_swept_and_a_live_ones_kept(tmp
     assert made.returncode == 0, made.stderr
     assert not left.exists() and alive.is_dir()
     assert not Path(made.stdout.strip()).exists()  # its own, removed at its ordinary exit
+
+
+def test_the_home_of_a_process_killed_by_a_signal_is_swept_by_the_next_one(tmp_path):
+    """The folder a process really makes (not one named by hand) carries its pid, so the sweep
+    can tell it is dead. Control: before the next process starts, the folder is still there."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    killed = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom lore_sidecar.engine import gitsafe\n"
+                               "print(gitsafe.private_home(), flush=True)\ntime.sleep(600)"],
+                              env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert killed.stdout is not None
+        home = Path(killed.stdout.readline().strip())
+    finally:
+        killed.kill()  # SIGKILL: its atexit removal never runs
+        killed.wait(60)
+    assert home.parent == tmp_path and (home / "gitconfig").exists()
+    made = subprocess.run([sys.executable, "-c", "from lore_sidecar.engine import gitsafe; print(gitsafe.private_home())"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    assert not home.exists()

@@ -82,6 +82,25 @@ def test_dream_handles_each_case_with_a_review_mark_and_rolls_back_exactly(tmp_p
     assert twice["error"]["data"]["kind"] == "alreadyRolledBack"
 
 
+def test_an_advisory_run_after_an_applied_one_leaves_the_default_rollback_undoing_the_applied_one(tmp_path):
+    c, _ = seed(tmp_path)
+    try:
+        before = nodes(c)
+        run = c.request("lore/dream", {})
+        changed = nodes(c)
+        advisory = c.request("lore/dream", {"dryRun": True})  # only looks: it is no run to undo
+        refused = c.request_full("lore/dreamRollback", {"runId": advisory["runId"]})
+        undone = c.request("lore/dreamRollback", {})  # "the latest" is the latest applied run
+        restored = nodes(c)
+    finally:
+        c.close()
+    assert run["applied"] > 0 and changed != before and advisory["advisory"] is True
+    assert refused["error"]["data"]["kind"] == "notFound"
+    assert undone["runId"] == run["runId"] and undone["restored"]
+    keep = ("content", "category", "priority", "suppressed")
+    assert {u: {k: n[k] for k in keep} for u, n in restored.items()} == {u: {k: n[k] for k in keep} for u, n in before.items()}
+
+
 def judged(body) -> list[str]:
     """The proposals a dream judge call sends, one JSON line each."""
     text = body["messages"][0]["content"]

@@ -34,6 +34,16 @@ def test_one_use_after_a_week_of_ignored_recalls_does_not_make_them_successes():
     assert after_ignores.retrievability > decay.THRESHOLD
 
 
+def test_an_open_from_a_recall_that_logged_nothing_still_counts_as_a_use():
+    # A recall whose shown list is not kept (recall events left out of a backup, say) still
+    # sent the agent to the node: opening it is a use, as the docstring of decay.fit says.
+    unlogged = decay.fit(NOW - 120 * DAY, [], [(NOW - 2 * DAY, "not-logged")], NOW)
+    assert unlogged.used == 1 and unlogged.last_used == NOW - 2 * DAY and unlogged.ignored == 0
+    assert unlogged.retrievability > 0.9
+    # Control: the same node without that open has faded (120 days of time alone).
+    assert decay.fit(NOW - 120 * DAY, [], [], NOW).retrievability < decay.THRESHOLD
+
+
 def test_never_recalled_fades_with_time_alone():
     young = decay.fit(NOW - 2 * DAY, [], [], NOW)
     old = decay.fit(NOW - 120 * DAY, [], [], NOW)

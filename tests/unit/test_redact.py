@@ -69,6 +69,13 @@ def test_redact_value_reaches_every_string_in_a_message_body():
     assert "Zx9fake" not in out and "Tr0ub4dor" not in out and out.count("[REDACTED:") == 2
 
 
+def test_redact_value_redacts_a_secret_used_as_a_key_and_keeps_plain_keys():
+    body = {"ghp_abcdefghijklmnopqrstuvwxyz0123456789": "a token pasted as a header name", "type": "text"}
+    out = redact_value(body)
+    assert not any("ghp_abcdefghijklmnopqrstuvwxyz0123456789" in k for k in out)
+    assert any(MARKER.search(k) for k in out) and out["type"] == "text"  # control: an ordinary key stays
+
+
 _secret_texts = st.sampled_from([t for _, t, _ in PLANTED])
 _noise = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
 

@@ -11,6 +11,20 @@ caught (50%). Survived: f2b-ui-edit-ignores-version, f2b-backup-exports-forgotte
 f2b-nightly-new-store-dreams-at-once, f2b-dream-advisory-becomes-latest,
 f2b-decay-unlogged-open-ignored, f2b-redact-keys-kept, f2b-recall-deferral-judged-by-first-page,
 f2b-facts-history-ignores-asof, f2b-git-home-without-pid. No stale and no error outcome.
+
+Finished (2026-12-04, by a helper who had not read the tests before the first run): each of
+the nine survivors is a real promise (docs/maintenance.md, docs/protocol.md,
+docs/configuration.md, or the docstring of the code it breaks), so each got a test, named in
+a comment under its entry; `python3 tools/mutations.py <the nine>` then caught all nine, and
+each was caught again by its new test alone. Second run: 18 of 18 caught.
+
+A real bug found while reading backups.Nightly (fixed, docs/maintenance.md says so): a
+scheduled backup that raised an OSError (a file where backupDir should be, an unplugged drive,
+a full disk) ended the schedule's thread, so no backup and no dream ran again until the
+instance stepped down and back up. Backup and dream now fail apart, logged, and the schedule
+goes on: tests/integration/test_nightly.py::
+test_a_backup_folder_that_cannot_be_written_stops_neither_the_schedule_nor_the_dream, seen
+failing on the code before the fix.
 """
 
 import sys
@@ -60,7 +74,9 @@ ROUND = [
     # The edit form's version is dropped: a save over a concurrent change overwrites it
     # instead of answering 409 versionConflict.
     Mutation("f2b-ui-edit-ignores-version", PAGES, '"expectedVersion": version,', '"expectedVersion": None,',
-             UI, by=BY),
+             (*UI, "tests/integration/test_dashboard_edits.py"), by=BY),
+    # Survived the first run. Now caught by tests/integration/test_dashboard_edits.py::
+    # test_a_save_from_a_page_older_than_the_node_is_refused_and_changes_nothing.
 
     # --- the team record -------------------------------------------------------------------------
     # createNode at a URI another machine already took is appended (nodeExists only without a URI).
@@ -75,9 +91,13 @@ ROUND = [
     # The backup's `.lore.md` exports include forgotten (deleted) nodes.
     Mutation("f2b-backup-exports-forgotten-nodes", ST, "\" WHERE n.deleted_at IS NULL AND n.scope='project' ORDER BY n.uri\"",
              "\" WHERE n.scope='project' ORDER BY n.uri\"", BACKUPS, by=BY),
+    # Survived the first run. Now caught by tests/integration/test_backup.py::
+    # test_a_backups_exports_hold_the_live_knowledge_and_not_a_forgotten_node.
     # A new store dreams at its first tick, not a dream interval later.
     Mutation("f2b-nightly-new-store-dreams-at-once", BK, 'state.setdefault("lastDream", now)',
-             'state.setdefault("lastDream", 0)', BACKUPS, by=BY),
+             'state.setdefault("lastDream", 0)', (*BACKUPS, "tests/integration/test_nightly.py"), by=BY),
+    # Survived the first run. Now caught by tests/integration/test_nightly.py::
+    # test_a_new_store_first_dreams_a_dream_interval_after_it_starts_not_at_once.
 
     # --- dream and decay -------------------------------------------------------------------------
     # A run rolled back once can be rolled back again (alreadyRolledBack never said).
@@ -87,10 +107,14 @@ ROUND = [
     # instead of undoing the last applied run.
     Mutation("f2b-dream-advisory-becomes-latest", DREAM_REQ, '            if not dry_run:\n                self.runs.save("latest"',
              '            if True:\n                self.runs.save("latest"', MNT, by=BY),
+    # Survived the first run. Now caught by tests/integration/test_maintenance.py::
+    # test_an_advisory_run_after_an_applied_one_leaves_the_default_rollback_undoing_the_applied_one.
     # A lead opened from a recall that did not log what it showed no longer counts as a use.
     Mutation("f2b-decay-unlogged-open-ignored", DECAY,
              "    events += [(t, True, t) for t, q in used if q not in seen]  # opened from an unlogged recall\n",
              "", DECAY_T, by=BY),
+    # Survived the first run. Now caught by tests/unit/test_decay.py::
+    # test_an_open_from_a_recall_that_logged_nothing_still_counts_as_a_use.
 
     # --- redaction -------------------------------------------------------------------------------
     # Past MAX_SCAN_CHARS the rest is passed on unscanned instead of replaced by a marker.
@@ -100,15 +124,21 @@ ROUND = [
     # A JSON value's keys are not redacted (a secret used as a key is stored as it is).
     Mutation("f2b-redact-keys-kept", RED, "{redact_value(k, budget) if isinstance(k, str) else k:",
              "{k if isinstance(k, str) else k:", REDACT, by=BY),
+    # Survived the first run. Now caught by tests/unit/test_redact.py::
+    # test_redact_value_redacts_a_secret_used_as_a_key_and_keeps_plain_keys.
 
     # --- recall and fact paging ------------------------------------------------------------------
     # The deferred dense leg is judged by the first page's last score, not the asked page's:
     # a later page skips the vector leg and misses vector-only hits of the one full ranking.
     Mutation("f2b-recall-deferral-judged-by-first-page", RECALLER, "last = scored[offset + limit - 1][0]",
              "last = scored[limit - 1][0]", PAGING, by=BY),
+    # Survived the first run. Now caught by tests/integration/test_dense_leg.py::
+    # test_a_later_page_runs_the_vector_leg_when_a_hit_found_by_meaning_alone_ranks_on_it.
     # history with asOf lists every version ever instead of those holding at asOf.
     Mutation("f2b-facts-history-ignores-asof", FQ, "holds = at if (not history or as_of) else None",
              "holds = at if not history else None", FACTS, by=BY),
+    # Survived the first run. Now caught by tests/integration/test_facts.py::
+    # test_history_as_of_a_date_lists_only_the_versions_valid_then.
 
     # --- install / uninstall ---------------------------------------------------------------------
     # Every project's install of a host shares one manifest: uninstalling in one project
@@ -130,4 +160,6 @@ ROUND = [
     # A git home carries no pid: a process stopped by a signal leaves one nobody sweeps.
     Mutation("f2b-git-home-without-pid", GITSAFE, 'prefix=f"{HOME_PREFIX}{os.getpid()}-"',
              'prefix=HOME_PREFIX', GIT, by=BY),
+    # Survived the first run. Now caught by tests/integration/test_hostile_git.py::
+    # test_the_home_of_a_process_killed_by_a_signal_is_swept_by_the_next_one.
 ]
