@@ -16,7 +16,8 @@ Finished (2026-12-04, by a helper who had not read the tests before the first ru
 the nine survivors is a real promise (docs/maintenance.md, docs/protocol.md,
 docs/configuration.md, or the docstring of the code it breaks), so each got a test, named in
 a comment under its entry; `python3 tools/mutations.py <the nine>` then caught all nine, and
-each was caught again by its new test alone. Second run: 18 of 18 caught.
+each was caught again by its new test alone. With the nine the first run caught (not re-run),
+18 of 18.
 
 A real bug found while reading backups.Nightly (fixed, docs/maintenance.md says so): a
 scheduled backup that raised an OSError (a file where backupDir should be, an unplugged drive,
