@@ -19,18 +19,19 @@ from lore_sidecar.engine.writes.path import new_op_id
 from lore_sidecar.hook.events import event_of, host_output
 from lore_sidecar.hook.messages import prompt_message, tool_message
 from lore_sidecar.store.filesystem import make_store_dir
+from lore_sidecar.store.spool import Spool
 
 
 def degraded(store: Path, request: dict[str, Any], *, deadline: float) -> dict[str, Any]:
-    from lore_sidecar.app import degraded_reader
-    from lore_sidecar.settings import load_settings
-
+    """Capture first, then recall if time is left. Trigger: a loaded machine (a slow start,
+    a hung daemon eating most of the timeout). Why: the host stops waiting at the deadline
+    and this process dies with it; recall opened the record and the text index before the
+    prompt was spooled, so under load the prompt was lost. Outcome: the spool write comes
+    before any heavy import or open, and only recall is given up when time runs out."""
     event, p, session_id, cwd, harness = event_of(request)
     root = canonical_root(cwd)
-    settings, _ = load_settings(workspace_root=Path(cwd), cli={"storeDir": str(store)})
     if not (store / "lore.db").exists():
         make_store_dir(store)
-        (store / "spool").mkdir(exist_ok=True)
     context = None
     messages: list[dict[str, Any]] = []
     if event == "UserPromptSubmit":
@@ -46,15 +47,14 @@ def degraded(store: Path, request: dict[str, Any], *, deadline: float) -> dict[s
     elif isinstance(p.get("transcript"), list):  # Stop / SessionEnd / PreCompact with the messages inline
         messages += [m for m in (transcripts.from_item(item, i) for i, item in enumerate(p["transcript"])) if m]
     # Stop / SessionEnd: the daemon starting now captures the transcript at the next event.
-    if (store / "lore.db").exists():
-        with degraded_reader(settings) as (records, recaller, spool):
-            if event == "UserPromptSubmit" and time.monotonic() < deadline:
-                context = _recall_block(records, recaller, root, session_id, str(p.get("prompt") or ""))
-            _spool(spool, root, session_id, harness, messages)
-    elif messages:
-        from lore_sidecar.app import open_spool
+    _spool(Spool(store / "spool"), root, session_id, harness, messages)
+    if event == "UserPromptSubmit" and (store / "lore.db").exists() and time.monotonic() < deadline:
+        from lore_sidecar.app import degraded_reader
+        from lore_sidecar.settings import load_settings
 
-        _spool(open_spool(settings), root, session_id, harness, messages)
+        settings, _ = load_settings(workspace_root=Path(cwd), cli={"storeDir": str(store)})
+        with degraded_reader(settings) as (records, recaller, _):
+            context = _recall_block(records, recaller, root, session_id, str(p.get("prompt") or ""))
     return {"output": host_output(event, context, harness)}
 
 
