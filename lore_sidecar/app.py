@@ -41,7 +41,7 @@ from lore_sidecar.store.filesystem import make_store_dir, refuse_network_fs
 from lore_sidecar.store.journal import Journal
 from lore_sidecar.store.lock import WriterLock
 from lore_sidecar.store.records import Records
-from lore_sidecar.store.spool import Spool
+from lore_sidecar.store.spool import Spool, store_spool
 from lore_sidecar.store.text_index import TextIndex
 from lore_sidecar.store.vector_index import VectorIndex
 
@@ -68,7 +68,7 @@ def degraded_reader(settings: Settings) -> Iterator[tuple[Records, Recaller, Spo
 
 def open_spool(settings: Settings) -> Spool:
     """The store's spool alone: durable operations for whichever instance writes next."""
-    return Spool(Path(settings.store_dir) / "spool")
+    return store_spool(Path(settings.store_dir))
 
 
 def open_engine(settings: Settings, folders: list[str], *, on_commit: CommitHook = lambda generation, engine: None,

@@ -19,7 +19,7 @@ from lore_sidecar.engine.writes.path import new_op_id
 from lore_sidecar.hook.events import event_of, host_output
 from lore_sidecar.hook.messages import prompt_message, tool_message
 from lore_sidecar.store.filesystem import make_store_dir
-from lore_sidecar.store.spool import Spool
+from lore_sidecar.store.spool import store_spool
 
 
 def degraded(store: Path, request: dict[str, Any], *, deadline: float) -> dict[str, Any]:
@@ -47,7 +47,7 @@ def degraded(store: Path, request: dict[str, Any], *, deadline: float) -> dict[s
     elif isinstance(p.get("transcript"), list):  # Stop / SessionEnd / PreCompact with the messages inline
         messages += [m for m in (transcripts.from_item(item, i) for i, item in enumerate(p["transcript"])) if m]
     # Stop / SessionEnd: the daemon starting now captures the transcript at the next event.
-    _spool(Spool(store / "spool"), root, session_id, harness, messages)
+    _spool(store_spool(store), root, session_id, harness, messages)
     if event == "UserPromptSubmit" and (store / "lore.db").exists() and time.monotonic() < deadline:
         from lore_sidecar.app import degraded_reader
         from lore_sidecar.settings import load_settings

@@ -106,3 +106,11 @@ class Spool:
         for e in os.scandir(self.directory):
             if e.name.endswith(".tmp") and e.stat().st_mtime < cutoff:
                 Path(e.path).unlink(missing_ok=True)
+
+
+def store_spool(store_dir: Path) -> Spool:
+    """The spool of the store at `store_dir`, the one folder all its instances share. Here
+    and not only in app.py so that the hook's degraded path can capture with nothing but this
+    module imported (app.py pulls in every index and model: too slow for a hook's deadline)."""
+    return Spool(Path(store_dir) / "spool")
+
