@@ -8,8 +8,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+# /v1/codex/responses: what the Codex CLI calls when it is signed in with ChatGPT (its backend's
+# `codex/responses`); the same Responses dialect, so the same assembly.
 API_OF_PATH = {"/v1/messages": "anthropic-messages", "/v1/chat/completions": "openai-chat",
-               "/v1/responses": "openai-responses"}
+               "/v1/responses": "openai-responses", "/v1/codex/responses": "openai-responses"}
 CLAUDE_SESSION = re.compile(r"session_([0-9a-f-]{8,})")
 
 
