@@ -27,7 +27,7 @@ from lore_sidecar.store.filesystem import make_store_dir
 SECRET_FILE = "gateway.secret"
 HEADER = "x-lore-token"
 _SHAPE = re.compile(r"[0-9a-f]{32,128}")
-OPENAI_PATHS = ("/v1/chat/completions", "/v1/responses")  # endswith: /v1/codex/responses too
+OPENAI_PATHS = ("/v1/chat/completions", "/v1/responses", "/v1/codex/responses")
 # What a page may POST without a preflight (the CORS-safelisted types). Harnesses send JSON.
 SIMPLE_TYPES = ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data")
 

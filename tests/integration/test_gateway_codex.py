@@ -4,6 +4,7 @@ does `/v1/responses` (issue 36 item 4), and an unknown path beside it stays a pa
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 
 from tests.integration.test_gateway import start
@@ -39,6 +40,18 @@ def test_codex_chatgpt_path_is_assembled_like_responses_and_its_answer_streams_t
             assert b"hello from codex" in through and b"response.completed" in through
             call(url + "/v1/other/responses", body("cx3"))  # not a model-call path lore knows: as it came
             assert health(url)["assembled"] == 2
+            # Without the secret: refused in OpenAI's shape on both Responses paths, whatever
+            # the headers suggest (an x-api-key alone would read as Anthropic's SDK).
+            base = url.rsplit("/", 1)[0]
+            for path in ("/v1/responses", "/v1/codex/responses"):
+                req = urllib.request.Request(base + path, data=json.dumps(body("cx4")).encode(), headers={
+                    "content-type": "application/json", "x-api-key": "sk-test"})
+                try:
+                    urllib.request.urlopen(req, timeout=30)
+                    raise AssertionError(f"{path} answered without the secret")
+                except urllib.error.HTTPError as exc:
+                    err = json.loads(exc.read())
+                    assert exc.code == 401 and err["error"]["code"] == "lore_gateway_refused", (path, err)
         finally:
             proc.terminate()
             proc.wait(10)
