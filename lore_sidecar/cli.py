@@ -151,6 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     rn = verb("run", "run an agent with its model calls through the gateway (started if none runs)")
     rn.add_argument("harness", choices=("claude", "codex", "pi", "opencode", "copilot", "hermes"))
     rn.add_argument("--upstream", help="the gateway's upstream (default: the providers' APIs)")
+    rn.add_argument("--no-tools", action="store_true",
+                    help="do not add lore's MCP tools to this run (claude, codex: added unless configured)")
     rn.add_argument("args", nargs="*", help="arguments for the agent, after -- (lore-sidecar run claude -- -p 'hi')")
     m = verb("mcp", "serve the store's tools to an agent over MCP (stdio)", ws)
     m.add_argument("--harness", help="the agent's name for usage accounting (default: $LORE_HARNESS, else the MCP client's name)")
@@ -258,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.verb == "run":
             from lore_sidecar.gateway.run import run_harness
 
-            return run_harness(args.harness, args.args, args.store_dir, args.upstream)
+            return run_harness(args.harness, args.args, args.store_dir, args.upstream, tools=not args.no_tools)
         if args.verb == "mcp":
             import os
 

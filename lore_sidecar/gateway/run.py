@@ -124,12 +124,59 @@ def own_upstream(harness: str, env: dict[str, str] | os._Environ) -> str | None:
     return base[: -len("/v1")] if base.endswith("/v1") else base
 
 
-def run_harness(harness: str, args: list[str], store_dir: str | None, upstream: str | None) -> int:
+def has_lore_server(harness: str, env: dict[str, str] | os._Environ, cwd: Path) -> bool:
+    """The harness's own configuration already names a `lore` MCP server (`lore-sidecar
+    install`, or the user's hand): then `run` adds none, so there are never two."""
+    home = Path(env.get("HOME") or Path.home())
+    try:
+        if harness == "claude":
+            config = Path(env["CLAUDE_CONFIG_DIR"]) / ".claude.json" if env.get("CLAUDE_CONFIG_DIR") else home / ".claude.json"
+            docs = [json.loads(p.read_text()) for p in (config, cwd / ".mcp.json") if p.is_file()]
+            scopes = [d for d in docs if isinstance(d, dict)]
+            scopes += [v for d in scopes for k, v in (d.get("projects") or {}).items() if Path(k) == cwd and isinstance(v, dict)]
+            return any(isinstance(d.get("mcpServers"), dict) and "lore" in d["mcpServers"] for d in scopes)
+        if harness == "codex":
+            import tomllib
+
+            config = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
+            doc = tomllib.loads((config / "config.toml").read_text()) if (config / "config.toml").is_file() else {}
+            return "lore" in (doc.get("mcp_servers") or {})
+    except (OSError, ValueError):
+        return False  # a config it cannot read: lore's tools are added for this run all the same
+    return True  # Pi, OpenCode, Copilot, Hermes: their tools come from `lore-sidecar install`
+
+
+def lore_tools(harness: str, store: Path, env: dict[str, str] | os._Environ, cwd: Path) -> list[str]:
+    """Arguments that give this run lore's MCP tools (issue 36 item 3: what the compressed
+    prompt evicted stays reachable through `lore_recall`, and the agent must have it).
+    Appended after the user's own arguments: Claude Code's `--mcp-config` takes several
+    values, and placed first it would swallow a bare prompt."""
+    if has_lore_server(harness, env, cwd):
+        return []
+    from lore_sidecar.setup.hosts import CODEX_ENV_VARS, this_executable
+
+    exe = this_executable()
+    if harness == "claude":
+        server = {"type": "stdio", "command": exe[0],
+                  "args": [*exe[1:], "--store-dir", str(store), "mcp", "--harness", "claude-code"]}
+        return ["--allowedTools", "mcp__lore", "--mcp-config", json.dumps({"mcpServers": {"lore": server}})]
+    args = [*exe[1:], "--store-dir", str(store), "mcp", "--harness", "codex"]
+    table = "mcp_servers.lore"
+    return ["-c", f"{table}.command={json.dumps(exe[0])}", "-c", f"{table}.args={json.dumps(args)}",
+            "-c", f"{table}.env_vars={json.dumps(CODEX_ENV_VARS)}", "-c", f"{table}.startup_timeout_sec=20"]
+
+
+def run_harness(harness: str, args: list[str], store_dir: str | None, upstream: str | None, *,
+                tools: bool = True) -> int:
     from lore_sidecar.settings import load_settings
 
     settings, _ = load_settings(cli={"storeDir": store_dir} if store_dir else {})
     url = ensure_gateway(Path(settings.store_dir), upstream or own_upstream(harness, os.environ))
-    cmd, env = command_for(harness, url, args)
+    extra = lore_tools(harness, Path(settings.store_dir), os.environ, Path.cwd()) if tools else []
+    if harness == "codex":  # -c options go before Codex's subcommand; Claude's after the prompt
+        cmd, env = command_for(harness, url, [*extra, *args])
+    else:
+        cmd, env = command_for(harness, url, [*args, *extra])
     # The address only: stderr is a terminal or a CI log, and the secret is never logged.
     print(f"lore-sidecar: {harness} through the gateway at {url.rpartition('/')[0]}", file=sys.stderr)
     try:

@@ -125,7 +125,8 @@ def test_run_starts_a_gateway_once_and_points_the_harness_at_it(tmp_path):
     try:
         urls = [r.stdout.split()[0] for r in runs]
         assert all(r.returncode == 0 for r in runs) and urls[0] == urls[1] and urls[0].startswith("http://127.0.0.1:")
-        assert runs[0].stdout.split()[1:] == ["-p", "hello", "0", "--store-dir", "x"]  # the agent's own arguments
+        # The agent's own arguments first, untouched (lore's MCP tools follow: test_run_tools.py).
+        assert runs[0].stdout.split()[1:6] == ["-p", "hello", "0", "--store-dir", "x"]
         assert json.loads(urllib.request.urlopen(urls[0] + "/lore/health", timeout=10).read())["ok"] is True
     finally:
         pid = json.loads((store / "gateway.json").read_text())["pid"]
@@ -306,3 +307,21 @@ def test_run_tells_where_the_gateway_is_without_printing_its_secret(tmp_path):
         assert "through the gateway at http://127.0.0.1:" in done.stderr and secret not in done.stderr
     finally:
         os.kill(json.loads((store / "gateway.json").read_text())["pid"], 15)
+
+
+# -- independent review round 3 (tools/rounds/2026-12-04-fresh3-context-gateway-ask.py) ------------
+
+def test_a_message_delta_without_cache_counts_keeps_those_of_message_start():
+    """A stream's `message_start` carries the call's input and cache counts; a `message_delta`
+    that repeats them as zeros (only its output count is news) must not erase them, or the
+    usage fed back says nothing was read from the cache and a healthy session counts busts.
+    The control: a delta with counts of its own (cumulative, as the API sends them) wins."""
+    start = {"type": "message_start", "message": {"usage": {
+        "input_tokens": 5, "cache_read_input_tokens": 900, "cache_creation_input_tokens": 40, "output_tokens": 1}}}
+    zeros = {"type": "message_delta", "usage": {
+        "input_tokens": 0, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 12}}
+    assert usage_from_events("anthropic-messages", [start, zeros]) == {
+        "input_tokens": 5, "cache_read_input_tokens": 900, "cache_creation_input_tokens": 40, "output_tokens": 12}
+    counted = {"type": "message_delta", "usage": {"input_tokens": 6, "cache_read_input_tokens": 950, "output_tokens": 12}}
+    assert usage_from_events("anthropic-messages", [start, counted]) == {
+        "input_tokens": 6, "cache_read_input_tokens": 950, "cache_creation_input_tokens": 40, "output_tokens": 12}
