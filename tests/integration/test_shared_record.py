@@ -1,0 +1,140 @@
+"""The team's shared record (lore_sidecar/shared/record.py) driven directly on a real
+PostgreSQL: what arbitration lets through and refuses for each node method, what a pull and
+the head return. Each test is its own team on the session's cluster."""
+
+from __future__ import annotations
+
+import uuid
+from itertools import count
+
+import psycopg
+import pytest
+
+from lore_sidecar.errors import LoreError
+from lore_sidecar.shared.record import SharedRecord
+
+
+class Team:
+    """One team's record and an operation maker (each op a fresh id)."""
+
+    def __init__(self, url: str):
+        self.name = f"r-{uuid.uuid4().hex[:10]}"
+        self.url = url
+        self.rec = SharedRecord(url, self.name, "m-test")
+        self._n = count()
+
+    def op(self, method: str, project: str = "shop", kind: str = "nodeOp", **args) -> int:
+        return self.rec.append({"opId": f"{self.name}-{next(self._n)}", "kind": kind, "method": method,
+                                "project": f"/x/{project}", "args": args}, project)
+
+    def live(self) -> dict[str, tuple[int, int, str, str]]:
+        """uri -> (version, priority, scope, project) of the team's live nodes in the record."""
+        with psycopg.connect(self.url) as conn:
+            rows = conn.execute("SELECT uri, version, priority, scope, project FROM lore_nodes WHERE team=%s",
+                                (self.name,)).fetchall()
+        return {u: (v, p, s, pr) for u, v, p, s, pr in rows}
+
+    def logged(self) -> list[str]:
+        with psycopg.connect(self.url) as conn:
+            return [r[0] for r in conn.execute("SELECT op->>'method' FROM lore_ops WHERE team=%s ORDER BY seq",
+                                               (self.name,)).fetchall()]
+
+
+@pytest.fixture
+def team(pg_cluster):
+    t = Team(pg_cluster.url)
+    yield t
+    t.rec.close()
+
+
+def test_retain_creates_a_node_the_record_lacks_and_updates_one_it_holds(team):
+    """`retain` is an upsert (docs/protocol.md): on a new URI it takes the address (at the
+    default priority, 2, when none is given), on a held one it is an update (the version
+    moves, and no `nodeExists`); the control: `createNode` on the held URI is refused."""
+    uri = "project://shop/gotcha/retained"
+    team.op("retain", uri=uri, content="first", category="gotcha")
+    assert team.live()[uri] == (1, 2, "project", "shop")
+    team.op("retain", uri=uri, content="second", category="gotcha", priority=3)
+    assert team.live()[uri] == (2, 3, "project", "shop")
+    with pytest.raises(LoreError) as taken:
+        team.op("createNode", uri=uri, content="third", category="gotcha")
+    assert taken.value.kind == "nodeExists"
+    assert team.logged() == ["retain", "retain"]
+
+
+def test_usage_operations_are_appended_without_arbitration_and_node_edits_of_unknown_uris_are_refused(team):
+    """countUse and logRecall change no node: they are logged even for a URI the record has
+    not seen (another machine's node, a node forgotten since). The controls: an update, a
+    delete and a move of that URI are refused as notFound and append nothing."""
+    ghost = "project://shop/pattern/never-created"
+    team.op("countUse", uri=ghost)
+    team.op("logRecall", uri=ghost, queryId="q1")
+    for method, extra in (("updateNode", {"changes": {"content": "x"}}), ("deleteNode", {}),
+                          ("moveNode", {"new_uri": "project://shop/pattern/elsewhere"})):
+        with pytest.raises(LoreError) as refused:
+            team.op(method, uri=ghost, **extra)
+        assert refused.value.kind == "notFound", method
+    assert team.logged() == ["countUse", "logRecall"]
+    assert team.live() == {}
+
+
+def test_delete_takes_the_node_out_of_the_record_and_a_move_carries_it_with_a_new_version(team):
+    a, b, moved = "project://shop/pattern/a", "project://shop/pattern/b", "project://shop/pattern/b2"
+    team.op("createNode", uri=a, content="a", category="pattern")
+    team.op("createNode", uri=b, content="b", category="pattern")
+    team.op("deleteNode", uri=a)
+    team.op("moveNode", uri=b, new_uri=moved)
+    assert team.live() == {moved: (2, 2, "project", "shop")}
+
+
+def test_a_global_nodes_budget_is_the_teams_across_projects_and_a_project_nodes_is_its_projects(team):
+    """docs/team.md: the priority budget holds per scope — one global scope for the team,
+    one per project. Five priority-0 global nodes written from project `shop` fill the
+    global budget for a write from project `web` too; the control: `web`'s own project
+    scope still has its five priority-0 slots (though `shop`'s are taken)."""
+    for k in range(5):
+        team.op("createNode", "shop", uri=f"preferences://user/g{k}", content="g", category="preference", priority=0)
+        team.op("createNode", "shop", uri=f"project://shop/decision/p{k}", content="p", category="decision", priority=0)
+    with pytest.raises(LoreError) as full:
+        team.op("createNode", "web", uri="preferences://user/g5", content="g", category="preference", priority=0)
+    assert full.value.kind == "priorityBudget"
+    for k in range(5):
+        team.op("createNode", "web", uri=f"project://web/decision/p{k}", content="p", category="decision", priority=0)
+    live = team.live()
+    assert live["preferences://user/g0"] == (1, 0, "global", "")
+    assert live["project://web/decision/p4"] == (1, 0, "project", "web")
+    # priority 2 has no budget: a sixth global node at priority 2 goes in
+    team.op("createNode", "web", uri="preferences://user/g-free", content="g", category="preference", priority=2)
+    assert live.keys() < team.live().keys()
+
+
+def test_an_update_that_raises_a_priority_into_a_full_budget_is_refused_and_a_lower_one_is_recorded(team):
+    for k in range(5):
+        team.op("createNode", uri=f"project://shop/decision/p{k}", content="p", category="decision", priority=0)
+    uri = "project://shop/decision/rising"
+    team.op("createNode", uri=uri, content="r", category="decision", priority=3)
+    with pytest.raises(LoreError) as full:
+        team.op("updateNode", uri=uri, changes={"priority": 0})
+    assert full.value.kind == "priorityBudget"
+    assert team.live()[uri] == (1, 3, "project", "shop")  # the refusal changed nothing
+    team.op("updateNode", uri=uri, changes={"priority": 1})  # the control: priority 1 has room
+    team.op("updateNode", uri=uri, changes={"content": "no priority given keeps it"})
+    assert team.live()[uri] == (3, 1, "project", "shop")
+
+
+def test_a_pull_returns_one_projects_operations_after_a_sequence_in_order_and_at_most_limit(team):
+    """What a replica asks for: the operations of its project with a sequence number above
+    the last it applied, oldest first, a page at a time. The head is the latest sequence
+    number and its age; a project with no operations has head 0."""
+    assert team.rec.head("shop") == (0, None)
+    seqs = [team.op("createNode", uri=f"project://shop/pattern/n{k}", content="n", category="pattern") for k in range(4)]
+    team.op("createNode", "web", uri="project://web/pattern/other", content="o", category="pattern")
+    assert seqs == sorted(seqs)
+    after = team.rec.pull("shop", seqs[0])
+    assert [s for s, _ in after] == seqs[1:]
+    assert [op["args"]["uri"] for _, op in after] == [f"project://shop/pattern/n{k}" for k in (1, 2, 3)]
+    assert [s for s, _ in team.rec.pull("shop", 0, limit=2)] == seqs[:2]
+    assert team.rec.pull("shop", seqs[-1]) == []
+    head, age = team.rec.head("shop")
+    assert head == seqs[-1] and age is not None and age >= 0
+    assert team.rec.head("web")[0] > seqs[-1]
