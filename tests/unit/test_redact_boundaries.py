@@ -136,3 +136,10 @@ def test_redact_value_shares_one_budget_across_the_strings_of_a_value():
     # the control: a budget that reaches the key scans it
     assert R.redact_value(["abcd", key], [24]) == ["abcd", "[REDACTED:aws-access-key]"]
     assert R.redact_value({"n": 3, "t": True, "k": None}) == {"n": 3, "t": True, "k": None}
+
+
+def test_a_placeholder_that_is_not_a_word_is_kept_and_a_value_beside_it_is_not():
+    for text in ("db_password: ********", "API_KEY=<paste-key-2>", "client_secret=%CLIENT_SECRET_2%",
+                 "token: ${VAULT_TOKEN_2}", "password=------"):
+        assert redact(text) == text, text
+    assert redact("db_password: ****1234") == "db_password: [REDACTED:assigned-secret]"  # the control
