@@ -321,3 +321,51 @@ def test_dream_rollback_gives_back_the_stale_flag_of_a_demoted_and_of_a_re_creat
     # an update that names new sources takes them (re-confirmed: the flag clears), never the old paths
     c_sha = before["project://ws/gotcha/untouched"]["sources"][0]["sha256"]
     assert c_sha and updated["sources"] == [{"path": "src/c.py", "sha256": c_sha}] and updated["stale"] is None
+
+
+REVIEWED = [  # (uri, priority, a word only it holds, how many recalls show it and are not opened from)
+    ("project://shop/pattern/one", 3, "aardvark", 1),
+    ("project://shop/pattern/two", 2, "bandicoot", 2),
+    ("project://shop/pattern/three", 3, "capybara", 3),
+    ("project://shop/pattern/four", 4, "dugong", 4),
+    ("project://shop/pattern/standing", 1, "echidna", 6),  # priority 1: never reviewed
+]
+
+
+def test_review_pages_most_faded_first_from_priority_2_to_4_and_says_where_the_next_page_starts(tmp_path):
+    """lore/review (docs/maintenance.md): priority 2-4 nodes below the threshold, most faded
+    first; a page of `limit` from `offset`, `truncated` and `nextOffset` while more are left.
+    Each node here is shown by its own recalls and never opened, so the more recalls, the more
+    faded. The controls: the default threshold (0.3) lists none of them, and the priority-1
+    node shown most of all is never listed. Before any dream, a rollback has nothing to undo."""
+    ws = tmp_path / "shop"
+    (ws / ".git").mkdir(parents=True)
+    c = StdioClient(sidecar_command())
+    c.initialize(ws, options={"storeDir": str(tmp_path / "store"), "watch": False, "indexWorkspace": False,
+                              "distiller": "off"})
+    try:
+        nothing = c.request_full("lore/dreamRollback", {})
+        for uri, priority, word, shown in REVIEWED:
+            c.request("lore/createNode", {"uri": uri, "category": "pattern", "priority": priority,
+                                          "content": f"The {word} module keeps its own cache"})
+            for i in range(shown):
+                r = c.request("lore/recall", {"query": word, "sources": ["knowledge"], "sessionId": f"{word}{i}"})
+                assert [h["uri"] for h in r["hits"]] == [uri]
+        default = c.request("lore/review", {})
+        first = c.request("lore/review", {"threshold": 0.99, "limit": 2})
+        second = c.request("lore/review", {"threshold": 0.99, "limit": 2, "offset": first["nextOffset"]})
+        whole = c.request("lore/review", {"threshold": 0.99})
+    finally:
+        c.close()
+    assert nothing["error"]["data"]["kind"] == "notFound"
+    assert default["items"] == [] and default["total"] == 0 and default["threshold"] == 0.3
+    assert "nextOffset" not in default and default["truncated"] is False
+    order = [u for u, *_ in reversed(REVIEWED[:4])]  # most recalls ignored first
+    assert [i["uri"] for i in whole["items"]] == order and whole["total"] == 4 and whole["truncated"] is False
+    assert [i["uri"] for i in first["items"]] == order[:2] and first["truncated"] is True and first["nextOffset"] == 2
+    assert [i["uri"] for i in second["items"]] == order[2:] and second["truncated"] is False
+    assert "nextOffset" not in second and second["total"] == 4 and second["threshold"] == 0.99
+    item = whole["items"][0]
+    assert (item["priority"], item["recalled"], item["used"], item["stabilityDays"]) == (4, 4, 0, 15.66)
+    assert item["retrievability"] < whole["items"][1]["retrievability"] < 0.99
+    assert "recalled 4 times, opened 0 (4 recalls ignored); never opened" in item["reason"]
