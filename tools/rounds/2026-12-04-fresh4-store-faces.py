@@ -1,0 +1,130 @@
+"""Independent review round 4 (issue 35, "a fresh independent round, planted by someone who
+did not write the tests: >= 90% caught"): the store's faces — the dashboard, the team record,
+backups and restore, dream and decay, redaction, recall and fact paging, install/uninstall
+and doctor, the hooks.
+
+Method: every bug was chosen from the product code, its docstrings and README.md /
+docs/protocol.md / docs/security.md / docs/maintenance.md / docs/team.md /
+docs/architecture.md before any test was read; the test files were picked by their names and
+`grep -l <module or function name> tests/` only. Earlier rounds' names and `old` texts (every
+file under tools/rounds/ and the authors' list in tools/mutations.py) were read only to avoid
+repeating a bug. Two or three bugs per area; each breaks a promise a user or client relies on.
+
+First run: (pending)
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mutations import Mutation  # noqa: E402
+
+BY = "reviewer: independent, fresh round 4: store faces (issue 35)"
+GUARD = "lore_sidecar/ui/guard.py"
+PAGES = "lore_sidecar/ui/pages.py"
+REC = "lore_sidecar/shared/record.py"
+REP = "lore_sidecar/shared/replica.py"
+BK = "lore_sidecar/backups.py"
+ST = "lore_sidecar/store/backup.py"
+DREAM = "lore_sidecar/engine/maintenance/dream.py"
+DREAM_REQ = "lore_sidecar/engine/maintenance/requests.py"
+DECAY = "lore_sidecar/engine/maintenance/decay.py"
+RED = "lore_sidecar/engine/capture/redact.py"
+RECALLER = "lore_sidecar/engine/recall/recaller.py"
+FQ = "lore_sidecar/engine/facts/queries.py"
+INST = "lore_sidecar/setup/install.py"
+DOCTOR = "lore_sidecar/setup/doctor.py"
+FALLBACK = "lore_sidecar/hook/fallback.py"
+DAEMON = "lore_sidecar/hook/daemon.py"
+
+UI_ACCESS = ("tests/integration/test_dashboard_access.py", "tests/e2e/test_dashboard.py")
+UI_PAGES = ("tests/integration/test_dashboard_pages.py", "tests/integration/test_dashboard_edits.py",
+            "tests/e2e/test_dashboard.py")
+SHR = ("tests/integration/test_shared.py", "tests/integration/test_shared_record.py")
+BACKUP = ("tests/integration/test_backup.py", "tests/integration/test_backup_roundtrip.py")
+NIGHTLY = ("tests/integration/test_nightly.py", "tests/integration/test_backup.py")
+DREAM_T = ("tests/unit/test_dream_rules.py", "tests/integration/test_maintenance.py")
+JUDGE_T = ("tests/integration/test_maintenance.py", "tests/e2e/test_malformed_models.py")
+DECAY_T = ("tests/unit/test_decay.py", "tests/integration/test_maintenance.py")
+REDACT = ("tests/unit/test_redact.py", "tests/unit/test_redact_formats.py", "tests/unit/test_redact_boundaries.py")
+GLOBAL_T = ("tests/integration/test_knowledge_nodes.py", "tests/integration/test_store_and_index.py",
+            "tests/integration/test_paging.py")
+DENSE = ("tests/integration/test_dense_leg.py", "tests/integration/test_recall_dates.py")
+FACTS = ("tests/integration/test_paging.py", "tests/integration/test_facts.py")
+INSTALL = ("tests/integration/test_install.py", "tests/integration/test_agent_installs.py")
+DOCTOR_T = ("tests/integration/test_doctor.py",)
+HOOK_T = ("tests/integration/test_lifecycle.py", "tests/e2e/test_cli.py", "tests/e2e/test_harness_hooks.py")
+DAEMON_T = ("tests/integration/test_lifecycle.py", "tests/integration/test_store_privacy.py",
+            "tests/integration/test_gateway_callers.py")
+
+ROUND = [
+    # The dashboard: an Origin is compared with the dashboard's own origin, port included
+    # (a page served by another service on 127.0.0.1 is another origin).
+    Mutation("f4b-ui-origin-any-loopback-port", GUARD, 'origin not in {f"http://{h}" for h in hosts}',
+             'not origin.startswith(("http://127.0.0.1:", "http://localhost:", "http://[::1]:"))', UI_ACCESS, by=BY),
+    # Stored text is data: a node's content is escaped on its page.
+    Mutation("f4b-ui-node-content-unescaped", PAGES, '<pre id=content>{escape(got["content"])}</pre>',
+             '<pre id=content>{got["content"]}</pre>', UI_PAGES, by=BY),
+
+    # The team record: a global node is filed under no project, so the global budget counts it.
+    Mutation("f4b-shared-global-node-filed-under-project", REC,
+             '(team, uri, project if scope == "project" else "", scope, priority))',
+             "(team, uri, project, scope, priority))", SHR, by=BY),
+    # An outbox write the record refuses on arrival is kept with its refusal, never dropped silently.
+    Mutation("f4b-shared-offline-refusal-unrecorded", REP,
+             '                log.warning("a write made while the shared record was away was refused: %s", exc)\n'
+             '                self.settle(op["opId"], op.get("kind", "?"), {"error": {"message": str(exc), **exc.data()}})\n',
+             '                log.warning("a write made while the shared record was away was refused: %s", exc)\n',
+             SHR, by=BY),
+
+    # Backups: recall events are left out — deleted rows must not linger in the copy's free pages.
+    Mutation("f4b-backup-recall-events-left-in-free-pages", ST, '        dst.execute("VACUUM")\n', "", BACKUP, by=BY),
+    # The writer's schedule: a backup every backupIntervalMs, not one at every tick.
+    Mutation("f4b-nightly-backup-time-unrecorded", BK, '                    state["lastBackup"] = now\n', "",
+             NIGHTLY, by=BY),
+
+    # Dream: a merge keeps the most used of equal-priority duplicates.
+    Mutation("f4b-dream-merge-keeps-least-used", DREAM,
+             'key=lambda n: (n["priority"], -(n.get("uses") or 0), n["createdAt"], n["uri"])',
+             'key=lambda n: (n["priority"], (n.get("uses") or 0), n["createdAt"], n["uri"])', DREAM_T, by=BY),
+    # A failed judging call keeps the rules' verdicts (apply), it does not skip everything.
+    Mutation("f4b-dream-failed-judge-skips-all", DREAM_REQ,
+             '            return {c.uri: {"decision": "apply"} for c in changes}',
+             '            return {c.uri: {"decision": "skip"} for c in changes}', JUDGE_T, by=BY),
+    # Decay: misses count only since the last success; a success clears them.
+    Mutation("f4b-decay-misses-before-success-still-age", DECAY, "            since = 0\n", "", DECAY_T, by=BY),
+
+    # Redaction: when lower() changes a text's length, spans are found in the original.
+    Mutation("f4b-redact-folded-spans-misaligned", RED, "        if self.fold and len(low) != len(text):",
+             "        if False:", REDACT, by=BY),
+    # A private key block cut short (no END line) is still redacted to the end of the text.
+    Mutation("f4b-redact-unterminated-key-block-kept", RED, '-----|\\Z)", re.S)', '-----)", re.S)', REDACT, by=BY),
+
+    # Recall: global knowledge applies in every project.
+    Mutation("f4b-recall-global-knowledge-left-out", RECALLER,
+             'if project_ids is not None and project_ids and "knowledge" in kinds:', "if False:", GLOBAL_T, by=BY),
+    # A nearest neighbour below the similarity floor is noise: "nothing relevant" answers nothing.
+    Mutation("f4b-recall-vector-floor-ignored", RECALLER,
+             "out += [h for h in self.vectors.search(group, project_ids, qv, pool) if h[2] >= floor]",
+             "out += [h for h in self.vectors.search(group, project_ids, qv, pool)]", DENSE, by=BY),
+    # Fact paging: the rows read reach past the offset, so the second page is not empty.
+    Mutation("f4b-facts-page-past-first-empty", FQ,
+             "found = rows.matching(f, holds_at=holds, visible_only=not history, limit=limit + offset)",
+             "found = rows.matching(f, holds_at=holds, visible_only=not history, limit=limit)", FACTS, by=BY),
+
+    # Uninstall removes the folders install made, deepest first (a parent first is never empty).
+    Mutation("f4b-uninstall-leaves-made-folders", INST, 'sorted(manifest.get("dirs", []), key=len, reverse=True)',
+             'sorted(manifest.get("dirs", []), key=len)', INSTALL, by=BY),
+    # doctor: a writer whose heartbeat is older than writerStaleMs (milliseconds) is flagged.
+    Mutation("f4b-doctor-heartbeat-in-seconds", DOCTOR, "elif lf.heartbeat_age_s * 1000 > stale_ms:",
+             "elif lf.heartbeat_age_s > stale_ms:", DOCTOR_T, by=BY),
+
+    # Hooks: the degraded path's recall leaves out the asking session's own messages.
+    Mutation("f4b-hook-degraded-recalls-own-session", FALLBACK,
+             "hits = [h for h in result.hits if h.session_id != session_id][:8]", "hits = result.hits[:8]",
+             HOOK_T, by=BY),
+    # A daemon that steps aside removes its socket only if it is still its own.
+    Mutation("f4b-hook-daemon-unlinks-successors-socket", DAEMON,
+             "                if os.stat(self.path).st_ino == ino:\n                    self.path.unlink()",
+             "                if True:\n                    self.path.unlink()", DAEMON_T, by=BY),
+]
