@@ -42,7 +42,8 @@ class Engine:
     def __init__(self, *, settings: Settings, records: Any, embedder: Any, role: Role, view: View,
                  projects: Projects, spool: Any, facts: Any, memory: Any, distiller: Any = None,
                  on_close: Callable[[], None] = lambda: None, reopen_readers: Callable[[], None] | None = None,
-                 election: Any = None, context_states: Any = None, ask_model: Any = None, ask_ledgers: Any = None,
+                 election: Any = None, context_states: Any = None, context_ledger: Any = None,
+                 ask_model: Any = None, ask_ledgers: Any = None,
                  ask_reason: str | None = None, dream_runs: Any = None, shared: Any = None,
                  background_indexer: Callable[[], dict | None] = lambda: None):
         self.settings = settings
@@ -70,7 +71,7 @@ class Engine:
         self.memory = MemoryRequests(self, memory, distiller)
         self.sessions = Sessions(self, settings.guidance or DEFAULT_GUIDANCE)
         self.index = IndexRequests(self)
-        self.context = ContextRequests(self, context_states)
+        self.context = ContextRequests(self, context_states, context_ledger)
         self.ask = AskRequests(self, ask_model, ask_ledgers)
         self.maintenance = MaintenanceRequests(self, dream_runs)
         self.ask_reason = ask_reason  # why codebase questions are in retrieval mode (lore/status)

@@ -42,6 +42,7 @@ def status_of(engine: Any, root: str) -> dict[str, Any]:
         "ask": {"mode": "model" if engine.ask.model is not None else "retrieval",
                 "model": getattr(engine.ask.model, "model", None), "reason": engine.ask_reason},
         "usage": records.nodes.usage(),
+        "savings": engine.context.savings.status(),
         "indexLagMs": 0 if applied >= records.outbox_head() else -1,  # -1: behind (age not tracked)
         "indexError": (indexer.error or (indexer.dense.error if indexer.dense else None)) if indexer else None,
         "vectorLag": dense_lag(view),

@@ -29,6 +29,7 @@ from lore_sidecar.engine.context.gradient import (
     window_for,
 )
 from lore_sidecar.engine.context.prices import price_of, usd
+from lore_sidecar.engine.context.savings import Savings
 from lore_sidecar.engine.memory.distill import annotate_tool_output
 from lore_sidecar.errors import LoreError
 
@@ -52,9 +53,10 @@ def when(at: str | None) -> float:
 
 
 class ContextRequests:
-    def __init__(self, instance: Any, states: Any):
+    def __init__(self, instance: Any, states: Any, ledger: Any = None):
         self.i = instance  # the engine: capture, settings
         self.states = states  # load(session_id) -> dict | None; save(session_id, dict)
+        self.savings = Savings(ledger)  # each call's cost and L0's, for status and `lore-sidecar savings`
         self._locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
 
     # -- lore/assembleContext -------------------------------------------------------------------------
@@ -89,6 +91,9 @@ class ContextRequests:
             write = sent - read if price.caching and breakpoints else 0
             estimate_out = {"inputTokens": sent, "cacheReadTokens": read, "cacheWriteTokens": write,
                             "usd": round(usd(price, uncached=sent - read - write, write=write, read=read), 6)}
+            l0 = self.savings.called(session_id, at=now, model=model or body.get("model"), harness=harness, price=price,
+                                     plan=p, prior=state, known=known, l0_raw=fixed_raw + sum(raw_sizes),
+                                     cached_raw=fixed_raw + sum(raw_sizes[:known]), sent=estimate_out, warm=within_ttl)
             state.layer = p.layer
             if p.rebuild or state.window_start != p.window_start:
                 state.compactions += 1
@@ -105,7 +110,7 @@ class ContextRequests:
             state.captured = len(conv)
             state.captured_id = b.item_id(len(conv) - 1, conv[-1]) if conv else ""
             self.states.save(session_id, state.dump())
-        return {"body": out, "layer": p.layer, "estimate": estimate_out, "breakpoints": breakpoints,
+        return {"body": out, "layer": p.layer, "estimate": estimate_out, "l0": l0, "breakpoints": breakpoints,
                 "reason": p.reason, "recorded": recorded}
 
     def _budget(self) -> Budget:
@@ -277,4 +282,6 @@ class ContextRequests:
             if error and any(s in str(error.get("message", "")).lower() for s in TOO_LONG):
                 state.force_min_layer = min(4, max(state.layer, state.force_min_layer) + 1)
             self.states.save(session_id, state.dump())
+            if usage:
+                self.savings.used(session_id, usage=usage, at=when(at), model=model)
         return {"calibrated": calibrated, "forceMinLayer": state.force_min_layer}
