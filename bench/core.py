@@ -255,6 +255,7 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=2000)
     ap.add_argument("--notes", type=int, default=20000)
     ap.add_argument("--dense-files", type=int, default=200, help="the folder timed until every chunk is embedded")
+    ap.add_argument("--init-runs", type=int, default=7, help="sidecar starts timed, each from source and compiled")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "core.json"))
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="lore-bench-"))
@@ -262,7 +263,7 @@ def main() -> int:
         result = {
             "machine": machine(),
             "versions": {"lore_sidecar": __version__, **{m: _version(m) for m in ("tantivy", "usearch", "pygls", "wordllama")}},
-            "initialize": bench_initialize(tmp),
+            "initialize": bench_initialize(tmp, args.init_runs),
             # Messages before the workspace: the files' model (MiniLM) then never counts in
             # the RSS of a conversation store.
             "messages": bench_messages(tmp, [int(s) for s in args.sizes.split(",")], args.queries),
