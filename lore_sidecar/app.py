@@ -34,7 +34,7 @@ from lore_sidecar.llm.openai_chat import OpenAIChatClient
 from lore_sidecar.model import INDEXED_SOURCES
 from lore_sidecar.settings import Settings
 from lore_sidecar.store import index_dirs, indexer_lock
-from lore_sidecar.store.context_ledger import ContextLedger
+from lore_sidecar.store.context_ledger import store_ledger
 from lore_sidecar.store.context_states import ContextStates
 from lore_sidecar.store.db import Database, store_ready
 from lore_sidecar.store.fact_rows import FactRows
@@ -125,7 +125,7 @@ class Root:
             projects=Projects(self.folders, self.jail(), self.records), spool=self.spool, facts=self.facts,
             memory=self.memory, distiller=self.distiller, on_close=election.close,
             reopen_readers=self._reopen_readers, election=election,
-            context_states=ContextStates(self.store / "context"), context_ledger=ContextLedger(self.store / "context" / "calls"),
+            context_states=ContextStates(self.store / "context"), context_ledger=store_ledger(self.store),
             ask_ledgers=ContextStates(self.store / "ask"),
             dream_runs=ContextStates(self.store / "dream"), shared=self._shared(),
             background_indexer=lambda: indexer_lock.info(self.store), **self._ask_model(),

@@ -85,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, parents=[common, *parents])
 
     verb("status", "the store's status (a table on a terminal; JSON when piped or with --json)", ws, out)
+    sv = verb("savings", "what context assembly saved against the harness's own bodies (L0), per day or session", ws, out)
+    sv.add_argument("--days", type=bounded(1, 3650), default=None, help="only the last N days (default: every day kept)")
+    sv.add_argument("--sessions", action="store_true", help="one row per session instead of per day")
+    sv.add_argument("--session", help="only this session")
+    sv.add_argument("--calls", action="store_true", help="one row per model call (the figures the totals sum)")
     r = verb("recall", "search memory and print the hits", ws, out)
     r.add_argument("query")
     r.add_argument("--limit", type=bounded(1, 200), default=10, help="1..200 (default 10)")
@@ -278,6 +283,10 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_ui(args.store_dir, str(Path(args.workspace).resolve()), args.port, not args.no_browser,
                           cli_chose_logging=bool(args.verbose or args.log_file))
+        if args.verb == "savings":
+            from lore_sidecar.savings_table import run_savings
+
+            return run_savings(args)
         if args.verb in ("backup", "restore"):
             from lore_sidecar.verbs import run_backup
 

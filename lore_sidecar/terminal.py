@@ -70,7 +70,7 @@ def print_hits(hits: list[Any], total: int, took_ms: float) -> None:
     print(f"({len(hits)} of {total} hits, {took_ms:.1f} ms)")
 
 
-def print_status(status: dict[str, Any]) -> None:
+def print_status(status: dict[str, Any], extra: Sequence[tuple[str, str]] = ()) -> None:
     counts = status.get("counts") or {}
     rows = [("role", f"{status.get('role')} (writer pid {status.get('writerPid')})"),
             ("store", status.get("storeDir")),
@@ -83,4 +83,5 @@ def print_status(status: dict[str, Any]) -> None:
     bg = status.get("backgroundIndexer")
     if bg:
         rows.append(("background indexer", f"pid {bg.get('pid')} since {bg.get('startedAt')}"))
+    rows += extra
     table("lore-sidecar status", ("", ""), rows)

@@ -80,7 +80,12 @@ def run_verb(args: argparse.Namespace) -> int:
     try:
         if args.verb == "status":
             status = engine.status()
-            print_status(status) if interactive(args.json) else print(json.dumps(status, indent=2))
+            if interactive(args.json):
+                from lore_sidecar.savings_table import summary
+
+                print_status(status, [("savings, 7 days", summary(status["savings"]["total"]))])
+            else:
+                print(json.dumps(status, indent=2))
         elif args.verb == "reindex":
             with progress("reindexing", interactive(args.json)) as report:
                 result = engine.index.rebuild(args.scope, report)

@@ -24,6 +24,12 @@ log = logging.getLogger(__name__)
 DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
+def store_ledger(store_dir: Path) -> ContextLedger:
+    """The ledger of the store at `store_dir`: here, beside the class, so `lore-sidecar
+    savings` reads it without opening the engine (app.py uses the same)."""
+    return ContextLedger(Path(store_dir) / "context" / "calls")
+
+
 class ContextLedger:
     def __init__(self, directory: Path):
         self.directory = directory
