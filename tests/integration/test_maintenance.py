@@ -369,3 +369,39 @@ def test_review_pages_most_faded_first_from_priority_2_to_4_and_says_where_the_n
     assert (item["priority"], item["recalled"], item["used"], item["stabilityDays"]) == (4, 4, 0, 15.66)
     assert item["retrievability"] < whole["items"][1]["retrievability"] < 0.99
     assert "recalled 4 times, opened 0 (4 recalls ignored); never opened" in item["reason"]
+
+
+def test_the_model_judges_forty_proposals_and_the_rest_keep_the_rules_verdict(tmp_path):
+    """docs/maintenance.md: one batched call judges the proposals (40 at most: its budget); a
+    proposal it does not answer keeps the rule's verdict. The model here skips every one it
+    sees, so exactly the two it was not shown are applied; the control is the 40 it skipped."""
+    seen: list[str] = []
+
+    def responder(body):
+        if "You review proposed maintenance" not in json.dumps(body.get("system")):
+            return "- nothing"
+        lines = [json.loads(line) for line in judged(body)]
+        seen.extend(p["uri"] for p in lines)
+        return "\n".join(json.dumps({"uri": p["uri"], "decision": "skip", "reason": "keep it"}) for p in lines)
+
+    ws = tmp_path / "shop"
+    (ws / ".git").mkdir(parents=True)
+    with FakeAnthropic(responder) as fake:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test-not-a-real-key", "ANTHROPIC_BASE_URL": fake.url}
+        c = StdioClient(sidecar_command(), env=env)
+        c.initialize(ws, options={"storeDir": str(tmp_path / "store"), "watch": False, "indexWorkspace": False,
+                                  "distillIdleMs": 3_600_000})
+        try:
+            for i in range(42):  # 42 nodes citing files that are then deleted: 42 stale-source proposals
+                (ws / f"m{i}.py").write_text("x = 1\n")
+                c.request("lore/createNode", {"uri": f"project://shop/gotcha/m{i:02d}", "category": "gotcha",
+                                              "content": f"Module zq{i} handles x{i}", "sources": [{"path": f"m{i}.py"}]})
+                (ws / f"m{i}.py").unlink()
+            run = c.request("lore/dream", {})
+        finally:
+            c.close()
+    assert run["mode"] == "model" and len(run["changes"]) == 42
+    assert len(seen) == len(set(seen)) == 40
+    applied = {ch["uri"] for ch in run["changes"] if ch["applied"]}
+    assert len(applied) == 2 and applied.isdisjoint(seen) and run["applied"] == 2 and run["proposed"] == 40
+    assert {ch["reason"] for ch in run["changes"] if ch["uri"] in seen} == {"keep it"}
