@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 NAV = (("/", "Search"), ("/review", "Review"), ("/dream", "Dream"), ("/facts", "Facts"), ("/analytics", "Usage"),
+       ("/savings", "Savings"),
        ("/health", "Health"))
 STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1d2430;background:#f6f7f9}

@@ -14,6 +14,7 @@ from aiohttp import web
 from lore_sidecar.errors import BadParams, LoreError
 from lore_sidecar.rpc.calls import bound
 from lore_sidecar.sources import ALL_SOURCES
+from lore_sidecar.ui import savings as savings_page
 from lore_sidecar.ui.html import bars, escape, form, hidden, link, page, table, timeline
 
 SLOW_S = 120.0  # a dream or a first open may take a while; the page waits for it
@@ -29,7 +30,8 @@ class Pages:
                 web.post("/node/suppress", self.suppress), web.post("/node/forget", self.forget),
                 web.post("/retain", self.retain), web.get("/review", self.review), web.get("/dream", self.dream),
                 web.post("/dream/run", self.dream_run), web.post("/dream/rollback", self.rollback),
-                web.get("/facts", self.facts), web.get("/analytics", self.analytics), web.get("/health", self.health),
+                web.get("/facts", self.facts), web.get("/analytics", self.analytics), web.get("/savings", self.savings),
+                web.get("/health", self.health),
                 web.get("/status.json", self.status)]
 
     # -- helpers ---------------------------------------------------------------------------------------
@@ -202,6 +204,12 @@ class Pages:
         s = await self.engine("maintenance.usage_series", 30)
         return self.html("Usage: recalled vs used", '<p class=muted>leads shown to each runtime per day, and how many '
                          'it opened (last 30 days)</p>' + bars(s["days"], s["runtimes"]), request)
+
+    async def savings(self, request: web.Request) -> web.Response:
+        days = int(request.query["days"]) if request.query.get("days", "").isdigit() else 30
+        days = min(max(days, 1), 3650)
+        report = await self.engine("context.savings.report", days)
+        return self.html("Savings: through lore vs L0", savings_page.body(report, days), request)
 
     async def status(self, request: web.Request) -> web.Response:
         """`lore/status` as JSON, for a script watching the store."""

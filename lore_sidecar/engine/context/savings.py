@@ -131,9 +131,11 @@ class Savings:
             by_session.setdefault(f["sessionId"], []).append(f)
         day_rows = [{"day": d, "sessions": len({f["sessionId"] for f in fs}), **totals(fs)}
                     for d, fs in sorted(by_day.items(), reverse=True)]
+        # Most recent first: by the last call's time, then by the order the calls were appended
+        last = {f["sessionId"]: (f["at"], k) for k, f in enumerate(figs)}
         session_rows = [{"sessionId": s, "harness": fs[-1]["harness"], "model": fs[-1]["model"],
-                         "firstAt": fs[0]["at"], "lastAt": fs[-1]["at"], **totals(fs)} for s, fs in by_session.items()]
-        session_rows.sort(key=lambda r: r["lastAt"], reverse=True)
+                         "firstAt": fs[0]["at"], "lastAt": fs[-1]["at"], **totals(fs)}
+                        for s, fs in sorted(by_session.items(), key=lambda kv: last[kv[0]], reverse=True)]
         return {"days": day_rows, "sessions": session_rows, "total": totals(figs)}
 
     def status(self) -> dict[str, Any]:
