@@ -1,0 +1,99 @@
+"""The gateway's savings figures (issue 36 item 5): calls whose answer carried usage are
+"reported", priced from that usage (checked here by hand against the public price list);
+calls whose upstream reported none stay "estimated" - the control, through the same gateway
+with the same bodies. Either way `lore-sidecar savings` totals exactly its per-call rows."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from tests.integration.test_gateway import BODY, post, start
+from tests.support.fake_models import FakeModels, Raw
+
+# claude-sonnet-4-5, USD per token
+IN, OUT = 3e-6, 15e-6
+
+
+def savings(store, ws, *args: str) -> dict:
+    out = subprocess.run([sys.executable, "-m", "lore_sidecar", "savings", "--json", "--store-dir", str(store),
+                          "--workspace", str(ws), *args], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "LORE_DISTILLER": "off"})
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def no_usage(api: str, body: dict) -> Raw:
+    """An answer in the Messages shape with no `usage` at all (a proxy that strips it)."""
+    answer = {"id": "msg_plain", "type": "message", "role": "assistant", "model": body.get("model"),
+              "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn", "stop_sequence": None}
+    return Raw(200, [("content-type", "application/json")], [json.dumps(answer).encode()])
+
+
+def conversation(n: int) -> list[dict]:
+    msgs = []
+    for k in range(n):
+        msgs += [{"role": "user", "content": [{"type": "text", "text": f"question {k} about the invoices module"}]},
+                 {"role": "assistant", "content": [{"type": "text", "text": f"answer {k}"}]}]
+    return [*msgs, {"role": "user", "content": [{"type": "text", "text": "and now?"}]}]
+
+
+def through(url: str, session: str, calls: int) -> None:
+    for n in range(calls):
+        post(url + "/v1/messages", {**BODY, "stream": False, "messages": conversation(n)}, **{"x-lore-session": session})
+
+
+def settled(store, ws, session: str, reported: int) -> list[dict]:
+    """The session's per-call rows once the gateway fed back what it will (it does so after
+    each answer, off the reply's path); a bounded wait for the figures, not a timing check."""
+    deadline = time.monotonic() + 60
+    while True:
+        calls = savings(store, ws, "--calls", "--session", session)["calls"]
+        if sum(f["source"] == "reported" for f in calls) >= reported or time.monotonic() > deadline:
+            return calls
+        time.sleep(0.2)
+
+
+def test_usage_the_upstream_reported_makes_reported_figures_and_none_leaves_them_estimated(tmp_path, workspace):
+    store = tmp_path / "store"
+    with FakeModels(lambda api, body: "hi there") as reporting, FakeModels(no_usage) as silent:
+        proc, url = start(store, workspace, reporting.url)
+        try:
+            through(url, "gw-reported", 3)
+        finally:
+            proc.terminate()
+            proc.wait(10)
+        proc, url = start(store, workspace, silent.url)
+        try:
+            through(url, "gw-silent", 3)
+        finally:
+            proc.terminate()
+            proc.wait(10)
+        assert len(reporting.requests) == 3 and len(silent.requests) == 3
+
+    rep = settled(store, workspace, "gw-reported", 3)
+    assert [f["source"] for f in rep] == ["reported"] * 3
+    # The fake answers input_tokens 10 and output_tokens len("hi there") // 4 = 2, no cache fields
+    for f in rep:
+        assert (f["inputTokens"], f["cacheReadTokens"], f["cacheWriteTokens"], f["outputTokens"]) == (10, 0, 0, 2)
+        assert abs(f["usd"] - (10 * IN + 2 * OUT)) < 1e-9
+        assert f["layer"] == 0 and f["l0Usd"] == f["usd"] and f["savedUsd"] == 0  # at L0 the call is L0
+        assert f["harness"] == "gateway"
+
+    silent_calls = settled(store, workspace, "gw-silent", 0)
+    assert len(silent_calls) == 3 and {f["source"] for f in silent_calls} == {"estimated"}
+    assert all(f["outputTokens"] == 0 and f["usd"] > 0 for f in silent_calls)  # the assembler's estimate, priced
+
+    report = savings(store, workspace, "--sessions")
+    sessions = {s["sessionId"]: s for s in report["sessions"]}
+    assert sessions["gw-reported"]["source"] == "reported" and sessions["gw-silent"]["source"] == "estimated"
+    for name, calls in (("gw-reported", rep), ("gw-silent", silent_calls)):
+        s = sessions[name]
+        assert s["calls"] == 3
+        assert abs(s["usd"] - sum(f["usd"] for f in calls)) < 1e-9
+        assert abs(s["l0Usd"] - sum(f["l0Usd"] for f in calls)) < 1e-9
+        assert s["sentTokens"] == sum(f["sentTokens"] for f in calls)
+    assert report["total"]["source"] == "mixed" and report["total"]["reportedCalls"] == 3
