@@ -1,0 +1,178 @@
+"""What each dashboard page shows and what each of its forms does (lore_sidecar/ui/pages.py,
+ui/html.py, ui/guard.py), asked over HTTP of a real `lore-sidecar ui` the way a script does
+(`?token=` on each request). One store for the module: nodes in two projects, a node whose
+cited file changed and one whose cited file is gone, two versions of a fact per subject.
+Each negative check stands beside the same request shaped to succeed."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import urllib.parse
+from http.cookies import SimpleCookie
+
+import pytest
+
+from lore_sidecar.client import StdioClient, sidecar_command
+from tests.integration.test_dashboard_access import ask
+
+pytestmark = pytest.mark.slow
+
+SHOP = "project://shop/decision/invoices"
+OTHER = "project://garden/pattern/watering"
+
+
+def _seed(root):
+    """Two projects' nodes and the shop's facts, written by a sidecar that then exits."""
+    for name, nodes in (("garden", [(OTHER, "Tomatoes in the greenhouse are watered at dawn", None)]),
+                        ("shop", [(SHOP, "Invoices are numbered per year and greenhouse branch", None),
+                                  ("project://shop/gotcha/changed", "The tax table lives in src/tax.py", ["src/tax.py"]),
+                                  ("project://shop/gotcha/gone", "The legacy importer lives in src/old.py",
+                                   ["src/old.py"])])):
+        ws = root / name
+        (ws / ".git").mkdir(parents=True)
+        (ws / "src").mkdir()
+        (ws / "src" / "tax.py").write_text("RATE = 0.2\n")
+        (ws / "src" / "old.py").write_text("import legacy\n")
+        c = StdioClient(sidecar_command())
+        c.initialize(ws, options={"storeDir": str(root / "store"), "watch": False, "indexWorkspace": False,
+                                  "distillIdleMs": 3_600_000})
+        for uri, content, sources in nodes:
+            c.request("lore/createNode", {"uri": uri, "content": content, "category": "decision",
+                                          **({"sources": [{"path": p} for p in sources]} if sources else {})})
+        if name == "shop":
+            for subject, old, new in (("payments service", "Stripe", "Adyen"), ("orders service", "MySQL", "Postgres")):
+                c.request("lore/assertFact", {"subject": subject, "predicate": "uses", "object": old,
+                                              "validFrom": "2024-01-01T00:00:00Z"})
+                c.request("lore/assertFact", {"subject": subject, "predicate": "uses", "object": new,
+                                              "validFrom": "2025-01-01T00:00:00Z"})
+        c.close()
+    shop = root / "shop"
+    (shop / "src" / "tax.py").write_text("RATE = 0.21\n")
+    (shop / "src" / "old.py").unlink()
+    return shop
+
+
+@pytest.fixture(scope="module")
+def ui(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pages")
+    shop = _seed(root)
+    proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "ui", "--no-browser", "--store-dir",
+                             str(root / "store")], cwd=shop, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        parts = urllib.parse.urlsplit(proc.stdout.readline().strip())
+        yield parts.port, urllib.parse.parse_qs(parts.query)["token"][0]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def get(ui, path: str, **params):
+    port, token = ui
+    return ask(port, f"{path}?{urllib.parse.urlencode({**params, 'token': token}, doseq=True)}")
+
+
+def post(ui, path: str, **fields):
+    port, token = ui
+    return ask(port, path, method="POST", body={**fields, "token": token})
+
+
+def cell(page: str, field: str) -> str:
+    """The value beside `field` in a node page's two-column table."""
+    found = re.search(rf"<tr><td>{re.escape(field)}</td><td>(.*?)</td></tr>", page)
+    assert found, (field, page)
+    return found.group(1)
+
+
+def test_search_keeps_to_the_project_unless_every_project_is_ticked(ui):
+    status, _, page = get(ui, "/", q="greenhouse")
+    assert status == 200 and SHOP in page and OTHER not in page, page
+    status, _, page = get(ui, "/", q="greenhouse", scope="all")
+    assert status == 200 and SHOP in page and OTHER in page, page
+    assert 'name=scope value=all checked' in page
+
+
+def test_search_keeps_to_the_ticked_tiers(ui):
+    _, _, page = get(ui, "/", q="invoices numbered", source="knowledge")
+    assert SHOP in page and 'value="knowledge" checked' in page and 'value="messages">' in page, page
+    _, _, page = get(ui, "/", q="invoices numbered", source="messages")
+    assert SHOP not in page and "nothing matches" in page, page
+
+
+def test_a_remembered_note_keeps_its_category_and_is_recorded_as_the_dashboards(ui):
+    status, headers, _ = post(ui, "/retain", content="Refunds over 500 EUR need a second approver", category="gotcha")
+    assert status == 303, headers
+    location = headers["Location"]
+    assert "note=remembered" in location
+    uri = urllib.parse.parse_qs(urllib.parse.urlsplit(location).query)["uri"][0]
+    _, _, page = get(ui, "/node", uri=uri)
+    assert cell(page, "category") == "gotcha", page
+    history = page.split("<h2>History</h2>", 1)[1]
+    assert "<td>dashboard</td>" in history, history
+    assert 'id="note">remembered<' in get(ui, "/node", uri=uri, note="remembered")[2]
+
+
+def test_the_edit_form_saves_a_new_priority_and_the_suppress_form_toggles(ui):
+    uri = "project://shop/gotcha/changed"
+    _, _, page = get(ui, "/node", uri=uri)
+    version = re.search(r'name="version" value="(\d+)"', page).group(1)
+    content = re.search(r"<pre id=content>(.*?)</pre>", page, re.S).group(1)
+    assert cell(page, "priority") != "4"
+    status, _, text = post(ui, "/node/edit", uri=uri, version=version, content=content, priority="4")
+    assert status == 303, text
+    _, _, page = get(ui, "/node", uri=uri)
+    assert cell(page, "priority") == "4", page
+
+    # Unsuppressed, the page offers to suppress (value 1); once suppressed, to unsuppress (0).
+    assert cell(page, "suppressed") == "no" and 'name="suppressed" value="1"' in page and ">Suppress<" in page
+    status, headers, _ = post(ui, "/node/suppress", uri=uri, suppressed="1")
+    assert status == 303 and "note=suppressed" in headers["Location"]
+    _, _, page = get(ui, "/node", uri=uri)
+    assert "yes" in cell(page, "suppressed") and 'name="suppressed" value="0"' in page and ">Unsuppress<" in page
+    status, headers, _ = post(ui, "/node/suppress", uri=uri, suppressed="0")
+    assert status == 303 and "note=unsuppressed" in headers["Location"]
+    assert cell(get(ui, "/node", uri=uri)[2], "suppressed") == "no"
+
+
+def test_the_evidence_ledger_tells_a_changed_source_from_a_missing_one(ui):
+    changed = get(ui, "/node", uri="project://shop/gotcha/changed")[2].split("<h2>Evidence</h2>", 1)[1]
+    gone = get(ui, "/node", uri="project://shop/gotcha/gone")[2].split("<h2>Evidence</h2>", 1)[1]
+    assert "src/tax.py" in changed and "<b class=bad>changed</b>" in changed and "missing" not in changed.split("<h2>")[0]
+    assert "src/old.py" in gone and "<b class=bad>missing</b>" in gone and "changed" not in gone.split("<h2>")[0]
+    assert "no sources cited" in get(ui, "/node", uri=SHOP)[2]
+
+
+def test_a_node_that_is_not_there_is_a_404_and_one_that_is_a_page(ui):
+    status, _, text = get(ui, "/node", uri="project://shop/decision/no-such-node")
+    assert status == 404 and "[notFound]" in text, (status, text)
+    assert get(ui, "/node", uri=SHOP)[0] == 200
+
+
+def test_facts_of_a_subject_list_its_versions_and_no_other_subjects(ui):
+    status, _, page = get(ui, "/facts", subject="payments service")
+    assert status == 200
+    rows = page.split("<table>", 1)[1]
+    assert "Stripe" in rows and "Adyen" in rows, rows  # the superseded version is listed too (history)
+    assert "Postgres" not in rows and "MySQL" not in rows, rows
+    assert page.count('<rect class="valid"') == 2
+    everything = get(ui, "/facts")[2]
+    assert all(o in everything for o in ("Stripe", "Adyen", "MySQL", "Postgres")) and '<rect class="valid"' not in everything
+
+
+def test_a_note_in_the_address_is_shown_as_text_never_as_markup(ui):
+    _, _, page = get(ui, "/", note='<script>alert("x")</script>')
+    assert '<div class="card" id="note">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</div>' in page, page
+    assert "<script>" not in page
+
+
+def test_a_cookie_is_scoped_to_its_dashboard_and_its_whole_site(ui):
+    port, token = ui
+    status, headers, _ = ask(port, f"/nope?token={token}")  # any answer to the token logs in, a 404 too
+    assert status == 404
+    jar = SimpleCookie(headers["Set-Cookie"])
+    [(name, morsel)] = jar.items()
+    assert name == f"lore_ui_{port}" and morsel["path"] == "/" and morsel["httponly"], headers["Set-Cookie"]
+    status, _, page = ask(port, "/review", headers={"Cookie": f"{name}={morsel.value}"})
+    assert status == 200 and "<h1>Review</h1>" in page
