@@ -112,19 +112,23 @@ def test_a_long_run_with_one_or_two_letter_classes_is_no_aws_secret_and_with_thr
     assert redact(f"blob {mixed} end") == "blob [REDACTED:aws-secret-key] end"
 
 
-def test_the_candidate_limit_is_exactly_max_findings_per_rule():
+# The limits as the module sets them, written out: a change to either is a deliberate one.
+FINDINGS, SCAN = 4096, 1 << 20
+
+
+def test_the_candidate_limit_is_exactly_4096_per_rule():
     key = "AKIAZ7QX2JNV4TPLM3RD"
-    whole = redact(f"{key} " * R.MAX_FINDINGS)
-    assert whole.count("[REDACTED:aws-access-key]") == R.MAX_FINDINGS and "not scanned" not in whole
-    over = redact(f"{key} " * (R.MAX_FINDINGS + 1))
-    assert over.count("[REDACTED:aws-access-key]") == R.MAX_FINDINGS and key not in over
+    whole = redact(f"{key} " * FINDINGS)
+    assert whole.count("[REDACTED:aws-access-key]") == FINDINGS and "not scanned" not in whole
+    over = redact(f"{key} " * (FINDINGS + 1))
+    assert over.count("[REDACTED:aws-access-key]") == FINDINGS and key not in over
     # the rest from the end of the last match: " AKIA… " (22 characters) is opaque
     assert over.endswith("[REDACTED:aws-access-key][TRUNCATED: 22 characters not scanned for secrets]")
 
 
 def test_a_text_of_exactly_the_scan_limit_is_scanned_whole_and_one_more_character_is_cut():
-    exact = "x" * (R.MAX_SCAN_CHARS - 21) + " AKIAZ7QX2JNV4TPLM3RD"
-    assert redact(exact) == "x" * (R.MAX_SCAN_CHARS - 21) + " [REDACTED:aws-access-key]"
+    exact = "x" * (SCAN - 21) + " AKIAZ7QX2JNV4TPLM3RD"
+    assert redact(exact) == "x" * (SCAN - 21) + " [REDACTED:aws-access-key]"
     assert redact(exact + "y").endswith("[REDACTED:aws-access-key][TRUNCATED: 1 characters not scanned for secrets]")
 
 
