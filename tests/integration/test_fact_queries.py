@@ -5,6 +5,8 @@ the page size's bounds, and paging of facts as known at a past time."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from lore_sidecar.engine.facts import queries
@@ -106,3 +108,24 @@ def test_facts_as_known_at_a_past_time_page_in_subject_order_with_next_offset(en
     assert [f["subject"] for f in last["facts"]] == ["svc-4"] and last["truncated"] is False
     assert "nextOffset" not in last
     assert e.facts.query(predicate="lang")["total"] == 6  # the control: known now, the later one too
+
+
+def test_a_secret_in_any_part_of_a_fact_is_redacted_and_the_same_words_still_close_it(env, tmp_path):
+    """docs/security.md: redaction before anything is stored. Subject, predicate and object
+    each go through it (journal, rows, the wire); invalidating with the same words as they
+    were given still finds the fact (both sides are redacted alike). The control: the words
+    around the secret are kept."""
+    e, clock = env
+    key = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    subject, predicate = f"deploy bot {key}", f"signs with {key}"
+    e.facts.assert_fact(project=None, subject=subject, predicate=predicate, object=f"vault {key}")
+    stored = e.facts.query(text="deploy")["facts"]
+    assert len(stored) == 1
+    shown = json.dumps(stored)
+    assert key not in shown and "[REDACTED:github-token]" in shown
+    assert stored[0]["subject"].startswith("deploy bot") and stored[0]["predicate"].startswith("signs with")
+    clock.set("2024-02-01")
+    assert len(e.facts.invalidate_fact(project=None, subject=subject, predicate=predicate)["closed"]) == 1
+    assert e.facts.query(text="deploy")["facts"] == []
+    journal = "".join(p.read_text() for p in (tmp_path / "store" / "journal").rglob("*.md"))
+    assert "deploy bot" in journal and key not in journal
