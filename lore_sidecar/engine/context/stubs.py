@@ -117,14 +117,21 @@ def digest_lines(api: str, evicted: list[Any]) -> list[str]:
 
 
 def new_lines(lines: list[str], earlier: str) -> list[str]:
-    """`lines` less what earlier parts already say (a files line keeps only new paths)."""
+    """`lines` less what earlier parts already say (a files line keeps only new paths).
+
+    Why whole entries: tested as substrings of the earlier text, `src/util.py` counted as
+    named by an earlier `lib/src/util.py`, and "user asked: run the tests" by "... again",
+    so the fact was in no part at all. Outcome: a path counts as named when an earlier files
+    line lists it, a fact when an earlier line is it (both as the parts hold them, inert)."""
+    said = set(earlier.splitlines())
+    named = {p for line in said if line.startswith("files: ") for p in line[7:].split(", ")}
     out = []
     for line in lines:
         if line.startswith("files: "):
-            fresh = [p for p in line[7:].split(", ") if p not in earlier]
+            fresh = [p for p in line[7:].split(", ") if inert(p) not in named]
             if fresh:
                 out.append("files: " + ", ".join(fresh))
-        elif line not in earlier:
+        elif inert(line) not in said:
             out.append(line)
     return out
 
