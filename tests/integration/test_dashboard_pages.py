@@ -21,6 +21,7 @@ pytestmark = pytest.mark.slow
 
 SHOP = "project://shop/decision/invoices"
 OTHER = "project://garden/pattern/watering"
+REDIS = "project://shop/decision/queue-redis"
 
 
 def _seed(root):
@@ -29,7 +30,11 @@ def _seed(root):
                         ("shop", [(SHOP, "Invoices are numbered per year and greenhouse branch", None),
                                   ("project://shop/gotcha/changed", "The tax table lives in src/tax.py", ["src/tax.py"]),
                                   ("project://shop/gotcha/gone", "The legacy importer lives in src/old.py",
-                                   ["src/old.py"])])):
+                                   ["src/old.py"]),
+                                  # a decision a newer one replaces: what a dream proposes to change
+                                  (REDIS, "We queue background jobs in Redis with RQ workers", None),
+                                  ("project://shop/decision/queue-sqs",
+                                   "We queue background jobs in SQS now, replacing the Redis RQ workers", None)])):
         ws = root / name
         (ws / ".git").mkdir(parents=True)
         (ws / "src").mkdir()
@@ -176,3 +181,40 @@ def test_a_cookie_is_scoped_to_its_dashboard_and_its_whole_site(ui):
     assert name == f"lore_ui_{port}" and morsel["path"] == "/" and morsel["httponly"], headers["Set-Cookie"]
     status, _, page = ask(port, "/review", headers={"Cookie": f"{name}={morsel.value}"})
     assert status == 200 and "<h1>Review</h1>" in page
+
+
+def runs_on(page: str) -> dict[str, str]:
+    """Each dream run's card on the dream page, by run id."""
+    cards = re.findall(r'<div class="card run"><h3>(\S+) (.*?)</div>(?=<div class="card run">|</main>)', page, re.S)
+    return {run_id: card for run_id, card in cards}
+
+
+def test_a_dream_proposed_accepted_and_rolled_back_by_its_run_id(ui):
+    """Last in this file: it changes the shop's knowledge."""
+    status, headers, _ = post(ui, "/dream/run", advisory="1")
+    assert status == 303, headers
+    note = urllib.parse.parse_qs(urllib.parse.urlsplit(headers["Location"]).query)["note"][0]
+    advisory = note.split(":")[0]
+    assert ": 0 applied," in note and not note.endswith(" 0 proposed"), note
+    card = runs_on(get(ui, "/dream")[2])[advisory]
+    assert "advisory" in card and "<td>proposed</td>" in card and "<td>applied</td>" not in card, card
+    assert 'name=accept' in card and 'name=rollback' not in card
+    assert get(ui, "/node", uri=REDIS)[2].count("<b class=bad>yes</b>") == 0  # proposed: nothing changed yet
+
+    status, headers, _ = post(ui, "/dream/run", advisory="0")
+    note = urllib.parse.parse_qs(urllib.parse.urlsplit(headers["Location"]).query)["note"][0]
+    applied = note.split(":")[0]
+    assert not note.split(": ")[1].startswith("0 applied"), note
+    card = runs_on(get(ui, "/dream")[2])[applied]
+    assert "<td>applied</td>" in card and f'name="runId" value="{applied}"' in card and "name=rollback" in card, card
+    _, headers, _ = post(ui, "/dream/run", advisory="0")  # a later run, the latest: the default rollback's
+    later = urllib.parse.parse_qs(urllib.parse.urlsplit(headers["Location"]).query)["note"][0].split(":")[0]
+    assert later != applied
+
+    status, headers, _ = post(ui, "/dream/rollback", runId=applied)  # the earlier run, chosen by its id
+    assert status == 303, headers
+    note = urllib.parse.parse_qs(urllib.parse.urlsplit(headers["Location"]).query)["note"][0]
+    assert note.startswith(f"rolled back {applied}:") and not note.endswith(" 0 nodes restored"), note
+    runs = runs_on(get(ui, "/dream")[2])
+    assert "rolled back" in runs[applied] and "name=rollback" not in runs[applied], runs[applied]
+    assert "name=rollback" in runs[later] and "rolled back" not in runs[later].split("</h3>")[0]
