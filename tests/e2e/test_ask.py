@@ -374,3 +374,29 @@ def test_without_preload_the_docs_are_not_in_the_window(tmp_path, ws):
         finally:
             c.close()
     assert "The shop's code lives in src/." not in fake.bodies[0]["system"][1]["text"]
+
+
+def test_an_edit_that_keeps_the_file_size_still_makes_its_fact_stale(tmp_path, ws):
+    """The ledger re-hashes a cited file only when its stat moved (size, times, inode): an edit
+    that keeps the size (`x * 3` to `x * 9`) must still move it, after the file was hashed
+    once already (by the second question). The control: a question later, the file edited
+    back to its first bytes, the fact is current again. (Round 3,
+    tools/rounds/2026-12-04-fresh3-context-gateway-ask.py.)"""
+    src = ws / "src/mod3.py"
+    original = src.read_text()
+    with FakeAnthropic(ask_agent.anthropic_responder) as fake:
+        c = spawn(tmp_path, ws, fake.url)
+        try:
+            ask(c, "Where is `func_3` defined?")
+            ask(c, "Where is `func_4` defined?")  # re-validates the ledger: mod3.py is hashed now
+            assert c.request("lore/askStats")["staleFacts"] == 0
+            src.write_text(original.replace("x * 3", "x * 9"))
+            assert len(src.read_text()) == len(original)
+            ask(c, "Where is `func_5` defined?")
+            stale = c.request("lore/askStats")["staleFacts"]
+            src.write_text(original)
+            ask(c, "Where is `func_6` defined?")
+            back = c.request("lore/askStats")["staleFacts"]
+        finally:
+            c.close()
+    assert stale == 1 and back == 0

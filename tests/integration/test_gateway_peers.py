@@ -462,3 +462,24 @@ def test_keep_alive_and_a_chunked_request_body_work_as_directly(peers):
     finally:
         plan.raw = None
         conn.close()
+
+
+def test_the_usage_of_a_streamed_answer_is_read_from_its_events(peers):
+    """Harnesses stream (`stream: true`): the usage the gateway feeds back comes from the SSE
+    events (`message_start`, `message_delta`), split across chunks or not. The answer here
+    reports no cache fields, which the session's state counts once the usage arrives. (Round 3,
+    tools/rounds/2026-12-04-fresh3-context-gateway-ask.py; the non-streamed control is the
+    deflate test above.)"""
+    _, plan, _, store = peers
+    session = "peer-stream-usage"
+    plan.raw = Raw(200, STREAM, SSE, chunked=True)
+    try:
+        body = json.dumps({**MSG, "stream": True, "metadata": {"user_id": json.dumps({"session_id": session})}})
+        direct, through = both(peers, "POST", "/v1/messages", body.encode(), JSON)
+    finally:
+        plan.raw = None
+    assert_same(direct, through)
+    deadline = time.monotonic() + 15
+    while _uncached_calls(store, session) < 1:
+        assert time.monotonic() < deadline, "the usage of a streamed answer was never recorded"
+        time.sleep(0.2)

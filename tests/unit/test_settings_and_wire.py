@@ -104,3 +104,14 @@ def test_a_repository_cannot_point_writes_at_a_team_record(tmp_path):
     chosen, _ = load_settings(workspace_root=tmp_path, env={"LORE_SHARED_URL": "postgresql://me@db/lore",
                                                             "LORE_SHARE_MESSAGES": "shop,web"}, user_file=tmp_path / "none.toml")
     assert chosen.store.shared_url == "postgresql://me@db/lore" and chosen.store.share_messages == ("shop", "web")
+
+
+def test_a_recall_query_of_only_whitespace_is_refused_like_an_empty_one():
+    """docs/protocol.md: params of the wrong shape are -32602 naming the field; a query of
+    spaces, tabs and newlines asks nothing, as "" does. The control: the same words around a
+    letter are a query. (Round 3, tools/rounds/2026-12-04-fresh3-context-gateway-ask.py.)"""
+    for blank in ("", "   ", "\t\n "):
+        with pytest.raises(BadParams) as err:
+            structure({"query": blank}, t.RecallParams)
+        assert err.value.errors == ["params.query: must not be empty"], blank
+    assert structure({"query": " \tx\n"}, t.RecallParams).query == " \tx\n"
