@@ -115,3 +115,11 @@ def test_a_node_below_the_threshold_is_faded_only_at_priority_2_and_up_and_1_is_
     # a priority-1 duplicate is proposed, marked protected (applied never: requests.py)
     twin = node("project://p/pattern/rule-twin", "never push to main", priority=1)
     assert [(ch.action, ch.protected) for ch in plan([rule, twin]).values()] == [("merge", True)]
+
+
+def test_numbers_are_words_so_two_limits_that_differ_in_them_are_not_duplicates():
+    five = node("project://p/pattern/five", "The payments API allows 5 retries per minute with 2 second backoff")
+    nine = node("project://p/pattern/nine", "The payments API allows 9 retries per minute with 7 second backoff")
+    assert plan([five, nine]) == {}  # 8 words of 12 in common: 0.67
+    same = node("project://p/pattern/same", "the payments API allows 5 retries per minute, with 2 second backoff")
+    assert {u: ch.action for u, ch in plan([five, same]).items()} == {same["uri"]: "merge"}  # the control
