@@ -107,6 +107,10 @@ def test_status_and_the_cli_total_the_per_call_figures_and_say_reported_only_whe
     assert [f["layer"] for f in calls] == rep_layers
     assert {f["source"] for f in cli(store, ws, "--calls", "--session", "s-estimated")["calls"]} == {"estimated"}
     assert [s["sessionId"] for s in cli(store, ws, "--sessions")["sessions"]] == ["s-estimated", "s-reported"]
+    status = subprocess.run([sys.executable, "-m", "lore_sidecar", "status", "--json", "--store-dir", str(store),
+                             "--workspace", str(ws)], capture_output=True, text=True, timeout=120)
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["savings"]["total"] == total  # `lore-sidecar status` says the same
 
 
 def test_two_processes_appending_to_one_ledger_lose_no_call(tmp_path, workspace):
