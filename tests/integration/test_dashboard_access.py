@@ -140,6 +140,18 @@ def test_a_launch_code_is_good_for_sixty_seconds_and_once():
     assert access.redeem(fresh)  # a code made now is good
 
 
+def test_a_launch_code_is_still_good_at_its_sixtieth_second():
+    from lore_sidecar.ui.guard import LAUNCH_TTL_S, Access
+
+    now = [50.0]
+    access = Access("the-token", clock=lambda: now[0])
+    on_time, late = access.launch_code(), access.launch_code()
+    now[0] += LAUNCH_TTL_S  # valid for sixty seconds: the sixtieth included
+    assert access.redeem(on_time)
+    now[0] += 0.001
+    assert not access.redeem(late)
+
+
 def test_a_browser_command_that_never_returns_neither_stalls_the_dashboard_nor_its_exit(tmp_path):
     proc, url, (_, _, browser_pid), done = start_ui(tmp_path)
     try:
@@ -255,9 +267,24 @@ def test_a_rebound_dns_name_is_refused_even_when_it_carries_the_dashboards_port(
     _, url, _, _ = launched
     parts = urllib.parse.urlsplit(url)
     port, q = parts.port, parts.query
-    for host in (f"127.0.0.1:{port}", f"localhost:{port}"):
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"):
         assert ask(port, f"/?{q}", headers={"Host": host})[0] == 200, host
+        # a form the dashboard served under that name posts with it as its Origin
+        status, _, text = ask(port, "/retain", method="POST", headers={"Host": host, "Origin": f"http://{host}"},
+                              body={"token": q[6:], "content": f"posted under {host}"})
+        assert status == 303, (host, status, text)
     for host in (f"lore.attacker.example:{port}", f"127.0.0.1.attacker.example:{port}", f"localhost.:{port}"):
         status, headers, _ = ask(port, f"/?{q}", headers={"Host": host})
         assert status == 421, host
         assert "Set-Cookie" not in headers, host  # the token it carried logged nobody in
+
+
+def test_a_launch_code_is_redeemed_only_by_the_browsers_get(launched):
+    """A form posted to /launch (from anywhere) neither logs in nor burns the code."""
+    _, url, argv, _ = launched
+    launch = urllib.parse.urlsplit(next(a for a in argv if "/launch?code=" in a))
+    path = f"{launch.path}?{launch.query}"
+    status, headers, _ = ask(launch.port, path, method="POST", body={"x": "1"})
+    assert status == 401 and "Set-Cookie" not in headers, (status, headers)
+    status, headers, _ = ask(launch.port, path)  # the control: the browser's GET still logs in
+    assert status == 303 and "HttpOnly" in headers["Set-Cookie"]
