@@ -123,3 +123,14 @@ def test_numbers_are_words_so_two_limits_that_differ_in_them_are_not_duplicates(
     assert plan([five, nine]) == {}  # 8 words of 12 in common: 0.67
     same = node("project://p/pattern/same", "the payments API allows 5 retries per minute, with 2 second backoff")
     assert {u: ch.action for u, ch in plan([five, same]).items()} == {same["uri"]: "merge"}  # the control
+
+
+def test_a_node_is_changed_by_the_first_rule_that_finds_it_and_by_no_later_one():
+    text = "Workers drain the billing queue before a deploy restarts them"
+    kept = node("project://p/pattern/kept", text)
+    dup = {**node("project://p/pattern/dup", text, priority=3), "sources": [{"path": "gone.py"}]}
+    stale = {**node("project://p/pattern/stale", "The cron job rotates the audit logs"), "sources": [{"path": "gone.py"}]}
+    got = plan([kept, dup, stale], {dup["uri"]: 0.01, stale["uri"]: 0.01}, missing=("gone.py",))
+    # merge comes before stale-source, stale-source before faded: one change each
+    assert {u: ch.action for u, ch in got.items()} == {dup["uri"]: "merge", stale["uri"]: "stale-source"}
+    assert [c.uri for c in dream.plan([kept, dup, stale], [], {}, lambda p, s: s != "gone.py")] == [dup["uri"], stale["uri"]]
