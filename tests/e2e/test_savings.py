@@ -44,6 +44,13 @@ def drive(c: StdioClient, session: str, calls: int, report: bool) -> tuple[float
         msgs += [*turn(k), {"role": "user", "content": [{"type": "text", "text": f"continue {k}"}]}]
         r = c.request("lore/assembleContext", {"sessionId": session, "body": body(msgs)}, timeout=60)
         layers.append(r["layer"])
+        if r["layer"] == 0:
+            assert r["l0"] == r["estimate"]  # the body sent is the body as it came
+        else:  # L0: the whole body as it came, far more than the compressed one
+            assert r["l0"]["inputTokens"] > 1.5 * r["estimate"]["inputTokens"]
+            if not report:  # uncalibrated: characters / 4 of the body as it came
+                whole = len(json.dumps(body(msgs), ensure_ascii=False, separators=(",", ":"))) / 4
+                assert abs(r["l0"]["inputTokens"] - whole) < 0.02 * whole
         if report and k % 2 == 0:
             u = usage_of(k, r["estimate"])
             c.request("lore/recordUsage", {"sessionId": session, "usage": u})
