@@ -60,6 +60,7 @@ class Savings:
         self.ledger = ledger  # None: figures are computed for the answer, nothing is kept
         self._pending: dict[str, Pending] = {}
         self._l0_tokens: dict[str, int] = {}  # per session: the size of the body as it came last call
+        self._days: dict[str, tuple[int, list[dict], dict[str, Any]]] = {}  # day -> (rows read, figures, totals)
         self._lock = threading.Lock()
 
     # -- writing ---------------------------------------------------------------------------------
@@ -118,8 +119,23 @@ class Savings:
             today = datetime.fromtimestamp(now, UTC) if now is not None else datetime.now(UTC)
             wanted = {(today - timedelta(days=k)).strftime("%Y-%m-%d") for k in range(days)}
             have = [d for d in have if d in wanted]
-        out = figures(self.ledger.rows(have))
+        out: list[dict] = []
+        for day in have:
+            out += self._day(day)[0]
         return [f for f in out if f["sessionId"] == session_id] if session_id else out
+
+    def _day(self, day: str) -> tuple[list[dict], dict[str, Any]]:
+        """A day's figures and totals, worked out again only when its file has grown (past
+        days are read once; a usage line goes to its call's day, so days join apart)."""
+        rows = self.ledger.rows([day])
+        with self._lock:
+            known = self._days.get(day)
+        if known is None or known[0] != len(rows):
+            figs = figures(rows)
+            known = (len(rows), figs, totals(figs))
+            with self._lock:
+                self._days[day] = known
+        return known[1], known[2]
 
     def report(self, days: int | None = None, now: float | None = None) -> dict[str, Any]:
         """Totals per day and per session (newest first), and over all of them."""
@@ -129,7 +145,7 @@ class Savings:
         for f in figs:
             by_day.setdefault(f["day"], []).append(f)
             by_session.setdefault(f["sessionId"], []).append(f)
-        day_rows = [{"day": d, "sessions": len({f["sessionId"] for f in fs}), **totals(fs)}
+        day_rows = [{"day": d, "sessions": len({f["sessionId"] for f in fs}), **self._totals_of(d, fs)}
                     for d, fs in sorted(by_day.items(), reverse=True)]
         # Most recent first: by the last call's time, then by the order the calls were appended
         last = {f["sessionId"]: (f["at"], k) for k, f in enumerate(figs)}
@@ -137,6 +153,13 @@ class Savings:
                          "firstAt": fs[0]["at"], "lastAt": fs[-1]["at"], **totals(fs)}
                         for s, fs in sorted(by_session.items(), key=lambda kv: last[kv[0]], reverse=True)]
         return {"days": day_rows, "sessions": session_rows, "total": totals(figs)}
+
+    def _totals_of(self, day: str, figs: list[dict]) -> dict[str, Any]:
+        """The day's cached totals when its figures are exactly the day file's (a call's
+        `at` is its day, so they are unless the clock of a replay put calls elsewhere)."""
+        with self._lock:
+            known = self._days.get(day)
+        return known[2] if known is not None and len(known[1]) == len(figs) and known[1][-1] is figs[-1] else totals(figs)
 
     def status(self) -> dict[str, Any]:
         """`lore/status`'s `savings`: the last week, its most recent sessions (capped)."""
