@@ -203,8 +203,10 @@ def test_opencode_plugin_carries_a_fact_into_the_next_session(lab):
     shutil.copy(EDITORS / "shared" / "lore-client.ts", ws / ".opencode" / "shared" / "lore-client.ts")
     env = {**base_env(tmp, store, "opencode"), **sidecar_cmd_env(store),
            "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
-    home_cfg = Path(env["HOME"]) / ".config" / "opencode"
-    home_cfg.mkdir(parents=True)
+    # OpenCode's global config dir is $XDG_CONFIG_HOME/opencode (conftest sets one per test),
+    # not ~/.config/opencode: the dir prepared below must be the one it reads.
+    home_cfg = Path(env.get("XDG_CONFIG_HOME") or Path(env["HOME"]) / ".config") / "opencode"
+    home_cfg.mkdir(parents=True, exist_ok=True)
     for cfg in (home_cfg, ws / ".opencode"):  # OpenCode would otherwise try to install this offline
         (cfg / "node_modules").symlink_to(plugin_deps / "node_modules")
         shutil.copy(plugin_deps / "package.json", cfg / "package.json")
