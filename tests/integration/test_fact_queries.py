@@ -129,3 +129,15 @@ def test_a_secret_in_any_part_of_a_fact_is_redacted_and_the_same_words_still_clo
     assert e.facts.query(text="deploy")["facts"] == []
     journal = "".join(p.read_text() for p in (tmp_path / "store" / "journal").rglob("*.md"))
     assert "deploy bot" in journal and key not in journal
+
+
+def test_a_restated_fact_is_one_event_on_its_subjects_timeline(env):
+    e, clock = env
+    e.facts.assert_fact(project=None, subject="gateway", predicate="port", object="8080", valid_from="2024-01-01")
+    clock.set("2024-05-01")
+    e.facts.assert_fact(project=None, subject="gateway", predicate="port", object="8080")  # said again: no news
+    clock.set("2024-06-01")
+    e.facts.assert_fact(project=None, subject="gateway", predicate="port", object="9090", valid_from="2024-06-01")
+    events = e.facts.timeline(subject="gateway")["events"]
+    assert [(ev["event"], ev["object"]) for ev in events] == [("asserted", "8080"), ("asserted", "9090")]
+    assert e.facts.timeline(subject="gateway")["total"] == 2
