@@ -23,6 +23,7 @@ from tests.support import browser
 
 pytestmark = pytest.mark.slow
 DAYS, CALLS = 4, 20
+HOSTILE = '<script>alert("lore")</script>'
 
 
 def seed(root) -> dict:
@@ -41,6 +42,8 @@ def seed(root) -> dict:
                 r = c.request("lore/assembleContext", {"sessionId": session, "body": body(msgs), "at": at}, timeout=60)
                 if k % 2 == 0:
                     c.request("lore/recordUsage", {"sessionId": session, "usage": usage_of(k, r["estimate"]), "at": at})
+        # A session id is the harness's to choose: on the page it is text, never markup
+        c.request("lore/assembleContext", {"sessionId": HOSTILE, "body": body(turn(0))}, timeout=60)
         return c.request("lore/status", {})["savings"]
     finally:
         c.close()
@@ -73,7 +76,8 @@ def test_the_savings_page_shows_the_ledger_totals_as_an_inline_chart_under_the_g
     assert len(status["days"]) == DAYS
     assert len(re.findall(r'<rect class="bar l0"', page)) == DAYS and len(re.findall(r'<rect class="bar sent"', page)) == DAYS
     total = status["total"]
-    assert total["calls"] == DAYS * CALLS and total["source"] == "mixed"
+    assert total["calls"] == DAYS * CALLS + 1 and total["source"] == "mixed"
+    assert "&lt;script&gt;alert(&quot;lore&quot;)&lt;/script&gt;" in page  # the hostile id, as text
     summary = re.search(r"<div class=\"card\" id=summary>(.*?)</div>", page, re.S).group(1)
     for figure in (money(total["usd"]), money(total["l0Usd"]), money(total["savedUsd"])):
         assert figure in summary
