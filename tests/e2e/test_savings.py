@@ -138,3 +138,21 @@ def test_two_processes_appending_to_one_ledger_lose_no_call(tmp_path, workspace)
     finally:
         first.close()
         second.close()
+
+
+def test_the_savings_table_and_the_status_line_on_a_terminal(sidecar):
+    from tests.e2e.test_terminal import ENV, on_a_terminal
+
+    c, store, ws = sidecar
+    drive(c, "s-table", 4, report=True)
+    total = c.request("lore/status", {})["savings"]["total"]
+    wide = {**ENV, "COLUMNS": "240"}
+    code, out = on_a_terminal(["savings", "--store-dir", str(store), "--workspace", str(ws)], env=wide)
+    assert code == 0, out
+    today = c.request("lore/status", {})["savings"]["days"][0]["day"]
+    assert "lore-sidecar savings per day" in out and today in out
+    assert "mixed (2 reported, 2 estimated)" in out and f"${total['usd']:,.4f} sent vs ${total['l0Usd']:,.4f} at L0" in out
+    code, out = on_a_terminal(["savings", "--sessions", "--store-dir", str(store), "--workspace", str(ws)], env=wide)
+    assert code == 0 and "lore-sidecar savings per session" in out and "s-table" in out
+    code, out = on_a_terminal(["status", "--store-dir", str(store), "--workspace", str(ws)], env=wide)
+    assert code == 0 and "savings, 7 days" in out and f"${total['usd']:,.4f} sent" in out
