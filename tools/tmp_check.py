@@ -13,9 +13,10 @@ a shared machine add entries too, so read the names. Exit status is the command'
 
     python tools/tmp_check.py --private -- python -m pytest tests/e2e/test_neovim.py
 
-runs the command (as root) in its own mount namespace with an empty folder mounted on /tmp, so
-what it lists is the command's alone, not also that of a suite running beside it; the folder
-is deleted afterwards. $HOME is still the shared one.
+runs the command (as root) in its own mount namespace with an empty folder mounted on /tmp and
+an overlay on $HOME, so what it lists is the command's alone, not also that of a suite running
+beside it: every file it wrote in the home dir, changed ones too (npm's cache aside), and all
+of its /tmp. Its writes to both are thrown away afterwards.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -73,6 +75,23 @@ def added(before: set[str], after: set[str]) -> list[str]:
     return sorted(p for p in new if not any(p.startswith(q + "/") for q in new))
 
 
+def overlay_changes(upper: Path) -> list[str]:
+    """What an overlay's upper layer holds over $HOME: new and changed files, new folders and
+    removals (a folder the home dir has is only the way to what changed inside it)."""
+    changed = []
+    for folder, dirs, files in os.walk(upper):
+        rel = Path(folder).relative_to(upper)
+        if rel.parts[:1] == (".npm",):
+            dirs.clear()  # npm's download cache: allowed
+            continue
+        for name in list(dirs):
+            if not (HOME / rel / name).is_dir() or (HOME / rel / name).is_symlink():
+                changed.append(str(rel / name))
+                dirs.remove(name)  # new: it stands for everything in it
+        changed += [str(rel / name) for name in files]
+    return sorted(changed)
+
+
 def describe(root: Path, name: str) -> str:
     path = root / name
     try:
@@ -83,12 +102,14 @@ def describe(root: Path, name: str) -> str:
         owner = pwd.getpwuid(st.st_uid).pw_name
     except KeyError:
         owner = str(st.st_uid)
+    if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:  # an overlay's whiteout
+        return f"{name}  (removed)"
     kind = "dir" if path.is_dir() and not path.is_symlink() else f"{st.st_size} bytes"
     return f"{name}  ({owner}, {kind})"
 
 
-def report(root: Path, names: list[str], shown: Path | None = None) -> None:
-    print(f"tmp_check: {len(names)} entr{'y' if len(names) == 1 else 'ies'} added to {shown or root}"
+def report(root: Path, names: list[str], shown: Path | None = None, verb: str = "added to") -> None:
+    print(f"tmp_check: {len(names)} entr{'y' if len(names) == 1 else 'ies'} {verb} {shown or root}"
           + (":" if names else ""), file=sys.stderr)
     for name in names:
         print(f"  {describe(root, name)}", file=sys.stderr)
@@ -101,23 +122,30 @@ def main(argv: list[str]) -> int:
     if not command:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    home_before = home_entries()
     if private:
         # The command's own /tmp: a folder (world-writable and sticky, as /tmp is, so the
-        # `postgres` user of the team backend's tests can use it too) bind-mounted over it.
+        # `postgres` user of the team backend's tests can use it too) bind-mounted over it;
+        # and $HOME as an overlay whose upper layer collects what the command writes there.
         own = Path(tempfile.mkdtemp(prefix="tmp-check-", dir=SYSTEM_TMP))
         try:
-            own.chmod(0o1777)
-            code = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                                   'mount --bind "$0" /tmp && exec "$@"', str(own), *command]).returncode
-            report(own, added(set(), tmp_entries(own)), SYSTEM_TMP)
+            tmp, upper, work = own / "tmp", own / "home", own / "work"
+            for folder in (tmp, upper, work):
+                folder.mkdir()
+            tmp.chmod(0o1777)
+            script = ('mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3" "$1" '
+                      '&& mount --bind "$0" /tmp && shift 3 && exec "$@"')
+            code = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(tmp),
+                                   str(HOME), str(upper), str(work), *command]).returncode
+            report(tmp, added(set(), tmp_entries(tmp)), SYSTEM_TMP)
+            report(upper, overlay_changes(upper), HOME, "written in")
         finally:
             shutil.rmtree(own, ignore_errors=True)
+        return code
     else:
-        before = tmp_entries()
+        before, home_before = tmp_entries(), home_entries()
         code = subprocess.run(command).returncode
         report(SYSTEM_TMP, added(before, tmp_entries()))
-    report(HOME, added(home_before, home_entries()))
+        report(HOME, added(home_before, home_entries()))
     return code
 
 
