@@ -45,15 +45,13 @@ def word(k: int) -> str:
 
 
 def sidecars(tmp: Path, n: int, url: str | None, team: str) -> list[StdioClient]:
-    out = []
-    for i in range(n):
+    out = [StdioClient(sidecar_command()) for _ in range(n)]  # started side by side, then initialized
+    for i, c in enumerate(out):
         ws = tmp / team / f"m{i}" / "shop"
         (ws / ".git").mkdir(parents=True)
-        c = StdioClient(sidecar_command())
         options = {"storeDir": str(tmp / team / f"m{i}" / "store"), "watch": False, "indexWorkspace": False,
                    "distiller": "off", **({"sharedUrl": url, "sharedTeam": team} if url else {})}
         c.initialize(ws, options=options)
-        out.append(c)
     return out
 
 

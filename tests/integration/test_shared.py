@@ -21,14 +21,14 @@ MACHINES = 6
 
 
 def machines(tmp: Path, url: str, team: str, n: int = MACHINES, distiller: str = "off") -> list[StdioClient]:
-    out = []
-    for i in range(n):
+    # Every process first, then each initialize: their interpreters start side by side
+    # (each machine has its own store, so nothing they open is shared but the record).
+    out = [StdioClient(sidecar_command()) for _ in range(n)]
+    for i, c in enumerate(out):
         ws = tmp / f"m{i}" / "shop"  # a different path on each machine; the same project
         (ws / ".git").mkdir(parents=True)
-        c = StdioClient(sidecar_command())
         c.initialize(ws, options={"storeDir": str(tmp / f"m{i}" / "store"), "watch": False, "indexWorkspace": False,
                                   "distiller": distiller, "distillIdleMs": 3_600_000, "sharedUrl": url, "sharedTeam": team})
-        out.append(c)
     return out
 
 
