@@ -41,9 +41,9 @@ def conversation(n: int) -> list[dict]:
     return [*msgs, {"role": "user", "content": [{"type": "text", "text": "and now?"}]}]
 
 
-def through(url: str, session: str, calls: int) -> None:
+def through(url: str, session: str, calls: int, stream: bool = False) -> None:
     for n in range(calls):
-        post(url + "/v1/messages", {**BODY, "stream": False, "messages": conversation(n)}, **{"x-lore-session": session})
+        post(url + "/v1/messages", {**BODY, "stream": stream, "messages": conversation(n)}, **{"x-lore-session": session})
 
 
 def settled(store, ws, session: str, reported: int) -> list[dict]:
@@ -63,6 +63,7 @@ def test_usage_the_upstream_reported_makes_reported_figures_and_none_leaves_them
         proc, url = start(store, workspace, reporting.url)
         try:
             through(url, "gw-reported", 3)
+            through(url, "gw-streamed", 3, stream=True)  # usage from message_start and message_delta
         finally:
             proc.terminate()
             proc.wait(10)
@@ -72,12 +73,13 @@ def test_usage_the_upstream_reported_makes_reported_figures_and_none_leaves_them
         finally:
             proc.terminate()
             proc.wait(10)
-        assert len(reporting.requests) == 3 and len(silent.requests) == 3
+        assert len(reporting.requests) == 6 and len(silent.requests) == 3
 
     rep = settled(store, workspace, "gw-reported", 3)
-    assert [f["source"] for f in rep] == ["reported"] * 3
+    streamed = settled(store, workspace, "gw-streamed", 3)
+    assert [f["source"] for f in rep] == [f["source"] for f in streamed] == ["reported"] * 3
     # The fake answers input_tokens 10 and output_tokens len("hi there") // 4 = 2, no cache fields
-    for f in rep:
+    for f in rep + streamed:
         assert (f["inputTokens"], f["cacheReadTokens"], f["cacheWriteTokens"], f["outputTokens"]) == (10, 0, 0, 2)
         assert abs(f["usd"] - (10 * IN + 2 * OUT)) < 1e-9
         assert f["layer"] == 0 and f["l0Usd"] == f["usd"] and f["savedUsd"] == 0  # at L0 the call is L0
@@ -96,4 +98,4 @@ def test_usage_the_upstream_reported_makes_reported_figures_and_none_leaves_them
         assert abs(s["usd"] - sum(f["usd"] for f in calls)) < 1e-9
         assert abs(s["l0Usd"] - sum(f["l0Usd"] for f in calls)) < 1e-9
         assert s["sentTokens"] == sum(f["sentTokens"] for f in calls)
-    assert report["total"]["source"] == "mixed" and report["total"]["reportedCalls"] == 3
+    assert report["total"]["source"] == "mixed" and report["total"]["reportedCalls"] == 6
