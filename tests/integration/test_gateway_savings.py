@@ -64,6 +64,10 @@ def test_usage_the_upstream_reported_makes_reported_figures_and_none_leaves_them
         try:
             through(url, "gw-reported", 3)
             through(url, "gw-streamed", 3, stream=True)  # usage from message_start and message_delta
+            for n in range(2):  # OpenAI's Responses API (Codex), priced as gpt-5
+                post(url + "/v1/responses", {"model": "gpt-5", "stream": True, "input": [
+                    {"role": "user", "content": [{"type": "input_text", "text": f"question {k}"}]} for k in range(n + 1)]},
+                     **{"x-lore-session": "gw-responses"})
         finally:
             proc.terminate()
             proc.wait(10)
@@ -73,7 +77,7 @@ def test_usage_the_upstream_reported_makes_reported_figures_and_none_leaves_them
         finally:
             proc.terminate()
             proc.wait(10)
-        assert len(reporting.requests) == 6 and len(silent.requests) == 3
+        assert len(reporting.requests) == 8 and len(silent.requests) == 3
 
     rep = settled(store, workspace, "gw-reported", 3)
     streamed = settled(store, workspace, "gw-streamed", 3)
@@ -84,6 +88,12 @@ def test_usage_the_upstream_reported_makes_reported_figures_and_none_leaves_them
         assert abs(f["usd"] - (10 * IN + 2 * OUT)) < 1e-9
         assert f["layer"] == 0 and f["l0Usd"] == f["usd"] and f["savedUsd"] == 0  # at L0 the call is L0
         assert f["harness"] == "gateway"
+
+    responses = settled(store, workspace, "gw-responses", 2)
+    assert [f["source"] for f in responses] == ["reported"] * 2
+    for f in responses:  # input_tokens 10 (none cached), output 2, at $1.25 / $10 per MTok
+        assert (f["inputTokens"], f["cacheReadTokens"], f["outputTokens"], f["model"]) == (10, 0, 2, "gpt-5")
+        assert abs(f["usd"] - (10 * 1.25e-6 + 2 * 10e-6)) <= 5.1e-7  # rounded to the micro-dollar
 
     silent_calls = settled(store, workspace, "gw-silent", 0)
     assert len(silent_calls) == 3 and {f["source"] for f in silent_calls} == {"estimated"}
@@ -98,4 +108,4 @@ def test_usage_the_upstream_reported_makes_reported_figures_and_none_leaves_them
         assert abs(s["usd"] - sum(f["usd"] for f in calls)) < 1e-9
         assert abs(s["l0Usd"] - sum(f["l0Usd"] for f in calls)) < 1e-9
         assert s["sentTokens"] == sum(f["sentTokens"] for f in calls)
-    assert report["total"]["source"] == "mixed" and report["total"]["reportedCalls"] == 6
+    assert report["total"]["source"] == "mixed" and report["total"]["reportedCalls"] == 8
