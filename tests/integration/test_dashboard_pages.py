@@ -155,6 +155,11 @@ def test_a_node_that_is_not_there_is_a_404_and_one_that_is_a_page(ui):
     assert get(ui, "/node", uri=SHOP)[0] == 200
 
 
+def test_a_form_the_wire_refuses_as_bad_input_is_a_400_saying_why(ui):
+    status, _, text = post(ui, "/node/edit", uri=SHOP, content="x", priority="9")
+    assert status == 400 and text.startswith("bad input: "), (status, text)
+
+
 def test_facts_of_a_subject_list_its_versions_and_no_other_subjects(ui):
     status, _, page = get(ui, "/facts", subject="payments service")
     assert status == 200
