@@ -405,3 +405,36 @@ def test_the_model_judges_forty_proposals_and_the_rest_keep_the_rules_verdict(tm
     applied = {ch["uri"] for ch in run["changes"] if ch["applied"]}
     assert len(applied) == 2 and applied.isdisjoint(seen) and run["applied"] == 2 and run["proposed"] == 40
     assert {ch["reason"] for ch in run["changes"] if ch["uri"] in seen} == {"keep it"}
+
+
+def test_the_evidence_of_a_node_tells_a_current_source_from_a_changed_and_a_missing_one(tmp_path):
+    """What the dashboard's node page shows (MaintenanceRequests.evidence): each cited file with
+    the hash recorded when the node was written and the file's hash now. The control: the
+    untouched file is `current`."""
+    import hashlib
+    from pathlib import Path
+
+    from lore_sidecar.app import open_engine
+    from lore_sidecar.settings import load_settings
+
+    ws = tmp_path / "shop"
+    (ws / ".git").mkdir(parents=True)
+    for name in ("kept.py", "edited.py", "gone.py"):
+        (ws / name).write_text(f"# {name}\n")
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
+                                init_options={"storeDir": str(tmp_path / "store"), "embedder": "none"})
+    engine = open_engine(settings, [str(ws)])
+    try:
+        uri = "project://shop/gotcha/evidence"
+        engine.memory.node_op("createNode", project=str(ws), uri=uri, content="three files", category="gotcha",
+                              sources=[{"path": p, "sha256": hashlib.sha256((ws / p).read_bytes()).hexdigest()}
+                                       for p in ("kept.py", "edited.py", "gone.py")])
+        (ws / "edited.py").write_text("# changed\n")
+        (ws / "gone.py").unlink()
+        got = {e["path"]: e for e in engine.maintenance.evidence(uri)}
+    finally:
+        engine.close()
+    assert {p: (e["exists"], e["current"]) for p, e in got.items()} == {
+        "kept.py": (True, True), "edited.py": (True, False), "gone.py": (False, False)}
+    assert got["kept.py"]["currentSha256"] == got["kept.py"]["sha256"] and got["gone.py"]["currentSha256"] is None
+    assert got["edited.py"]["sha256"] and got["edited.py"]["currentSha256"] != got["edited.py"]["sha256"]
