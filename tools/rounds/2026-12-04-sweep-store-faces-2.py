@@ -14,7 +14,27 @@ maintenance/requests.py test_maintenance.py; facts/queries.py test_paging.py + t
 the recall page test_paging.py + test_dense_leg.py; shared/record.py the four tests of
 test_shared.py that drive SharedRecord directly (the six-machine ones were too slow to sample).
 
-TOTALS
+Totals (first run, 2026-12-04 02:48-03:35 UTC, 2-3 mutants at a time on 2 cores at load 9-23):
+96 mutants tried (redaction 30, its callers 3, decay 12, dream 10, maintenance/requests.py 12,
+facts/queries.py 6, the recall page 4, shared/record.py 15, shared/replica.py 2; 9 of them
+hand-picked as likely survivors), 47 caught the first time (49%), 49 survived. Equivalent
+(13, no test added): redaction's gitlab part {1,65}, needle search from i+2 (no needle repeats
+at offset 1), BEGIN{1,40} (the space is always there), `low` computed for every rule, `={0,3}`
+padding, the marker check at `s < 1` and with `and` (the output is the same: a marker is
+replaced by itself); decay's Fit unfrozen and a no-op `0.0 * 2`; dream's unused default of
+Change.protected; usage_series' default (its one caller passes 30); review's nextOffset as
+offset + limit (only said after a full page); aggregate's default limit (the wire always
+passes one). One survivor has no test: evidence() reading `node.get("project") and
+root(None)` differs only for a node of another project than the default one. One first-run
+catch was not counted: facts-predicate-unredacted failed only a load-sensitive test of
+test_trust_boundaries.py (every request answered within its timeouts), not for the bug.
+
+The other 35 are real promises and each now has a test, named under its entry; each test was
+seen failing with its mutant planted (scratch tree, PYTHONPATH set) and passing without it.
+Among them, two mutants that no existing test caught in a whole file a reviewer would pick:
+a workspace file read through lore/getNode unredacted (every test file mentioning
+redaction), and a fact's invalidation never sent to the team (all of test_shared.py).
+No product bug was found.
 """
 
 import sys
@@ -32,6 +52,7 @@ FQ = "lore_sidecar/engine/facts/queries.py"
 FREQ = "lore_sidecar/engine/facts/requests.py"
 REC = "lore_sidecar/shared/record.py"
 REP = "lore_sidecar/shared/replica.py"
+NR = "lore_sidecar/engine/recall/node_reader.py"
 
 REDACT_T = ("tests/unit/test_redact.py", "tests/unit/test_redact_formats.py", "tests/unit/test_redact_boundaries.py")
 DECAY_T = ("tests/unit/test_decay.py", "tests/integration/test_maintenance.py")
@@ -40,6 +61,7 @@ MNT_T = ("tests/integration/test_maintenance.py",)
 FACTS_T = ("tests/integration/test_fact_queries.py", "tests/integration/test_facts.py", "tests/integration/test_paging.py")
 SHARED_T = ("tests/integration/test_shared_record.py",)
 REPLICA_T = ("tests/unit/test_shared_replica.py",)
+NR_T = ("tests/integration/test_get_node_redaction.py", "tests/integration/test_trust_boundaries.py")
 
 ROUND = [
     # A value `../config/creds/` (a relative path, not a credential) is redacted.
@@ -175,4 +197,49 @@ ROUND = [
              's, p = subject, predicate', FACTS_T, by=BY),
     # Survived the first run; now caught by
     # tests/integration/test_fact_queries.py::test_a_secret_in_any_part_of_a_fact_is_redacted_and_the_same_words_still_close_it
+    # A stale or faded priority-4 node is demoted to a priority 5 that does not exist, instead of suppressed.
+    Mutation('sw2-dream-stale-priority-4-becomes-5', DREAM, 'if n["priority"] < 4 else {"suppressed": True}',
+             'if n["priority"] <= 4 else {"suppressed": True}', DREAM_T, by=BY),
+    # Survived the first run; now caught by
+    # tests/unit/test_dream_rules.py::test_a_node_citing_a_missing_file_or_flagged_stale_is_demoted_one_priority_and_at_4_suppressed
+    # (hand-picked) The model is sent every proposal, past its budget of 40.
+    Mutation('sw2-dream-judge-unbounded', REQ, 'for c in changes[:JUDGED]]',
+             'for c in changes]', MNT_T, by=BY),
+    # Survived the first run; now caught by
+    # tests/integration/test_maintenance.py::test_the_model_judges_forty_proposals_and_the_rest_keep_the_rules_verdict
+    # (hand-picked) lore/review leaves out faded priority-4 nodes (it lists priority 2-4).
+    Mutation('sw2-review-skips-priority-4', REQ, 'min_priority=4)',
+             'min_priority=3)', MNT_T, by=BY),
+    # Survived the first run; now caught by
+    # tests/integration/test_maintenance.py::test_review_pages_most_faded_first_from_priority_2_to_4_and_says_where_the_next_page_starts
+    # (hand-picked) lore/review without a threshold uses 0.5, not the documented 0.3.
+    Mutation('sw2-review-default-threshold', REQ, 'threshold = decay.THRESHOLD if threshold is None else threshold',
+             'threshold = 0.5 if threshold is None else threshold', MNT_T, by=BY),
+    # Survived the first run; now caught by
+    # tests/integration/test_maintenance.py::test_review_pages_most_faded_first_from_priority_2_to_4_and_says_where_the_next_page_starts
+    # (hand-picked) A fact's invalidation is never sent to the team: the colleagues keep a closed fact open. It survived the whole of tests/integration/test_shared.py.
+    Mutation('sw2-replica-invalidations-stay-home', REP, 'SHARED_KINDS = ("nodeOp", "assertFact", "invalidateFact", "distillation")',
+             'SHARED_KINDS = ("nodeOp", "assertFact", "distillation")', REPLICA_T, by=BY),
+    # Survived the first run; now caught by
+    # tests/unit/test_shared_replica.py::test_nodes_and_facts_travel_usage_goes_its_own_way_and_conversations_only_where_named
+    # A workspace file range read through lore/getNode reaches the agent unredacted. It survived every unit and integration file that mentions redaction.
+    Mutation('sw2-get-node-file-unredacted', NR, 'content=redact("\\n".join(lines)),',
+             'content="\\n".join(lines),', NR_T, by=BY),
+    # Survived the first run; now caught by
+    # tests/integration/test_get_node_redaction.py::test_a_file_range_read_through_get_node_is_redacted
+    # The dashboard's evidence calls a changed source current and an untouched one changed.
+    Mutation('sw2-evidence-current-inverted', REQ, '"current": now is not None and now == s.get("sha256")})',
+             '"current": now is not None and now != s.get("sha256")})', MNT_T, by=BY),
+    # Survived the first run; now caught by
+    # tests/integration/test_maintenance.py::test_the_evidence_of_a_node_tells_a_current_source_from_a_changed_and_a_missing_one
+    # A fact said again (a restatement, or one merged into another) is a second `asserted` event on the timeline.
+    Mutation('sw2-timeline-shows-restatements', FQ, '        if r["merged_into"] is not None or r["shadowed"]:\n            continue\n        events.append',
+             '        if False:\n            continue\n        events.append', FACTS_T, by=BY),
+    # Survived the first run; now caught by
+    # tests/integration/test_fact_queries.py::test_a_restated_fact_is_one_event_on_its_subjects_timeline
+    # The review's reason says `last opened 0 days ago` for a node never opened.
+    Mutation('sw2-decay-reason-always-last-opened', DECAY, '    if f.used == 0:\n        since',
+             '    if False:\n        since', DECAY_T, by=BY),
+    # Survived the first run; now caught by
+    # tests/unit/test_decay.py::test_stability_stays_between_a_quarter_day_and_ten_years
 ]
