@@ -169,3 +169,18 @@ def test_only_the_listed_database_itself_is_staged_never_a_wal_beside_it(tmp_pat
     target.mkdir()
     intake.copy_listed(backup, manifest, target, only=("lore.db", "spool"))
     assert sorted(p.name for p in target.rglob("*")) == ["lore.db"]
+
+
+def test_a_backup_carrying_no_proven_indexes_is_restored_by_rebuilding_them(store, tmp_path):
+    from lore_sidecar import backups
+    from lore_sidecar.app import open_engine
+    from lore_sidecar.settings import load_settings
+
+    made = Path(make(store, tmp_path / "bk")["path"])
+    manifest = json.loads((made / "manifest.json").read_text())
+    assert files.indexes_in(manifest) is not None  # the control: as made, it carries them
+    manifest["index"] = None  # as an older version wrote it: nothing proves any index current
+    (made / "manifest.json").write_text(json.dumps(manifest))
+    settings, _ = load_settings(workspace_root=tmp_path, cli={"storeDir": str(tmp_path / "restored")})
+    r = backups.restore(settings, made, open_engine)
+    assert r["indexes"] == "rebuilt" and r["counts"]["nodes"] == 3, r  # tide, tabs and the global one

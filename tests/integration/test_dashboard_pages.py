@@ -47,6 +47,9 @@ def _seed(root):
             c.request("lore/createNode", {"uri": uri, "content": content, "category": "decision",
                                           **({"sources": [{"path": p} for p in sources]} if sources else {})})
         if name == "shop":
+            for i in range(32):  # more than one page of search results
+                c.request("lore/createNode", {"uri": f"project://shop/pattern/lighthouse-{i}",
+                                              "content": f"Lighthouse keeper rota {i} rotates on {i % 7 + 1} day"})
             for subject, old, new in (("payments service", "Stripe", "Adyen"), ("orders service", "MySQL", "Postgres")):
                 c.request("lore/assertFact", {"subject": subject, "predicate": "uses", "object": old,
                                               "validFrom": "2024-01-01T00:00:00Z"})
@@ -104,6 +107,13 @@ def test_search_keeps_to_the_ticked_tiers(ui):
     assert SHOP in page and 'value="knowledge" checked' in page and 'value="messages">' in page, page
     _, _, page = get(ui, "/", q="invoices numbered", source="messages")
     assert SHOP not in page and "nothing matches" in page, page
+
+
+def test_a_search_says_how_many_it_found_only_when_it_shows_fewer(ui):
+    _, _, page = get(ui, "/", q="lighthouse keeper rota")
+    assert page.count('<a class=hit ') == 30 and re.search(r"\d+ found, first 30 shown", page), page
+    _, _, page = get(ui, "/", q="greenhouse branch invoices")
+    assert SHOP in page and "found, first" not in page
 
 
 def test_a_remembered_note_keeps_its_category_and_is_recorded_as_the_dashboards(ui):
