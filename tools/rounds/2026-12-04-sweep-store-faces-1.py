@@ -12,20 +12,25 @@ test_backup_roundtrip.py; setup: test_agent_installs.py, test_install.py (less t
 build), test_doctor.py).
 
 Totals. On a loaded 2-core machine (load 8-13) a surviving mutant took 2-9 minutes against
-the whole files, so in the hour only 13 of the 105 ran that way: 7 caught, 6 not (one of
+the whole files, so in the hour only 17 of the 105 ran that way: 9 caught, 8 not (one of
 them, g-no-ipv6, only by an e2e fixture error), of which 1 equivalent (b-keep-arg-ignored:
 no caller passes `keep`, the setting always decides). Six more dashboard mutants ran against
-test_dashboard_access.py alone: 5 caught, 1 survived. First-time catch where measured: 12 of
-18 non-equivalent mutants (67%). The other 67 were not run against the old files; each was
-run against the new tests below and each was seen failing there (and each new test passes on
-HEAD). 20 were not run at all in the time: the nightly schedule's (a follower running it, the
-last run not kept, the tick), the index proof's (a torn copy accepted, the epoch unchecked,
-the outbox kept inclusively), the restore's sample check and its `indexes`/`previous`
-fields, the late-db integrity check, the peers table's tcp6, three doctor print/exit paths,
-and the search's truncation note — left for the next round.
+test_dashboard_access.py as it was (beside the first new page tests): 3 caught, 3 not, of
+which 1 equivalent (h-link-keeps-empty: no page hands link() an empty value). First-time
+catch where measured: 12 of 21 non-equivalent mutants (57%). 54 more were not run against
+the old files, only against the new tests below: 52 seen failing there, 2 equivalent (each
+new test passes on HEAD). 73 are recorded here, each with the test that catches it. 28 were
+not run at all in the time, left for the next round: the nightly schedule's four (a
+follower running it, the last backup or dream not kept, the tick), the index proof's four
+(a torn copy accepted, the epoch unchecked, the outbox kept inclusively, no trim mark), the
+restore's sample check and query, its `indexes` word and `previous`, the late-db integrity
+and version-0 checks, the staged journal, the spool glob, recall_shown kept, a sample of
+one, the peers table's tcp6, the usage chart's colours, three doctor print/exit paths and
+its disk threshold, two status mappings (nodeExists, a timeout), a files node's page, and
+two install labels.
 
-Judged equivalent, so not listed: b-keep-arg-ignored (above); s-no-vacuum (dropping the
-backup's VACUUM: this SQLite has secure_delete on, so the deleted recall rows are zeroed
+Judged equivalent, so not listed: b-keep-arg-ignored, h-link-keeps-empty (above);
+s-no-vacuum (dropping the backup's VACUUM: this SQLite has secure_delete on, so the deleted recall rows are zeroed
 anyway; tests/integration/test_backup_files.py checks the bytes and passes with it);
 s-project-scope-any (exports without `scope='project'`: a global node has no project row
 for the JOIN, so none is exported either way).
@@ -102,7 +107,7 @@ ROUND = [
     # Not run against the old files (time). Caught by tests/integration/test_dashboard_pages.py.
     Mutation('g-cookie-path', GUARD, 'path="/", httponly',
              'path="/node", httponly', (PAGES_T,), by=BY),
-    # Not run against the old files (time). Caught by tests/integration/test_dashboard_pages.py.
+    # First run: caught. Also caught by tests/integration/test_dashboard_pages.py (the test named here, the faster).
     Mutation('g-cookie-name-no-port', GUARD, 'return f"lore_ui_{port}"',
              'return "lore_ui"', (PAGES_T,), by=BY),
     # Not run against the old files (time). Caught by tests/integration/test_dashboard_pages.py.
@@ -124,6 +129,9 @@ ROUND = [
     Mutation('p-badparams-422', PAGES, 'return web.Response(status=400, text="bad input: "',
              'return web.Response(status=422, text="bad input: "', (PAGES_T,), by=BY),
     # Run against test_dashboard_access.py as it was: survived. Now caught by tests/integration/test_dashboard_pages.py.
+    Mutation('p-truncated-note-inverted', PAGES, 'if r.get("truncated") else ""',
+             'if not r.get("truncated") else ""', (PAGES_T,), by=BY),
+    # Run against test_dashboard_access.py as it was: survived. Now caught by tests/integration/test_dashboard_pages.py.
     Mutation('g-ttl-boundary', GUARD, 'if until < now:',
              'if until <= now:', (ACCESS_T,), by=BY),
     # First run: survived. Now caught by tests/integration/test_dashboard_access.py.
@@ -144,7 +152,7 @@ ROUND = [
     # First run: survived. Now caught by tests/unit/test_doctor_checks.py.
     Mutation('d-index-threshold', DOCTOR, 'OK if pending < 10_000 else WARN,',
              'OK,', (DOCTOR_T,), by=BY),
-    # Not run against the old files (time). Caught by tests/unit/test_doctor_checks.py.
+    # First run: survived. Now caught by tests/unit/test_doctor_checks.py.
     Mutation('d-stale-no-toml', DOCTOR, '(".json", ".toml", ".py")',
              '(".json", ".py")', (DOCTOR_T,), by=BY),
     # Not run against the old files (time). Caught by tests/unit/test_doctor_checks.py.
@@ -184,6 +192,9 @@ ROUND = [
     Mutation('n-only-prefix-loose', INTAKE, 'if only is not None and not any(rel == p or rel.startswith(p + "/") for p in only):',
              'if only is not None and not any(rel.startswith(p) for p in only):', (BACKUP_T,), by=BY),
     # Not run against the old files (time). Caught by tests/integration/test_backup_files.py.
+    Mutation('b-indexes-claimed-without-proof', BK, 'indexes = not rebuild_indexes and files.indexes_in(manifest) is not None',
+             'indexes = not rebuild_indexes', (BACKUP_T,), by=BY),
+    # First run: survived. Now caught by tests/integration/test_backup_files.py.
     Mutation('hs-is-ours-any', HOSTS, 'return bool(hooks) and all(isinstance(h, dict)',
              'return bool(hooks) and any(isinstance(h, dict)', (INSTALL_T,), by=BY),
     # Not run against the old files (time). Caught by tests/unit/test_install_edits.py.
@@ -237,7 +248,7 @@ ROUND = [
     # Not run against the old files (time). Caught by tests/unit/test_install_edits.py.
     Mutation('in-json-reformat', INST, '            return before  # nothing to do',
              '            pass  # nothing to do', (INSTALL_T,), by=BY),
-    # Not run against the old files (time). Caught by tests/unit/test_install_edits.py.
+    # First run: caught. Also caught by tests/unit/test_install_edits.py (the test named here, the faster).
     Mutation('in-hand-entries-skipped', INST, '    for change in plan(host, w, removing=True):\n        if str(change.path) in manifest["files"]:\n            continue\n',
              '    for change in []:\n        if str(change.path) in manifest["files"]:\n            continue\n', (INSTALL_T,), by=BY),
     # Not run against the old files (time). Caught by tests/unit/test_install_edits.py.
