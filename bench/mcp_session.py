@@ -13,6 +13,8 @@ from pathlib import Path
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp_types import Implementation
 
+PASSED_ON = ("PATH", "PYTHONPATH", "HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "TMPDIR", "TMP", "TEMP")
+
 
 @asynccontextmanager
 async def mcp_session(store: Path, workspace: Path, *args: str, client_name: str = "lore-tests",
@@ -21,8 +23,9 @@ async def mcp_session(store: Path, workspace: Path, *args: str, client_name: str
         command=sys.executable, args=["-m", "lore_sidecar", "mcp", "--store-dir", str(store), *args],
         cwd=str(workspace),
         # The SDK passes only a few variables on; PYTHONPATH too, so a scratch tree (tools/
-        # mutations.py) runs its own code.
-        env={k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ} | (env or {}))
+        # mutations.py) runs its own code; and the home and temp dirs the caller chose (the
+        # suite's own): without them the server fell back to the account's real home and /tmp.
+        env={k: os.environ[k] for k in PASSED_ON if k in os.environ} | (env or {}))
     with open(os.devnull, "w") as quiet:
         async with stdio_client(params, errlog=quiet) as (read, write):
             async with ClientSession(read, write, client_info=Implementation(name=client_name, version="1")) as session:

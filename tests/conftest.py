@@ -18,29 +18,35 @@ TEMP_VARS = ("TMPDIR", "TMP", "TEMP")
 FIXED_TMP_FOLDERS = (Path("/tmp") / f"codex-daemon-{os.getuid()}",)
 
 
+def home_env(home: Path) -> dict[str, str | None]:
+    """HOME and the XDG folders under it (cache and state follow HOME: unset)."""
+    return {"HOME": str(home), "XDG_DATA_HOME": str(home / ".local/share"), "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_CACHE_HOME": None, "XDG_STATE_HOME": None}
+
+
 @pytest.hookimpl(trylast=True)  # after pytest's own tmpdir plugin has made its factory
 def pytest_configure(config):
-    """The whole session's temp dir is `<basetemp>/sys-tmp`, set before any test or fixture
-    starts a child: every process the suite starts (sidecars, harnesses, git, Chromium,
-    Neovim) inherits it, so what they put in "the temp dir" goes where pytest prunes it,
-    not into /tmp. Set here, before collection, so that no child, even one a session fixture
-    starts, sees the system temp dir."""
+    """The whole session's temp dir is `<basetemp>/sys-tmp` and its HOME `<basetemp>/sys-home`,
+    set before any test or fixture starts a child: every process the suite starts (sidecars,
+    harnesses, git, Chromium, Neovim) inherits them, so what they put in "the temp dir" or
+    the home dir goes where pytest prunes it, not into /tmp or the real home. Set here,
+    before collection, so that no child sees the real ones, not even one a module or session
+    fixture starts before a test's own HOME (_isolated_env) is set: onnxruntime, under the
+    sidecar's MiniLM embedder, keeps a device id and a database in ~/.cache/Microsoft."""
     import tempfile
 
-    sys_tmp = config._tmp_path_factory.getbasetemp() / "sys-tmp"
-    sys_tmp.mkdir(mode=0o700, exist_ok=True)
-    before = {key: os.environ.get(key) for key in TEMP_VARS}
-    for key in TEMP_VARS:
-        os.environ[key] = str(sys_tmp)
+    basetemp = config._tmp_path_factory.getbasetemp()
+    sys_tmp, sys_home = basetemp / "sys-tmp", basetemp / "sys-home"
+    for folder in (sys_tmp, sys_home):
+        folder.mkdir(mode=0o700, exist_ok=True)
+    wanted = {**{key: str(sys_tmp) for key in TEMP_VARS}, **home_env(sys_home)}
+    before = {key: os.environ.get(key) for key in wanted}
+    _set_env(wanted)
     tempfile.tempdir = None  # gettempdir() caches its first answer: ask again
     absent = [folder for folder in FIXED_TMP_FOLDERS if not os.path.lexists(folder)]
 
     def restore() -> None:
-        for key, value in before.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        _set_env(before)
         tempfile.tempdir = None
         for folder in absent:  # only an empty folder goes: one a daemon uses has its socket in it
             try:
@@ -51,12 +57,22 @@ def pytest_configure(config):
     config.add_cleanup(restore)
 
 
+def _set_env(values: dict[str, str | None]) -> None:
+    for key, value in values.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local/share"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    for key, value in home_env(home).items():
+        if value is None:
+            monkeypatch.delenv(key, raising=False)
+        else:
+            monkeypatch.setenv(key, value)
     for key in list(os.environ):
         if key.startswith("LORE_") or key == "ANTHROPIC_API_KEY":
             monkeypatch.delenv(key, raising=False)

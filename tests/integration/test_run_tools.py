@@ -18,6 +18,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+# The SDK passes few variables on: these include the suite's own home and temp dirs.
+from bench.mcp_session import PASSED_ON
+
 RECORDER = """#!{python}
 import json, os, sys
 with open(os.environ["ARGV_OUT"], "w") as f:
@@ -57,7 +60,7 @@ def stop_gateway(tmp_path):
 async def tools_of(command: str, args: list[str], cwd: Path) -> set[str]:
     """Start the server exactly as configured (its command and arguments) and list its tools."""
     params = StdioServerParameters(command=command, args=args, cwd=str(cwd),
-                                   env={k: os.environ[k] for k in ("PATH", "PYTHONPATH", "HOME") if k in os.environ})
+                                   env={k: os.environ[k] for k in PASSED_ON if k in os.environ})
     with open(os.devnull, "w") as quiet:
         async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
