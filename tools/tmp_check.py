@@ -16,7 +16,8 @@ a shared machine add entries too, so read the names. Exit status is the command'
 runs the command (as root) in its own mount namespace with an empty folder mounted on /tmp and
 an overlay on $HOME, so what it lists is the command's alone, not also that of a suite running
 beside it: every file it wrote in the home dir, changed ones too (npm's cache aside), and all
-of its /tmp. Its writes to both are thrown away afterwards.
+of its /tmp. Its writes to both are thrown away afterwards. The real /tmp is out of its
+sight: a virtualenv kept there is run without --private.
 """
 
 from __future__ import annotations
