@@ -162,8 +162,13 @@ def lore_tools(harness: str, store: Path, env: dict[str, str] | os._Environ, cwd
         return ["--allowedTools", "mcp__lore", "--mcp-config", json.dumps({"mcpServers": {"lore": server}})]
     args = [*exe[1:], "--store-dir", str(store), "mcp", "--harness", "codex"]
     table = "mcp_servers.lore"
+    # `required`: Codex waits for the server before its first model call (else a `codex exec`
+    # whose model answers at once runs its whole turn without lore's tools). The server
+    # answers the handshake and lists its tools whatever the store's state (a broken store is
+    # an error of each call), so this waits for the process to start and fails nothing else.
     return ["-c", f"{table}.command={json.dumps(exe[0])}", "-c", f"{table}.args={json.dumps(args)}",
-            "-c", f"{table}.env_vars={json.dumps(CODEX_ENV_VARS)}", "-c", f"{table}.startup_timeout_sec=20"]
+            "-c", f"{table}.env_vars={json.dumps(CODEX_ENV_VARS)}", "-c", f"{table}.startup_timeout_sec=20",
+            "-c", f"{table}.required=true"]
 
 
 def run_harness(harness: str, args: list[str], store_dir: str | None, upstream: str | None, *,
@@ -177,6 +182,11 @@ def run_harness(harness: str, args: list[str], store_dir: str | None, upstream: 
         cmd, env = command_for(harness, url, [*extra, *args])
     else:
         cmd, env = command_for(harness, url, [*args, *extra])
+    if harness == "claude" and extra and {"-p", "--print"} & set(args) and "MCP_CONNECTION_NONBLOCKING" not in os.environ:
+        # Claude Code 2.1 sends a print run's first request before its MCP servers have
+        # connected (offering a WaitForMcpServers tool instead): the one answer such a run
+        # gets would come without lore's tools. Interactive, the user's first words come later.
+        env["MCP_CONNECTION_NONBLOCKING"] = "false"
     # The address only: stderr is a terminal or a CI log, and the secret is never logged.
     print(f"lore-sidecar: {harness} through the gateway at {url.rpartition('/')[0]}", file=sys.stderr)
     try:
