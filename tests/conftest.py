@@ -39,7 +39,7 @@ def pytest_configure(config):
     sys_tmp, sys_home = basetemp / "sys-tmp", basetemp / "sys-home"
     for folder in (sys_tmp, sys_home):
         folder.mkdir(mode=0o700, exist_ok=True)
-    wanted = {**{key: str(sys_tmp) for key in TEMP_VARS}, **home_env(sys_home)}
+    wanted = {**{key: str(sys_tmp) for key in TEMP_VARS}, **home_env(sys_home), **download_caches()}
     before = {key: os.environ.get(key) for key in wanted}
     _set_env(wanted)
     tempfile.tempdir = None  # gettempdir() caches its first answer: ask again
@@ -55,6 +55,14 @@ def pytest_configure(config):
                 pass
 
     config.add_cleanup(restore)
+
+
+def download_caches() -> dict[str, str]:
+    """npm's and pip's download caches stay the real home's (only downloads live there, and a
+    warm cache is what keeps installing the harnesses quick), unless the caller chose them."""
+    real = Path(os.environ.get("HOME") or Path.home())
+    caches = {"npm_config_cache": real / ".npm", "PIP_CACHE_DIR": real / ".cache" / "pip"}
+    return {key: os.environ.get(key) or str(path) for key, path in caches.items()}
 
 
 def _set_env(values: dict[str, str | None]) -> None:
