@@ -101,6 +101,7 @@ def test_run_codex_configures_lore_mcp_server_before_its_subcommand_unless_confi
     lore = tomllib.loads("\n".join(v.removeprefix("mcp_servers.lore.") for v in settings
                                    if v.startswith("mcp_servers.lore.")))
     assert lore["args"][-3:] == ["mcp", "--harness", "codex"] and "LORE_STORE_DIR" in lore["env_vars"]
+    assert lore["required"] is True  # Codex waits for it before its first model call (see test_run_harnesses.py)
     tools = asyncio.run(tools_of(lore["command"], lore["args"], tmp_path))
     assert "lore_recall" in tools, tools
     codex_home = tmp_path / "codex-home"
