@@ -102,7 +102,7 @@ MUTATIONS = [
              "            raise outside_workspace(path) from None", "            return path",
              (f"{MCP}::test_refusals_come_back_as_tool_errors_beside_the_same_call_succeeding",)),
     Mutation("window-moves-every-turn", "lore_sidecar/engine/context/gradient.py",
-             "raw > pinned * (1 + HYSTERESIS)", "raw > pinned",
+             "    cap = pinned + slack\n", "    cap = pinned\n",  # the window's slack (was HYSTERESIS before 2a03b71)
              (f"{CTX}::test_a_150_turn_session_never_exceeds_the_window_and_the_prefix_is_stable_between_compactions",)),
     Mutation("window-cut-inside-a-tool-call", "lore_sidecar/engine/context/bodies.py",
              "    out = set(turn_starts(api, conv))\n", "    out = set(range(1, len(conv)))\n",
