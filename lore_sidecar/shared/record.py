@@ -164,8 +164,11 @@ def arbitrate(conn: Any, team: str, project: str, method: str, args: dict[str, A
         new_scope = changes.get("scope") or scope
         if (new_priority, new_scope) != (priority, scope):
             budget(conn, team, project, new_scope, new_priority, uri)
-        conn.execute("UPDATE lore_nodes SET version=version+1, priority=%s, scope=%s WHERE team=%s AND uri=%s",
-                     (new_priority, new_scope, team, uri))
+        # A scope move files the node where the budget counts it now: global nodes under no
+        # project, a node moved into project scope under the project that moved it.
+        where = where if new_scope == scope else (project if new_scope == "project" else "")
+        conn.execute("UPDATE lore_nodes SET version=version+1, priority=%s, scope=%s, project=%s WHERE team=%s AND uri=%s",
+                     (new_priority, new_scope, where, team, uri))
     elif method in ("deleteNode", "forget"):
         conn.execute("DELETE FROM lore_nodes WHERE team=%s AND uri=%s", (team, uri))
     elif method == "moveNode":

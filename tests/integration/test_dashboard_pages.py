@@ -198,6 +198,21 @@ def test_a_cookie_is_scoped_to_its_dashboard_and_its_whole_site(ui):
     assert status == 200 and "<h1>Review</h1>" in page
 
 
+def test_a_nodes_stored_markup_is_shown_as_text_never_as_markup(ui):
+    """docs/security.md: stored text is quoted inertly wherever it is rendered. A remembered
+    note holding markup is shown on its page escaped, in its content and everywhere else;
+    the control: the same page shows that content, as text."""
+    hostile = '</pre><script>alert("lore")</script><img src=x onerror=alert(1)>'
+    _, headers, _ = post(ui, "/retain", content=f"Escaping check {hostile}", category="gotcha")
+    uri = urllib.parse.parse_qs(urllib.parse.urlsplit(headers["Location"]).query)["uri"][0]
+    status, _, page = get(ui, "/node", uri=uri)
+    assert status == 200
+    content = re.search(r"<pre id=content>(.*?)</pre>", page, re.S).group(1)
+    assert content == "Escaping check &lt;/pre&gt;&lt;script&gt;alert(&quot;lore&quot;)&lt;/script&gt;" \
+                      "&lt;img src=x onerror=alert(1)&gt;", content
+    assert "<script>" not in page and "<img" not in page, page
+
+
 def runs_on(page: str) -> dict[str, str]:
     """Each dream run's card on the dream page, by run id."""
     cards = re.findall(r'<div class="card run"><h3>(\S+) (.*?)</div>(?=<div class="card run">|</main>)', page, re.S)

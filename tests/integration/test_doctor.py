@@ -65,6 +65,25 @@ def test_a_healthy_set_up_passes(setup):
     assert report["healthy"] is True and {c["name"] for c in report["checks"]} >= {"store", "schema", "writer", "embedder"}
 
 
+def test_a_warning_alone_is_named_and_doctor_still_exits_0(setup):
+    """setup/doctor.py: exit 0 when nothing failed (warnings are fine), 1 otherwise. A store
+    others may read is a warning: named with its fix, and the set-up is healthy; the control:
+    the same set-up with a failure added (the agent's config gone) exits 1."""
+    home, project, store = setup
+    store.chmod(0o755)
+    try:
+        warned = lore(home, "doctor", "--store-dir", str(store), "--workspace", str(project))
+        report = json.loads(lore(home, "doctor", "--json", "--store-dir", str(store), "--workspace", str(project)).stdout)
+        (project / ".mcp.json").unlink()
+        failed = lore(home, "doctor", "--store-dir", str(store), "--workspace", str(project))
+    finally:
+        store.chmod(0o700)
+    assert "! privacy: other users can read the store" in warned.stdout and f"fix: chmod 700 {store}" in warned.stdout
+    assert warned.returncode == 0 and "✗" not in warned.stdout, warned.stdout
+    assert report["healthy"] is True and [c["name"] for c in report["checks"] if c["state"] == "warn"] == ["privacy"]
+    assert failed.returncode == 1 and "✗" in failed.stdout, failed.stdout
+
+
 def test_a_read_only_store_a_missing_config_and_a_hung_writer_are_each_named_with_a_fix(setup):
     home, project, store = setup
     (project / ".mcp.json").unlink()

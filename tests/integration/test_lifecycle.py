@@ -151,3 +151,28 @@ def test_the_degraded_hook_spools_the_prompt_before_it_opens_anything_for_recall
     spooled = [json.loads(f.read_text()) for f in set((store / "spool").glob("*.op.json")) - before]
     assert [op["kind"] for op in spooled] == ["recordMessages"], (out.stderr, spooled)
     assert "narwhal build flag" in json.dumps(spooled[0]["messages"])
+
+
+def test_the_degraded_hooks_recall_leaves_out_the_asking_sessions_own_messages(tmp_path, workspace):
+    """hook/fallback.py: the leads a prompt gets on the degraded path are earlier work, never
+    the asking session's own turns (the host holds those already). Two sessions said the same
+    thing; the control: the other session's message is a lead."""
+    store = tmp_path / "store"
+    c = StdioClient(sidecar_command("--store-dir", str(store)))
+    c.initialize(workspace, options={"watch": False})
+    try:
+        for sid in ("earlier", "s1"):
+            c.request("lore/recordMessages", {"sessionId": sid, "messages": [
+                {"id": f"{sid}-1", "role": "user", "content": "the narwhal build flag turns on the arctic cache"}]})
+        hits = c.request("lore/recall", {"query": "narwhal build flag arctic cache", "sources": ["messages"]})["hits"]
+        assert {h["sessionId"] for h in hits} >= {"earlier", "s1"}, hits  # both are found by these words
+    finally:
+        c.close()
+    event = {"session_id": "s1", "cwd": str(workspace), "prompt": "what does the narwhal build flag do to the arctic cache?"}
+    out = subprocess.run([sys.executable, "-m", "lore_sidecar", "--store-dir", str(store), "hook", "UserPromptSubmit"],
+                         input=json.dumps(event), capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "LORE_HOOK_DAEMON": "0", "LORE_HOOK_TIMEOUT_MS": "20000"})
+    assert out.returncode == 0, out.stderr
+    context = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "session://earlier/" in context, context
+    assert "session://s1/" not in context, context

@@ -159,3 +159,26 @@ def test_the_assigned_secret_rule_is_tried_wherever_a_match_can_start():
     # overlap, and neither do these.
     nested = "token=secret_key=abc123def passwd: passwd_token=Zq8vR2mT5wLp9"
     assert [m.span() for m in rule._matches(rule.pattern, nested)] == [m.span() for m in rule.pattern.finditer(nested)]
+
+
+def test_a_secret_after_letters_that_lower_lengthens_is_redacted_whole():
+    """The case-insensitive rules (bearer, basic, assigned secrets) match a lower-cased copy;
+    "İ".lower() is two characters, so spans found there would cut the original in the wrong
+    places. The control: the same line without those letters, redacted the same way."""
+    token = "tok3nValue0123456789abcdefXYZ"
+    line = f"curl -H 'Authorization: Bearer {token}' && export DB_PASSWORD=Zq9secretValue77"
+    prefix = "İstanbul İzmir İİİİİİ: "
+    assert redact(prefix + line) == prefix + redact(line)
+    out = redact(prefix + line)
+    assert token[:6] not in out and token[-6:] not in out and "Zq9secret" not in out, out
+    assert "[REDACTED:bearer-token]" in out and "[REDACTED:assigned-secret]" in out, out
+
+
+def test_a_private_key_block_cut_before_its_end_line_is_still_redacted():
+    """Tool output is often cut short: a key block with no END line is redacted to the end of
+    the text. The control: a whole block is redacted up to its END line and what follows stays."""
+    body = "MIIEowIBAAKCAQEAu3Zq9XvL2mN8pQ4rT6wY1sB5dF7hJ0kL3nP6qS9tV2xZ4cE8gI\nfH2jK5mN8pR1sU4vX7yA0bD3eG6hJ9kM2nQ5rT8uW1xZ4"
+    cut = redact(f"cat ~/.ssh/deploy\n-----BEGIN RSA PRIVATE KEY-----\n{body}\n[output truncated]")
+    assert "MIIEowIBAAKCAQEA" not in cut and "xZ4" not in cut and cut == "cat ~/.ssh/deploy\n[REDACTED:private-key]", cut
+    whole = redact(f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----\nnext line stays")
+    assert whole == "[REDACTED:private-key]\nnext line stays", whole
