@@ -13,7 +13,20 @@ earlier rounds were read only for the format and to leave out bugs already plant
 text or same idea). The test files were chosen by name and by `grep -l <module or function>`
 only.
 
-First run: (pending)
+First run (`python3 tools/mutations.py <the 18 names>`, once, 2026-12-04 04:00-04:29 UTC, 2
+cores at load 7-12 with other helpers' suites): 9 of 18 caught (50%); survived:
+f4a-price-shortest-prefix-wins, f4a-gpt5-write-surcharge, f4a-implausible-ratio-taken,
+f4a-responses-developer-evicted, f4a-files-line-repeats-paths,
+f4a-run-reuses-gateway-of-other-upstream, f4a-run-upstream-v1-doubled,
+f4a-wire-read-overtakes-write, f4a-wire-exit-before-the-answers. No stale or error outcome.
+
+Every survivor is a real promise (docs/context.md, docs/protocol.md); each has a test that
+fails with the bug planted by hand in a scratch copy (`git archive HEAD`) and passes without
+it (comments below; its file added to the entry): tests/unit/test_context_prices.py,
+tests/e2e/test_context_fresh_promises.py, tests/integration/test_run_gateway_upstream.py,
+tests/integration/test_wire_order.py. tests/unit/test_ask_ledger.py was added beside
+f4a-ask-stale-judged-by-last-source (caught by test_ask.py only, end to end): the several-source
+rule at unit level. No product bug found while reading the code.
 """
 
 import sys
@@ -30,6 +43,11 @@ SESS, RUN = "lore_sidecar/gateway/sessions.py", "lore_sidecar/gateway/run.py"
 ASK_REQ, LEDGER = "lore_sidecar/engine/ask/requests.py", "lore_sidecar/engine/ask/ledger.py"
 COMPACT = "lore_sidecar/engine/ask/compaction.py"
 CALLS, TRANSPORT = "lore_sidecar/rpc/calls.py", "lore_sidecar/rpc/transport.py"
+
+# Added after the first run, for its survivors:
+PRICES_T, FRESH4 = "tests/unit/test_context_prices.py", "tests/e2e/test_context_fresh_promises.py"
+RUN_UP, WIRE_ORDER = "tests/integration/test_run_gateway_upstream.py", "tests/integration/test_wire_order.py"
+LEDGER_T = "tests/unit/test_ask_ledger.py"
 
 CTX = "tests/e2e/test_context_assembly.py"
 ECON = "tests/e2e/test_context_economics.py"
@@ -52,13 +70,17 @@ ROUND = [
     Mutation("f4a-price-shortest-prefix-wins", PRICES,
              "best = max((k for k in table if name.startswith(k)), key=len, default=None)",
              "best = min((k for k in table if name.startswith(k)), key=len, default=None)",
-             (ECON_UNIT, CTX, ECON), by=BY),
+             (PRICES_T, ECON_UNIT, CTX, ECON), by=BY),
+    # SURVIVED (no test priced Opus 4.5+). Added: test_context_prices.py::
+    # test_the_longest_matching_prefix_prices_the_model -> caught.
     # GPT-5 "with automatic caching (no write surcharge)": the write multiplier left at the
     # default 1.25x, so an OpenAI session pays a write surcharge it never pays.
     Mutation("f4a-gpt5-write-surcharge", PRICES,
              '"gpt-5": Price(1.25, 10.0, write=1.0, window=400_000),',
              '"gpt-5": Price(1.25, 10.0, window=400_000),',
-             (ECON_UNIT, CTX, LAYERS, GW_CODEX), by=BY),
+             (PRICES_T, ECON_UNIT, CTX, LAYERS, GW_CODEX), by=BY),
+    # SURVIVED (no test priced a cache write at OpenAI). Added: test_context_prices.py::
+    # test_a_cache_write_costs_the_surcharge_at_anthropic_and_none_at_openai -> caught.
     # targetCacheReadCostPerTurn: "the tokens that many dollars re-read at that model's
     # cache-read price": the cap computed at the full input price (10x smaller).
     Mutation("f4a-read-cost-cap-at-input-price", GRAD,
@@ -82,19 +104,25 @@ ROUND = [
     Mutation("f4a-implausible-ratio-taken", CTX_REQ,
              "if real > 0 and RATIO_PLAUSIBLE[0] <= ratio <= RATIO_PLAUSIBLE[1]:",
              "if real > 0:",
-             (CTX, LAYERS, ECON, ECON_UNIT), by=BY),
+             (FRESH4, CTX, LAYERS, ECON, ECON_UNIT), by=BY),
+    # SURVIVED (the calibration tests fed ratios of 1.0-2.0 only). Added: test_context_fresh_promises.py::
+    # test_calibration_takes_only_a_plausible_ratio -> caught.
     # "System prompt and tools are never rewritten": a Responses `developer` message (Codex's
     # instructions inside `input`) is taken for a user's, so it is evicted into the digest.
     Mutation("f4a-responses-developer-evicted", BODIES,
              '            return "system" if role in ("system", "developer") else role',
              '            return "system" if role == "system" else role',
-             (CTX, LAYERS, GW_CODEX, GW_HARNESSES), by=BY),
+             (FRESH4, CTX, LAYERS, GW_CODEX, GW_HARNESSES), by=BY),
+    # SURVIVED (no Responses body led with a developer message). Added: test_context_fresh_promises.py::
+    # test_a_responses_developer_message_stays_first_and_whole_like_a_system_one -> caught.
     # "A move appends one part for the messages it evicted (naming only paths not named
     # before)": the new part's files line repeats every path of the evicted messages.
     Mutation("f4a-files-line-repeats-paths", STUBS,
              '            fresh = [p for p in line[7:].split(", ") if inert(p) not in named]',
              '            fresh = [p for p in line[7:].split(", ")]',
-             (LAYERS, CTX, ECON), by=BY),
+             (FRESH4, LAYERS, CTX, ECON), by=BY),
+    # SURVIVED (the earlier test checked each evicted path is named, not that it is named once).
+    # Added: test_context_fresh_promises.py::test_an_appended_part_names_no_path_an_earlier_part_named -> caught.
     # -- the gateway and `run` -------------------------------------------------------------------
     # A non-streamed Anthropic answer's usage is never read (only the stream's events are), so
     # a harness that does not stream never calibrates and its busts are never seen.
@@ -107,13 +135,17 @@ ROUND = [
     Mutation("f4a-run-reuses-gateway-of-other-upstream", RUN,
              "        if alive(url) and known.get(\"upstream\") == upstream:",
              "        if alive(url):",
-             (RUN_AGENTS, HERMES_PROVIDER, COPILOT, GW_CALLERS), by=BY),
+             (RUN_UP, RUN_AGENTS, HERMES_PROVIDER, COPILOT, GW_CALLERS), by=BY),
+    # SURVIVED (each test ran one upstream per store). Added: test_run_gateway_upstream.py::
+    # test_a_gateway_forwarding_elsewhere_is_not_reused_one_forwarding_here_is -> caught.
     # "The gateway appends /v1/... itself": the harness's own base URL handed over with its
     # /v1, so every call goes to .../v1/v1/chat/completions.
     Mutation("f4a-run-upstream-v1-doubled", RUN,
              '    return base[: -len("/v1")] if base.endswith("/v1") else base',
              "    return base",
-             (RUN_AGENTS, HERMES_PROVIDER, COPILOT), by=BY),
+             (RUN_UP, RUN_AGENTS, HERMES_PROVIDER, COPILOT), by=BY),
+    # SURVIVED (the fake model server routes by the path's end: /v1/v1/chat/completions reached it).
+    # Added: test_run_gateway_upstream.py::test_the_harness_own_endpoint_is_the_upstream_without_its_v1 -> caught.
     # "Nothing is added when the agent's own configuration already names a lore server
     # (... the project's .mcp.json ...)": the project's file is not looked at, so Claude Code
     # gets a second lore server.
@@ -133,7 +165,8 @@ ROUND = [
     Mutation("f4a-ask-stale-judged-by-last-source", LEDGER,
              "            changed |= cache[path] != sha",
              "            changed = cache[path] != sha",
-             (ASK_RULES, ASK_E2E), by=BY),
+             (LEDGER_T, ASK_RULES, ASK_E2E), by=BY),
+    # Caught by test_ask.py; test_ask_ledger.py (added) says the several-source rule at unit level.
     # "at least two questions have passed since the last compaction, unless it is past 0.95":
     # the cooldown ignored, so a window hovering over 0.85 compacts (a full cache write) on
     # every question.
@@ -153,12 +186,16 @@ ROUND = [
              "    async def read(self, work):\n        prev = self._last\n        if prev is not None and not prev.done():\n"
              "            await asyncio.shield(prev)\n",
              "    async def read(self, work):\n        prev = self._last\n",
-             (STDIO, LSP, INV), by=BY),
+             (WIRE_ORDER, STDIO, LSP, INV), by=BY),
+    # SURVIVED (no test piped a recall right behind a write). Added: test_wire_order.py::
+    # test_a_recall_piped_right_behind_a_write_finds_what_it_wrote -> caught.
     # `exit` right behind piped requests waits until every earlier one is answered: dispatched
     # at once instead, so the process ends with replies unwritten.
     Mutation("f4a-wire-exit-before-the-answers", TRANSPORT,
              "            asyncio.ensure_future(self._when_idle(lambda: self._dispatch(msg)))\n            return\n"
              "        if method == \"shutdown\" and has_id:",
              "            self._dispatch(msg)\n            return\n        if method == \"shutdown\" and has_id:",
-             (STDIO, LSP, "tests/unit/test_startup.py"), by=BY),
+             (WIRE_ORDER, STDIO, LSP, "tests/unit/test_startup.py"), by=BY),
+    # SURVIVED (no test piped exit behind pending requests). Added: the same test (every reply
+    # written, exit code 0) -> caught.
 ]
