@@ -27,6 +27,8 @@ tests/e2e/test_context_fresh_promises.py, tests/integration/test_run_gateway_ups
 tests/integration/test_wire_order.py. tests/unit/test_ask_ledger.py was added beside
 f4a-ask-stale-judged-by-last-source (caught by test_ask.py only, end to end): the several-source
 rule at unit level. No product bug found while reading the code.
+Rerun with the tests added (`python3 tools/mutations.py <the 9 survivors>`, 04:31 UTC): 9 of 9
+caught.
 """
 
 import sys
