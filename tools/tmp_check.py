@@ -6,7 +6,7 @@ The suite promises to leave nothing outside its own temp dirs (pytest's basetemp
 itself prunes to the last three runs) and to write nothing into the real home dir. This lists
 the system temp dir's entries (and those one level inside the folders already there: a JVM
 or an editor adds files to a shared `hsperfdata_<user>` or `nvim.<user>` folder) and the home
-dir's (three levels deep, npm's download cache aside) before and after the command, and prints
+dir's (three levels deep, npm's and pip's download caches aside) before and after the command, and prints
 those added, with their owner and size, so a leak shows up whichever process made it (a
 harness, Chromium, PostgreSQL, a sidecar, git). It reports and does not judge: other users of
 a shared machine add entries too, so read the names. Exit status is the command's.
@@ -15,7 +15,7 @@ a shared machine add entries too, so read the names. Exit status is the command'
 
 runs the command (as root) in its own mount namespace with an empty folder mounted on /tmp and
 an overlay on $HOME, so what it lists is the command's alone, not also that of a suite running
-beside it: every file it wrote in the home dir, changed ones too (npm's cache aside), and all
+beside it: every file it wrote in the home dir, changed ones too (the download caches aside), and all
 of its /tmp. Its writes to both are thrown away afterwards. The real /tmp is out of its
 sight: a virtualenv kept there is run without --private.
 """
@@ -36,8 +36,15 @@ from pathlib import Path
 SYSTEM_TMP = Path("/tmp")
 IGNORED = ("pytest-of-",)  # pytest's basetemp root: the suite's own temp dirs, pruned by pytest
 HOME = Path(os.path.expanduser("~"))
-# Not looked into: npm's download cache (allowed), and toolchains too big to walk each time.
-HOME_UNWALKED = {".npm", ".pyenv", ".cargo", ".rustup"}
+# Not looked into: npm's and pip's download caches (the suite keeps them in the real home on
+# purpose, see tests/conftest.py), and toolchains too big to walk each time.
+DOWNLOAD_CACHES = (".npm", ".cache/pip")
+HOME_UNWALKED = (*DOWNLOAD_CACHES, ".pyenv", ".cargo", ".rustup")
+
+
+def unwalked(rel: str) -> bool:
+    """A download cache, or inside a folder of HOME_UNWALKED (a toolchain itself is listed)."""
+    return rel in DOWNLOAD_CACHES or any(rel.startswith(folder + "/") for folder in HOME_UNWALKED)
 
 
 def listing(root: Path, depth: int, skip=lambda rel: False) -> set[str]:
@@ -67,7 +74,7 @@ def tmp_entries(root: Path = SYSTEM_TMP) -> set[str]:
 
 
 def home_entries() -> set[str]:
-    return listing(HOME, 3, lambda rel: rel.split("/")[0] in HOME_UNWALKED and "/" in rel)
+    return listing(HOME, 3, unwalked)
 
 
 def added(before: set[str], after: set[str]) -> list[str]:
@@ -82,10 +89,10 @@ def overlay_changes(upper: Path) -> list[str]:
     changed = []
     for folder, dirs, files in os.walk(upper):
         rel = Path(folder).relative_to(upper)
-        if rel.parts[:1] == (".npm",):
-            dirs.clear()  # npm's download cache: allowed
-            continue
         for name in list(dirs):
+            if str(rel / name) in DOWNLOAD_CACHES:
+                dirs.remove(name)  # allowed (the upper layer is small: toolchains are looked into)
+                continue
             if not (HOME / rel / name).is_dir() or (HOME / rel / name).is_symlink():
                 changed.append(str(rel / name))
                 dirs.remove(name)  # new: it stands for everything in it
