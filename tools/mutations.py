@@ -331,7 +331,7 @@ MUTATIONS = [
              'r"^\\W*(?:since', 'r"\\b(?:since',
              (f"{DATES}::test_a_question_asking_when_prefers_the_message_that_tells_a_time", "tests/unit/test_when.py")),
     Mutation("dense-deferred-past-the-when-bonus", "lore_sidecar/engine/recall/recaller.py",
-             "(self._when_bonus() if asks_time else 0.0)\n        node", "0.0\n        node",
+             "(self._when_bonus() if asks_time else 0.0)\n        message +=", "0.0\n        message +=",
              (f"{DATES}::test_the_dense_leg_is_skipped_only_when_no_vector_hit_could_reach_the_page",)),
     Mutation("how-long-asks-nothing", "lore_sidecar/engine/recall/when.py",
              "    if _ASKS_HOW_LONG.search(query):\n        return says_how_long", "    if False:\n        return says_how_long",
