@@ -38,9 +38,12 @@ VERSION = len(MIGRATIONS)
 def migrate(conn: Any) -> int:
     """Bring the record's schema to this version; returns it. Refuses a newer one."""
     with conn.transaction():
+        # The lock first: two machines running CREATE TABLE IF NOT EXISTS at once on a new
+        # database race in PostgreSQL's catalog (UniqueViolation), and the loser's first
+        # write answered an internal error. The advisory lock needs no table.
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext('lore_schema'))")
         conn.execute("CREATE TABLE IF NOT EXISTS lore_schema(version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
                      " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext('lore_schema'))")
         have = conn.execute("SELECT COALESCE(MAX(version), 0) FROM lore_schema").fetchone()[0]
         if have > VERSION:
             raise LoreError("storeTooNew", f"the shared record is at schema {have}; this lore-sidecar reads up to "
