@@ -7,27 +7,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from lore_sidecar.client import StdioClient, sidecar_command
+from lore_sidecar.client import StdioClient
 from lore_sidecar.engine.context.bodies import strip_marks
-
-OPTIONS = {"watch": False, "indexWorkspace": False, "distiller": "off"}
-
-
-@pytest.fixture
-def sidecar(tmp_path, workspace):
-    clients = []
-
-    def spawn(**options) -> StdioClient:
-        c = StdioClient(sidecar_command("--store-dir", str(tmp_path / f"store{len(clients)}")))
-        c.initialize(workspace, options={**OPTIONS, **options})
-        clients.append(c)
-        return c
-
-    yield spawn
-    for c in clients:
-        c.close()
 
 
 def turn(k: int) -> list[dict]:

@@ -13,28 +13,12 @@ import json
 
 import pytest
 
-from lore_sidecar.client import StdioClient, sidecar_command
+from lore_sidecar.client import StdioClient
 from lore_sidecar.engine.context.bodies import strip_marks
 from lore_sidecar.engine.context.cache_sim import CacheSim
 
-OPTIONS = {"watch": False, "indexWorkspace": False, "distiller": "off"}
 SYSTEM = [{"type": "text", "text": "You are a coding agent. " * 200}]
 TOO_LONG = {"status": 400, "message": "prompt is too long: 212000 tokens > 200000 maximum"}
-
-
-@pytest.fixture
-def sidecar(tmp_path, workspace):
-    clients = []
-
-    def spawn(**options) -> StdioClient:
-        c = StdioClient(sidecar_command("--store-dir", str(tmp_path / f"store{len(clients)}")))
-        c.initialize(workspace, options={**OPTIONS, **options})
-        clients.append(c)
-        return c
-
-    yield spawn
-    for c in clients:
-        c.close()
 
 
 def turn(k: int, lines: int = 40) -> list[dict]:
