@@ -76,6 +76,15 @@ def test_redact_value_redacts_a_secret_used_as_a_key_and_keeps_plain_keys():
     assert any(MARKER.search(k) for k in out) and out["type"] == "text"  # control: an ordinary key stays
 
 
+
+def test_two_secrets_used_as_keys_of_one_object_keep_both_values():
+    body = {"ghp_abcdefghijklmnopqrstuvwxyz0123456789": "first", "ghp_zyxwvutsrqponmlkjihgfedcba9876543210": "second",
+            "type": "text"}
+    out = redact_value(body)
+    assert sorted(v for k, v in out.items() if k != "type") == ["first", "second"]  # neither value lost
+    assert all(MARKER.search(k) for k in out if k != "type") and out["type"] == "text"
+    assert redact_value(out) == out  # a second pass changes nothing
+
 _secret_texts = st.sampled_from([t for _, t, _ in PLANTED])
 _noise = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
 

@@ -380,8 +380,23 @@ def redact_value(value: Any, budget: list[int] | None = None) -> Any:
     if isinstance(value, list):
         return [redact_value(v, budget) for v in value]
     if isinstance(value, dict):
-        return {redact_value(k, budget) if isinstance(k, str) else k: redact_value(v, budget) for k, v in value.items()}
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            key = redact_value(k, budget) if isinstance(k, str) else k
+            if key in out:
+                # Two secrets used as keys redact alike: the later one is numbered rather
+                # than overwriting the earlier one's value (nothing the caller sent is lost).
+                key = _unique_key(out, key)
+            out[key] = redact_value(v, budget)
+        return out
     return value
+
+
+def _unique_key(taken: dict[Any, Any], key: str) -> str:
+    n = 2
+    while f"{key}#{n}" in taken:
+        n += 1
+    return f"{key}#{n}"
 
 
 def kinds() -> list[str]:
