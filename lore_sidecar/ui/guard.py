@@ -12,8 +12,9 @@
 - without the token or the cookie, 401;
 - the Host header must name the loopback address and port it listens on (a page on a DNS
   name rebound to 127.0.0.1 sends its own name): 421 otherwise;
-- an `Origin` header, or `Sec-Fetch-Site: cross-site`, from anywhere but this origin: 403 —
-  a page on another site cannot post a form here even if it learnt the token. With
+- an `Origin` header, or `Sec-Fetch-Site: cross-site` or `same-site` (a page on another port
+  of this machine), from anywhere but this origin: 403 — a page elsewhere can neither post a
+  form here, even if it learnt the token, nor make the browser GET a page with its cookie. With
   `Referrer-Policy: no-referrer` a browser sends `Origin: null` on the dashboard's own forms;
   `null` passes only beside `Sec-Fetch-Site: same-origin`;
 - no CORS headers, ever; every answer (pages, JSON, errors, redirects, refusals) carries
@@ -82,7 +83,9 @@ def guard(access: Access, port_of: Callable[[], int]) -> Callable:
         if origin is not None and origin not in {f"http://{h}" for h in hosts} and not (
                 origin == "null" and fetch_site == "same-origin"):
             return refuse(403, "a page on another origin may not use this dashboard")
-        if fetch_site == "cross-site":
+        if fetch_site in ("cross-site", "same-site"):
+            # same-site: a page on another port of this machine, which the browser hands the
+            # SameSite=Strict cookie all the same.
             return refuse(403, "a page on another site may not use this dashboard")
         if not peers.same_user(request):
             return refuse(403, "this dashboard answers only the user who started lore-sidecar ui")

@@ -288,3 +288,23 @@ def test_a_launch_code_is_redeemed_only_by_the_browsers_get(launched):
     assert status == 401 and "Set-Cookie" not in headers, (status, headers)
     status, headers, _ = ask(launch.port, path)  # the control: the browser's GET still logs in
     assert status == 303 and "HttpOnly" in headers["Set-Cookie"]
+
+
+def test_a_page_on_another_loopback_port_is_refused_even_for_a_plain_get(launched):
+    """A page served on another port of 127.0.0.1 is `same-site` to the dashboard: the browser
+    sends it the SameSite=Strict cookie, so Sec-Fetch-Site is what tells it apart. Its GETs
+    and its posts are refused; the controls — the dashboard's own navigation, a URL typed or
+    opened by the user, and a script without fetch metadata — are answered."""
+    _, url, _, _ = launched
+    parts = urllib.parse.urlsplit(url)
+    port, q = parts.port, parts.query
+    for site in ("same-origin", "none", None):
+        headers = {"Sec-Fetch-Site": site} if site else {}
+        assert ask(port, f"/?{q}", headers=headers)[0] == 200, site
+    for path in (f"/?{q}", f"/status.json?{q}", f"/search?{q}&q=hello"):
+        status, headers, _ = ask(port, path, headers={"Sec-Fetch-Site": "same-site"})
+        assert status == 403, (path, status)
+        assert "Set-Cookie" not in headers, path
+    status, _, _ = ask(port, "/retain", method="POST", headers={"Sec-Fetch-Site": "same-site"},
+                       body={"token": q[6:], "content": "posted from another port"})
+    assert status == 403
