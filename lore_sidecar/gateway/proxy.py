@@ -23,6 +23,7 @@ from yarl import URL
 from lore_sidecar.gateway import guard
 from lore_sidecar.gateway.decoding import Decoder
 from lore_sidecar.gateway.sessions import API_OF_PATH, session_of, sse_events, usage_from_events
+from lore_sidecar.gateway.upstream import LOOPBACK, ProxyRoute
 
 log = logging.getLogger(__name__)
 # Not forwarded upstream: this hop's framing, and our own secret. The harness's
@@ -37,7 +38,6 @@ REPLY_HOP = {"transfer-encoding", "connection", "keep-alive", "proxy-authenticat
 NO_AUTO = ("Accept", "Accept-Encoding", "User-Agent", "Content-Type")
 DEFAULT_UPSTREAM = {"anthropic-messages": "https://api.anthropic.com", "openai-chat": "https://api.openai.com",
                     "openai-responses": "https://api.openai.com"}
-LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
 def harness_of(headers: Any) -> str:
@@ -60,6 +60,7 @@ class Gateway:
         self.client: ClientSession | None = None
         self.stats = {"requests": 0, "assembled": 0, "passthrough": 0, "refused": 0}
         self.pending: set[asyncio.Task] = set()
+        self.route = ProxyRoute()  # the user's proxy settings, as the harness would have used them
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=256 * 1024 * 1024)
@@ -117,8 +118,9 @@ class Gateway:
     async def _forward(self, request: web.Request, api: str | None, target: URL, headers: CIMultiDict, sent: bytes,
                        session: str | None, stream: bool) -> web.StreamResponse:
         assert self.client is not None
+        proxy, proxy_auth = self.route(target)
         async with self.client.request(request.method, target, headers=headers, data=sent,
-                                       skip_auto_headers=NO_AUTO) as up:
+                                       skip_auto_headers=NO_AUTO, proxy=proxy, proxy_auth=proxy_auth) as up:
             reply = web.StreamResponse(status=up.status, reason=up.reason, headers=CIMultiDict(
                 (k, v) for k, v in up.headers.items() if k.lower() not in REPLY_HOP))
             await reply.prepare(request)

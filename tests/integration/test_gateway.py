@@ -11,8 +11,11 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 from lore_sidecar.gateway.sessions import session_of, sse_events, usage_from_events
 from tests.support.fake_models import FakeModels
@@ -289,6 +292,83 @@ def test_run_asks_its_gateway_directly_never_through_an_http_proxy_of_the_enviro
             proxy.shutdown()
             proxy.server_close()
 
+
+
+def test_the_gateway_reaches_the_provider_through_the_users_proxy_and_only_there(tmp_path, workspace):
+    """A user behind a corporate proxy (HTTPS_PROXY / HTTP_PROXY, NO_PROXY) reaches the provider
+    through it when the harness calls directly; through the gateway too. The provider's name
+    here resolves nowhere (`.invalid`): only the proxy, which forwards to the fake provider,
+    can reach it. The proxy's credentials go to the proxy alone, never upstream; NO_PROXY naming
+    the provider sends it direct (where it cannot be reached: a 502, the proxy untouched)."""
+    import base64
+    import http.client
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[tuple[str, str, str | None]] = []
+
+    with FakeModels(lambda api, body: "via the proxy") as fake:
+        fake_port = int(fake.url.rsplit(":", 1)[1])
+
+        class Proxy(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _relay(self) -> None:
+                seen.append((self.command, self.path, self.headers.get("Proxy-Authorization")))
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                split = urllib.parse.urlsplit(self.path)  # an absolute URI: this is a proxy
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("proxy-authorization", "host")}
+                conn = http.client.HTTPConnection("127.0.0.1", fake_port, timeout=30)
+                conn.request(self.command, split.path + (f"?{split.query}" if split.query else ""), body=body or None,
+                             headers={**headers, "Host": split.netloc})
+                r = conn.getresponse()
+                data = r.read()
+                self.send_response(r.status)
+                for k, v in r.getheaders():
+                    if k.lower() not in ("transfer-encoding", "content-length", "connection"):
+                        self.send_header(k, v)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _relay  # noqa: N815 (http.server's names)
+
+            def log_message(self, *args):
+                pass
+
+        proxy = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+        threading.Thread(target=proxy.serve_forever, daemon=True).start()
+        port = proxy.server_address[1]
+        provider = f"http://lore-provider.invalid:{fake_port}"
+        plain = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+        body = {**BODY, "stream": False}
+        try:
+            via = {"HTTP_PROXY": f"http://alice:s3cret@127.0.0.1:{port}", "http_proxy": f"http://alice:s3cret@127.0.0.1:{port}"}
+            proc, url = start(tmp_path / "store", workspace, provider, **{**plain, **via})
+            try:
+                assert "via the proxy" in post(url + "/v1/messages", body)
+                assert json.loads(urllib.request.urlopen(url + "/v1/models", timeout=30).read())["data"]
+            finally:
+                proc.terminate()
+                proc.wait(10)
+            assert [(m, path) for m, path, _ in seen] == [("POST", f"{provider}/v1/messages"), ("GET", f"{provider}/v1/models")]
+            assert all(auth == "Basic " + base64.b64encode(b"alice:s3cret").decode() for _, _, auth in seen)
+            assert not any(k.lower() == "proxy-authorization" for _, _, hdrs, _ in fake.seen for k, _ in hdrs)
+
+            seen.clear()  # NO_PROXY names the provider: straight there, which nothing can reach
+            bypass = {**via, "NO_PROXY": "lore-provider.invalid", "no_proxy": "lore-provider.invalid"}
+            proc, url = start(tmp_path / "store2", workspace, provider, **{**plain, **bypass})
+            try:
+                with pytest.raises(urllib.error.HTTPError) as refused:
+                    post(url + "/v1/messages", body)
+                assert refused.value.code == 502
+            finally:
+                proc.terminate()
+                proc.wait(10)
+            assert seen == []
+        finally:
+            proxy.shutdown()
+            proxy.server_close()
 
 def test_run_tells_where_the_gateway_is_without_printing_its_secret(tmp_path):
     """`run`'s line on stderr (a terminal, a CI log) names the gateway's address, not the
