@@ -153,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--host", default="127.0.0.1", help="loopback address to bind (127.0.0.1 or ::1)")
     g.add_argument("--port", type=bounded(0, 65535), default=0, help="port (default: any free one)")
     g.add_argument("--upstream", help="where to forward (default: api.anthropic.com / api.openai.com by path)")
+    g.add_argument("--leased", action="store_true",
+                   help="exit once no `lore-sidecar run` holds a lease and it has been idle for gatewayLingerMs")
     rn = verb("run", "run an agent with its model calls through the gateway (started if none runs)")
     rn.add_argument("harness", choices=("claude", "codex", "pi", "opencode", "copilot", "hermes"))
     rn.add_argument("--upstream", help="the gateway's upstream (default: the providers' APIs)")
@@ -261,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
             from lore_sidecar.gateway.serve import run_gateway
 
             return run_gateway(args.store_dir, str(Path(args.workspace).resolve()), args.host, args.port,
-                               args.upstream, cli_chose_logging=bool(args.verbose or args.log_file))
+                               args.upstream, cli_chose_logging=bool(args.verbose or args.log_file), leased=args.leased)
         if args.verb == "run":
             from lore_sidecar.gateway.run import run_harness
 

@@ -120,6 +120,7 @@ class Settings:
     hook_idle_ms: int = 600_000
     mcp_timeout_ms: int = 4000
     gateway_timeout_ms: int = 3000
+    gateway_linger_ms: int = 300_000  # a gateway `run` started exits this long after its last run and answer
     min_layer0_tokens: int = 10_000  # context assembly: the raw window a move goes back to
     max_layer0_tokens: int = 60_000  # the raw window's cap (leaving L0 past it)
     target_cache_read_cost_per_turn: float = 0.0  # USD re-read per call; lowers the cap per model (0: off)
@@ -145,6 +146,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "hookIdleMs": (conv.integer(1000, 86_400_000), (None, "hook_idle_ms")),
     "mcpTimeoutMs": (conv.integer(100, 600_000), (None, "mcp_timeout_ms")),
     "gatewayTimeoutMs": (conv.integer(50, 600_000), (None, "gateway_timeout_ms")),
+    "gatewayLingerMs": (conv.integer(1000, 86_400_000), (None, "gateway_linger_ms")),
     "minLayer0Tokens": (conv.integer(1_000, 1_000_000), (None, "min_layer0_tokens")),
     "maxLayer0Tokens": (conv.integer(1_000, 2_000_000), (None, "max_layer0_tokens")),
     "targetCacheReadCostPerTurn": (conv.number(0, 100), (None, "target_cache_read_cost_per_turn")),

@@ -22,6 +22,7 @@ from yarl import URL
 
 from lore_sidecar.gateway import guard
 from lore_sidecar.gateway.decoding import Decoder
+from lore_sidecar.gateway.leases import Quiet
 from lore_sidecar.gateway.sessions import API_OF_PATH, session_of, sse_events, usage_from_events
 from lore_sidecar.gateway.upstream import LOOPBACK, ProxyRoute
 
@@ -61,6 +62,7 @@ class Gateway:
         self.stats = {"requests": 0, "assembled": 0, "passthrough": 0, "refused": 0}
         self.pending: set[asyncio.Task] = set()
         self.route = ProxyRoute()  # the user's proxy settings, as the harness would have used them
+        self.quiet = Quiet()  # how long since it last answered: a leased gateway exits when idle
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=256 * 1024 * 1024)
@@ -79,6 +81,13 @@ class Gateway:
             await self.client.close()
 
     async def proxy(self, request: web.Request) -> web.StreamResponse:
+        self.quiet.begin()
+        try:
+            return await self._proxy(request)
+        finally:
+            self.quiet.end()
+
+    async def _proxy(self, request: web.Request) -> web.StreamResponse:
         raw_path, _, query = request.raw_path.partition("?")
         presented, path = guard.split_secret(raw_path, request.headers, self.secret)
         if path.rstrip("/") == "/lore/health" and request.method == "GET":
@@ -221,7 +230,9 @@ def _usage_event(e: dict[str, Any]) -> bool:
     return e.get("type") in ("message_start", "message_delta", "response.completed") or bool(e.get("usage"))
 
 
-def serve(gateway: Gateway, host: str, port: int, on_ready) -> None:
+def serve(gateway: Gateway, host: str, port: int, on_ready, until=None) -> None:
+    """Serve until SIGTERM/SIGINT, or until `until(stop)` (a coroutine given the stop event)
+    sets it."""
     if host not in LOOPBACK:
         raise ValueError(f"the gateway serves loopback only (127.0.0.1, ::1); got {host}")
 
@@ -236,9 +247,12 @@ def serve(gateway: Gateway, host: str, port: int, on_ready) -> None:
         await site.start()
         bound = site._server.sockets[0].getsockname()[1]  # aiohttp does not expose the chosen port otherwise
         on_ready(bound)
+        watcher = loop.create_task(until(stop)) if until is not None else None
         try:
             await stop.wait()
         finally:
+            if watcher is not None:
+                watcher.cancel()
             await runner.cleanup()  # lets answers in flight finish and usage be recorded
 
     asyncio.run(main())

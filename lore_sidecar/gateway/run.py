@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 from lore_sidecar.gateway.guard import HEADER, gateway_secret
+from lore_sidecar.gateway.leases import lease
 from lore_sidecar.spawn import module_command
 
 HARNESSES = {"claude": "claude", "codex": "codex", "pi": "pi", "opencode": "opencode", "copilot": "copilot",
@@ -43,7 +44,7 @@ def ensure_gateway(store: Path, upstream: str | None) -> str:
             return url
     except (OSError, ValueError, KeyError):
         pass
-    args = module_command("lore_sidecar", "gateway", "--store-dir", str(store))
+    args = module_command("lore_sidecar", "gateway", "--store-dir", str(store), "--leased")
     if upstream:
         args += ["--upstream", upstream]
     proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -176,8 +177,14 @@ def run_harness(harness: str, args: list[str], store_dir: str | None, upstream: 
     from lore_sidecar.settings import load_settings
 
     settings, _ = load_settings(cli={"storeDir": store_dir} if store_dir else {})
-    url = ensure_gateway(Path(settings.store_dir), upstream or own_upstream(harness, os.environ))
-    extra = lore_tools(harness, Path(settings.store_dir), os.environ, Path.cwd()) if tools else []
+    store = Path(settings.store_dir)
+    with lease(store):  # taken before the gateway is looked for: it stays while this run lasts
+        return _run_leased(harness, args, store, upstream, tools)
+
+
+def _run_leased(harness: str, args: list[str], store: Path, upstream: str | None, tools: bool) -> int:
+    url = ensure_gateway(store, upstream or own_upstream(harness, os.environ))
+    extra = lore_tools(harness, store, os.environ, Path.cwd()) if tools else []
     if harness == "codex":  # -c options go before Codex's subcommand; Claude's after the prompt
         cmd, env = command_for(harness, url, [*extra, *args])
     else:

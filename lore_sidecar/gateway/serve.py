@@ -1,4 +1,5 @@
-"""`lore-sidecar gateway [--host 127.0.0.1] [--port N] [--upstream URL]`: serve until stopped.
+"""`lore-sidecar gateway [--host 127.0.0.1] [--port N] [--upstream URL]`: serve until stopped
+(or, started by `lore-sidecar run` with `--leased`, until no run needs it: gateway/leases.py).
 The first line on stdout is the base URL to give a harness: the address it listens on and the
 store's gateway secret (`http://127.0.0.1:<port>/<secret>`). `<store>/gateway.json` (0600)
 records the address without the secret, for `lore-sidecar run`, which reads the secret from
@@ -20,9 +21,10 @@ log = logging.getLogger(__name__)
 
 
 def run_gateway(store_dir: str | None, workspace: str, host: str, port: int, upstream: str | None, *,
-                cli_chose_logging: bool) -> int:
+                cli_chose_logging: bool, leased: bool = False) -> int:
     from lore_sidecar.app import open_engine
     from lore_sidecar.engine_host import Host
+    from lore_sidecar.gateway import leases
     from lore_sidecar.gateway.guard import gateway_secret
     from lore_sidecar.gateway.proxy import LOOPBACK, Gateway, serve
     from lore_sidecar.settings import load_settings
@@ -57,8 +59,15 @@ def run_gateway(store_dir: str | None, workspace: str, host: str, port: int, ups
         except OSError as exc:
             log.warning("cannot record the gateway in the store (%s); serving anyway", exc)
 
+    gateway = Gateway(engine_host, upstream, secret)
+    until = None
+    if leased:  # started by `run`: it stops by itself once no run needs it (gateway/leases.py)
+        store = Path(settings.store_dir)
+
+        def until(stop):
+            return leases.watch(store, registry, settings.gateway_linger_ms / 1000, gateway.quiet, stop)
     try:
-        serve(Gateway(engine_host, upstream, secret), host, port, ready)
+        serve(gateway, host, port, ready, until)
     finally:
         engine_host.close()
         try:
@@ -66,4 +75,5 @@ def run_gateway(store_dir: str | None, workspace: str, host: str, port: int, ups
                 registry.unlink()
         except (OSError, ValueError):
             pass
+        registry.with_name(f"{registry.name}.closing.{os.getpid()}").unlink(missing_ok=True)
     return 0

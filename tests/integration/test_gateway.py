@@ -370,6 +370,61 @@ def test_the_gateway_reaches_the_provider_through_the_users_proxy_and_only_there
             proxy.shutdown()
             proxy.server_close()
 
+
+def _running(pid: int) -> bool:
+    """The process exists and is not a zombie (its parent `run` is gone; init may reap late)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def test_a_gateway_run_started_stays_while_its_run_lasts_then_stops_by_itself(tmp_path):
+    """`run` leaves its gateway running in the background for the next run; it must not stay
+    forever. It stays while a run's agent lives, idle or not (a lease), and exits once none
+    does and the linger has passed. The control: a gateway started by hand, with the same
+    linger, serves on until it is stopped."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    release = tmp_path / "release"
+    (bindir / "claude").write_text(f"#!/bin/sh\necho \"$ANTHROPIC_BASE_URL\" > {tmp_path}/url\n"
+                                   f"i=0; while [ ! -e {release} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n")
+    (bindir / "claude").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "LORE_DISTILLER": "off",
+           "LORE_GATEWAY_LINGER_MS": "1000"}
+    store = tmp_path / "store"
+    run = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "run", "claude", "--store-dir", str(store)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    by_hand = None
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "url").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pid = json.loads((store / "gateway.json").read_text())["pid"]
+        by_hand, _ = start(tmp_path / "store2", tmp_path, "http://127.0.0.1:9", LORE_GATEWAY_LINGER_MS="1000")
+        time.sleep(4)  # four lingers, idle: the lease holds it
+        assert _running(pid)
+        assert by_hand.poll() is None
+        release.write_text("")
+        assert run.wait(60) == 0
+        deadline = time.monotonic() + 60
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _running(pid)
+        assert not (store / "gateway.json").exists()
+        assert by_hand.poll() is None  # the control: not leased, still serving
+    finally:
+        release.write_text("")
+        run.wait(60)
+        if by_hand is not None:
+            by_hand.terminate()
+            by_hand.wait(10)
+        try:
+            os.kill(json.loads((store / "gateway.json").read_text())["pid"], 15)
+        except (OSError, ValueError):
+            pass
+
 def test_run_tells_where_the_gateway_is_without_printing_its_secret(tmp_path):
     """`run`'s line on stderr (a terminal, a CI log) names the gateway's address, not the
     store's secret; the harness itself gets the secret in its base URL (the control)."""

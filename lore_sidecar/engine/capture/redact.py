@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import math
 import re
 from collections.abc import Callable
@@ -382,21 +383,15 @@ def redact_value(value: Any, budget: list[int] | None = None) -> Any:
     if isinstance(value, dict):
         out: dict[Any, Any] = {}
         for k, v in value.items():
-            key = redact_value(k, budget) if isinstance(k, str) else k
-            if key in out:
-                # Two secrets used as keys redact alike: the later one is numbered rather
-                # than overwriting the earlier one's value (nothing the caller sent is lost).
-                key = _unique_key(out, key)
+            key = base = redact_value(k, budget) if isinstance(k, str) else k
+            # Two secrets used as keys redact alike: the later is numbered, its value kept.
+            for n in itertools.count(2):
+                if key not in out:
+                    break
+                key = f"{base}#{n}"
             out[key] = redact_value(v, budget)
         return out
     return value
-
-
-def _unique_key(taken: dict[Any, Any], key: str) -> str:
-    n = 2
-    while f"{key}#{n}" in taken:
-        n += 1
-    return f"{key}#{n}"
 
 
 def kinds() -> list[str]:
