@@ -144,7 +144,9 @@ class MiniLMEmbedder:
     dim = 384
     batch = MINILM_BATCH  # one batch: ~60 ms of the background's two cores at 128 tokens a text
 
-    def __init__(self) -> None:
+    def __init__(self, *, threads: int | None = None, spin: bool = False, max_tokens: int = MINILM_MAX_TOKENS) -> None:
+        """`threads`, `spin` and `max_tokens` are for bench/embedders.py, which measures the
+        old settings beside the new on the same chunks; the engine uses the defaults."""
         try:
             import onnxruntime as ort
         except ImportError as exc:
@@ -161,8 +163,15 @@ class MiniLMEmbedder:
                 raise EmbedderUnavailable(f"{path}: sha256 {got} does not match pinned {want}")
             paths.append(path)
         opts = ort.SessionOptions()
-        # Half the cores at most: it runs in the background, beside the requests it must not starve.
-        opts.intra_op_num_threads = max(1, min(4, (os.cpu_count() or 1) // 2))
+        # Every core (up to 4), without spinning. Trigger: one thread (half of 2 cores) left a
+        # core idle while a workspace waited for its meaning index. Why no spinning: idle pool
+        # threads otherwise busy-wait for the next op, which on a loaded machine took the core
+        # from the requests (measured: 2 spinning threads 0.69x one thread at load 15, 2 without
+        # spinning 1.07x; docs/benchmarks.md 2026-12-07). A waiting thread sleeps, so requests
+        # get the core when they need it.
+        opts.intra_op_num_threads = threads or max(1, min(4, os.cpu_count() or 1))
+        opts.inter_op_num_threads = 1
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
         opts.log_severity_level = 3
         # No arena and no planned memory pattern: each pass allocates what it needs and gives
         # it back, instead of keeping the largest batch's buffers for the life of the process.
@@ -171,7 +180,8 @@ class MiniLMEmbedder:
         self._session = ort.InferenceSession(str(paths[0]), opts, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tok = Tokenizer.from_file(str(paths[1]))
-        self._tok.enable_truncation(MINILM_MAX_TOKENS)
+        self._tok.enable_truncation(max_tokens)
+        self._chars = max_tokens * CHARS_PER_TOKEN_BOUND
         self._tok.enable_padding()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -190,7 +200,7 @@ class MiniLMEmbedder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), MINILM_BATCH):
             idx = order[start : start + MINILM_BATCH]
-            batch = [texts[i][: MINILM_MAX_TOKENS * CHARS_PER_TOKEN_BOUND] if texts[i].strip() else "" for i in idx]
+            batch = [texts[i][: self._chars] if texts[i].strip() else "" for i in idx]
             encs = self._tok.encode_batch(batch)
             ids = np.array([e.ids for e in encs], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
