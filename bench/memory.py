@@ -38,7 +38,8 @@ from bench.corpus import message, queries  # noqa: E402
 SEED = 20261130
 GROUPS = [  # (group, pattern on the mapping's path), first match wins
     ("onnxruntime", r"onnxruntime"), ("usearch (+numkong)", r"usearch|numkong"), ("tantivy", r"tantivy"),
-    ("tokenizers", r"tokenizers"), ("numpy", r"numpy"), ("python + stdlib ext", r"python3|libpython|lib-dynload"),
+    ("tokenizers", r"tokenizers"), ("numpy", r"numpy"), ("WordLlama table (mmap)", r"wordllama"),
+    ("python + stdlib ext", r"python3|libpython|lib-dynload"),
     ("store files (mmap)", r"\.usearch$|/index/|lore\.db"), ("other libraries", r"\.so"),
     ("[heap] (brk: C heap, Python objects)", r"^\[heap\]$"), ("stacks", r"^\[stack"),
 ]
@@ -151,8 +152,9 @@ print(json.dumps({"counts": counts, "steps": steps}))
 
 def components(store: Path) -> dict:
     """RSS after each step untraced (tracemalloc's own bookkeeping would count), and the
-    Python heap from a second, traced run."""
-    runs = [json.loads(subprocess.run([sys.executable, "-c", COMPONENTS, str(store), how], capture_output=True, text=True,
+    Python heap from a second, traced run. `-P`: the package comes from PYTHONPATH or the
+    install, not from the working folder (so a copy of an older tree can be measured)."""
+    runs = [json.loads(subprocess.run([sys.executable, "-P", "-c", COMPONENTS, str(store), how], capture_output=True, text=True,
                                       check=True, cwd=str(ROOT)).stdout.strip().splitlines()[-1]) for how in ("plain", "traced")]
     out = runs[0]
     for s, traced in zip(out["steps"], runs[1]["steps"], strict=True):
