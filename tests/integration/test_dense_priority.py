@@ -19,9 +19,13 @@ VENDORED = {
     "vendor/github.com/acme/retry/retry.go": "package retry\n\nfunc Backoff(n int) int { return n * 2 }\n",
     "static/bundle.js": "var zebrafish=1;" * 200 + "\n",
 }
+PARAGRAPH = "The shop resolves the versions of its parts by asking each supplier for a quote, " * 14
 OWN = {
     "src/resolver.py": "def pick_version(candidates):\n    return max(candidates)\n",
     "README.md": "# Shop\n\nHow the shop resolves versions of its parts.\n",
+    # Prose written a paragraph a line has lines as long as a bundle's: it is no bundle.
+    "docs/suppliers.md": f"# Suppliers\n\n{PARAGRAPH}\n\n{PARAGRAPH}\n",
+    "notes/quotes.py": f'"""{PARAGRAPH}"""\n\nQUOTES = []\n',
 }
 
 
@@ -68,42 +72,52 @@ def test_vendored_and_generated_files_stay_out_of_the_meaning_index_but_are_foun
         e.close()
 
 
+FILES = {
+    "a_old.py": "def tally_ledger(rows):\n    return sum(rows)\n",
+    "b_guide.md": "# Guide\n\nHow to read the ledger totals.\n",
+    "c_opened.py": "def parse_invoice(text):\n    return text.split(';')\n",
+    "d_new.py": "def send_reminder(user):\n    return user.email\n",
+}
+
+
+def _embedding_order(tmp_path: Path, name: str, prioritised: bool) -> list[str]:
+    """The files in the order the dense leg embedded their chunks, after a scan of FILES
+    (all but d_new.py a month old) and a recall whose hit c_opened.py the caller opened."""
+    ws = tmp_path / name
+    ws.mkdir()
+    month_ago = time.time() - 30 * 86_400
+    for rel, text in FILES.items():
+        (ws / rel).write_text(text)
+        if rel != "d_new.py":
+            os.utime(ws / rel, (month_ago, month_ago))
+    e = engine_for(tmp_path / f"{name}-store", [str(ws)], watch=False)
+    try:
+        worker = e.view.indexer.dense
+        if not prioritised:
+            worker.order = None  # outbox order, as before
+        seen: list[str] = []
+        load = worker.load
+
+        def recording(kind, keys):
+            docs = load(kind, keys)
+            seen.extend(Path(d.path).name for d in docs)
+            return docs
+
+        worker.load = recording
+        with worker.paused():
+            e.index.scan()
+            assert e.view.indexer.wait_for(e.records.outbox_head(), 60)
+            hit = e.recall("parse_invoice", sources=["files"], lexical_only=True, runtime="test")
+            assert hit.hits and hit.hits[0].path.endswith("c_opened.py")
+            e.get_node(hit.hits[0].uri, query_id=hit.query_id, runtime="test")
+        assert e.index.wait(120)
+        return seen
+    finally:
+        e.close()
+
+
 def test_the_meaning_index_embeds_opened_then_recent_then_documents_then_the_rest(tmp_path, monkeypatch):
-    files = {
-        "a_old.py": "def tally_ledger(rows):\n    return sum(rows)\n",
-        "b_guide.md": "# Guide\n\nHow to read the ledger totals.\n",
-        "c_opened.py": "def parse_invoice(text):\n    return text.split(';')\n",
-        "d_new.py": "def send_reminder(user):\n    return user.email\n",
-    }
     monkeypatch.setattr(dense, "STEP", 1)  # one chunk a step: the order is what each step chose
-    order: list[str] = []
-    for prioritised in (True, False):
-        ws = tmp_path / f"ws-{prioritised}"
-        ws.mkdir()
-        month_ago = time.time() - 30 * 86_400
-        for rel, text in files.items():
-            (ws / rel).write_text(text)
-            if rel != "d_new.py":
-                os.utime(ws / rel, (month_ago, month_ago))
-        e = engine_for(tmp_path / f"store-{prioritised}", [str(ws)], watch=False)
-        try:
-            worker = e.view.indexer.dense
-            if not prioritised:
-                worker.order = None  # the control: outbox order, as before
-            seen: list[str] = []
-            load = worker.load
-            worker.load = lambda kind, keys: [seen.append(Path(d.path).name) or d for d in load(kind, keys)]
-            with worker.paused():
-                e.index.scan()
-                assert e.view.indexer.wait_for(e.records.outbox_head(), 60)
-                hit = e.recall("parse_invoice", sources=["files"], lexical_only=True, runtime="test")
-                assert hit.hits and hit.hits[0].path.endswith("c_opened.py")
-                e.get_node(hit.hits[0].uri, query_id=hit.query_id, runtime="test")
-            assert e.index.wait(120)
-            order = seen
-        finally:
-            e.close()
-        if prioritised:
-            assert order == ["c_opened.py", "d_new.py", "b_guide.md", "a_old.py"]
-        else:
-            assert order == ["a_old.py", "b_guide.md", "c_opened.py", "d_new.py"]
+    assert _embedding_order(tmp_path, "ws", prioritised=True) == ["c_opened.py", "d_new.py", "b_guide.md", "a_old.py"]
+    # Control: the same scan and the same opened file, taken in outbox order.
+    assert _embedding_order(tmp_path, "ws2", prioritised=False) == ["a_old.py", "b_guide.md", "c_opened.py", "d_new.py"]

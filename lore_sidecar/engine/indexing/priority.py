@@ -26,6 +26,7 @@ DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc", ".org")
 # A chunk whose lines average this many characters is generated or minified (source lines
 # average ~30-40; a minified bundle is one line of kilobytes).
 MINIFIED_LINE_CHARS = 300
+MINIFIED_SPACES = 0.08  # ... and fewer than this share of whitespace (minified code: a few %)
 RECENT_S = 7 * 86_400  # a file changed this recently counts as being worked on
 
 
@@ -38,7 +39,15 @@ def vendored(path: str, body: str = "") -> bool:
         return True
     if name in LOCK_FILES or name.endswith(".lock") or name.endswith(MINIFIED_SUFFIXES):
         return True
-    return bool(body) and len(body) >= 2 * MINIFIED_LINE_CHARS and len(body) / (body.count("\n") + 1) >= MINIFIED_LINE_CHARS
+    return bool(body) and not name.endswith(DOC_SUFFIXES) and minified(body)
+
+
+def minified(body: str) -> bool:
+    """Long lines with hardly a space: a bundle. Prose written a paragraph a line has long
+    lines too, but a space every few words (~15% of its characters)."""
+    if len(body) < 2 * MINIFIED_LINE_CHARS or len(body) / (body.count("\n") + 1) < MINIFIED_LINE_CHARS:
+        return False
+    return sum(ch.isspace() for ch in body) / len(body) < MINIFIED_SPACES
 
 
 class ChunkFile(NamedTuple):
