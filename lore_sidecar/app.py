@@ -37,6 +37,7 @@ from lore_sidecar.store import index_dirs, indexer_lock
 from lore_sidecar.store.context_ledger import store_ledger
 from lore_sidecar.store.context_states import ContextStates
 from lore_sidecar.store.db import Database, store_ready
+from lore_sidecar.store.dense_order import DenseOrderRows
 from lore_sidecar.store.fact_rows import FactRows
 from lore_sidecar.store.filesystem import make_store_dir, refuse_network_fs
 from lore_sidecar.store.journal import Journal
@@ -182,9 +183,10 @@ class Root:
         d = index_dirs.fork(self.store, previous, epoch)
         text = TextIndex(d / "text", writable=True)
         vectors = self._vectors(d, writable=True)
-        indexer = Indexer(self.records, text, vectors, self.embedder,
-                          on_commit=lambda g: self._on_commit(g) if self.engine is not None else None)
         idx = self.settings.index
+        indexer = Indexer(self.records, text, vectors, self.embedder,
+                          on_commit=lambda g: self._on_commit(g) if self.engine is not None else None,
+                          dense_order=DenseOrderRows(self.records.db), embed_vendored=idx.embed_vendored)
         workspace = WorkspaceIndex(self.records, max_file_bytes=idx.max_file_bytes, on_change=indexer.notify,
                                    note_hook=self.facts.update_note, file_hook=self.knowledge.files_changed,
                                    link_roots=idx.link_roots, writing=indexer.writing)

@@ -39,6 +39,7 @@ class IndexSettings:
     debounce_ms: int = 300
     link_roots: tuple[str, ...] = ()
     transcript_roots: tuple[str, ...] = ()
+    embed_vendored: bool = False  # vendored/generated files get vectors too (else words only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +160,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "debounceMs": (conv.integer(0, 60_000), ("index", "debounce_ms")),
     "linkRoots": (conv.paths, ("index", "link_roots")),
     "transcriptRoots": (conv.paths, ("index", "transcript_roots")),
+    "embedVendored": (conv.boolean, ("index", "embed_vendored")),
     "lexicalWeight": (conv.number(0, 100), ("recall", "lexical_weight")),
     "vectorWeight": (conv.number(0, 100), ("recall", "vector_weight")),
     "rrfK": (conv.integer(1, 10_000), ("recall", "rrf_k")),
@@ -225,6 +227,7 @@ _DISTILLER_RANK = {"off": 0, "extractive": 1, "auto": 2, "llm": 2}
 NARROW: dict[str, Callable[[Any, Any], bool]] = {
     "watch": lambda old, new: new is False or new == old,
     "indexWorkspace": lambda old, new: new is False or new == old,
+    "embedVendored": lambda old, new: new is False or new == old,
     "maxFileBytes": lambda old, new: new <= old,
     "toolOutputLimit": lambda old, new: new <= old,
     "llmRetries": lambda old, new: new <= old,

@@ -55,15 +55,17 @@ def _sha256(path: Path) -> str:
 
 
 def _read_safetensor(path: Path, name: str) -> np.ndarray:
-    """Minimal safetensors reader (8-byte header length, JSON header, raw little-endian data)."""
+    """Minimal safetensors reader (8-byte header length, JSON header, raw little-endian data),
+    memory-mapped read-only in the stored dtype: the pages are the file's, shared and
+    reclaimable, and only the rows a text uses are ever read in. (Copied and widened to
+    float32, WordLlama's table held 33 MB of every process's private memory.)"""
     with open(path, "rb") as fh:
         (n,) = struct.unpack("<Q", fh.read(8))
         header = json.loads(fh.read(n))
-        info = header[name]
-        dtype = {"F16": np.float16, "F32": np.float32}[info["dtype"]]
-        start, end = info["data_offsets"]
-        fh.seek(8 + n + start)
-        data = np.frombuffer(fh.read(end - start), dtype=dtype)
+    info = header[name]
+    dtype = {"F16": np.float16, "F32": np.float32}[info["dtype"]]
+    start, end = info["data_offsets"]
+    data = np.memmap(path, dtype=dtype, mode="r", offset=8 + n + start, shape=((end - start) // np.dtype(dtype).itemsize,))
     return data.reshape(info["shape"])
 
 
@@ -97,8 +99,9 @@ class WordLlamaEmbedder:
             got = _sha256(path)
             if got != want:
                 raise EmbedderUnavailable(f"{path}: sha256 {got} does not match pinned {want}")
-        weights = _read_safetensor(root / "weights/l2_supercat_256.safetensors", "embedding.weight")
-        self._weights = np.ascontiguousarray(weights.astype(np.float32))
+        # Kept as stored (float16, mapped); a text's rows are widened to float32 before the
+        # mean, which is exact, so the vectors are the same as from a float32 copy.
+        self._weights = _read_safetensor(root / "weights/l2_supercat_256.safetensors", "embedding.weight")
         self._tok = Tokenizer.from_file(str(root / "tokenizers/l2_supercat_tokenizer_config.json"))
         self._tok.no_padding()
         self._tok.no_truncation()
@@ -114,7 +117,7 @@ class WordLlamaEmbedder:
             for i, enc in enumerate(encs, start):
                 ids = enc.ids[:MAX_TOKENS]
                 if ids:
-                    out[i] = weights[ids].mean(axis=0)
+                    out[i] = weights[ids].astype(np.float32).mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
@@ -144,7 +147,9 @@ class MiniLMEmbedder:
     dim = 384
     batch = MINILM_BATCH  # one batch: ~60 ms of the background's two cores at 128 tokens a text
 
-    def __init__(self) -> None:
+    def __init__(self, *, threads: int | None = None, spin: bool = False, max_tokens: int = MINILM_MAX_TOKENS) -> None:
+        """`threads`, `spin` and `max_tokens` are for bench/embedders.py, which measures the
+        old settings beside the new on the same chunks; the engine uses the defaults."""
         try:
             import onnxruntime as ort
         except ImportError as exc:
@@ -161,8 +166,15 @@ class MiniLMEmbedder:
                 raise EmbedderUnavailable(f"{path}: sha256 {got} does not match pinned {want}")
             paths.append(path)
         opts = ort.SessionOptions()
-        # Half the cores at most: it runs in the background, beside the requests it must not starve.
-        opts.intra_op_num_threads = max(1, min(4, (os.cpu_count() or 1) // 2))
+        # Every core (up to 4), without spinning. Trigger: one thread (half of 2 cores) left a
+        # core idle while a workspace waited for its meaning index. Why no spinning: idle pool
+        # threads otherwise busy-wait for the next op, which on a loaded machine took the core
+        # from the requests (measured: 2 spinning threads 0.69x one thread at load 15, 2 without
+        # spinning 1.07x; docs/benchmarks.md 2026-12-07). A waiting thread sleeps, so requests
+        # get the core when they need it.
+        opts.intra_op_num_threads = threads or max(1, min(4, os.cpu_count() or 1))
+        opts.inter_op_num_threads = 1
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
         opts.log_severity_level = 3
         # No arena and no planned memory pattern: each pass allocates what it needs and gives
         # it back, instead of keeping the largest batch's buffers for the life of the process.
@@ -171,7 +183,8 @@ class MiniLMEmbedder:
         self._session = ort.InferenceSession(str(paths[0]), opts, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tok = Tokenizer.from_file(str(paths[1]))
-        self._tok.enable_truncation(MINILM_MAX_TOKENS)
+        self._tok.enable_truncation(max_tokens)
+        self._chars = max_tokens * CHARS_PER_TOKEN_BOUND
         self._tok.enable_padding()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -190,7 +203,7 @@ class MiniLMEmbedder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), MINILM_BATCH):
             idx = order[start : start + MINILM_BATCH]
-            batch = [texts[i][: MINILM_MAX_TOKENS * CHARS_PER_TOKEN_BOUND] if texts[i].strip() else "" for i in idx]
+            batch = [texts[i][: self._chars] if texts[i].strip() else "" for i in idx]
             encs = self._tok.encode_batch(batch)
             ids = np.array([e.ids for e in encs], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encs], dtype=np.int64)

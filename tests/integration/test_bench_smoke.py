@@ -33,6 +33,15 @@ def test_core_benchmark_smoke(tmp_path):
     assert sidecar["messages"] == 300 and sidecar["rss_mb"] > 0 and sidecar["recall_p50_ms"] > 0
 
 
+def test_memory_benchmark_smoke(tmp_path):
+    result = run_bench(tmp_path, "memory", "--messages", "300")
+    assert result["fill"]["messages"] == 300 and result["components"]["counts"]["messages"] == 300
+    sidecar = result["sidecar"]  # a real sidecar on the filled store, its smaps grouped
+    assert sidecar["rss_mb"] > 0 and abs(sum(sidecar["smaps_mb"].values()) - sidecar["rss_mb"]) < 0.1 * sidecar["rss_mb"]
+    steps = [s["step"] for s in result["components"]["steps"]]
+    assert steps[0] == "interpreter" and any(s.startswith("usearch indexes loaded") for s in steps)
+
+
 def test_failover_benchmark_smoke(tmp_path):
     result = run_bench(tmp_path, "failover", "--kills", "2", "--probes", "6")
     assert result["failover"]["death_to_first_commit"]["n"] == 2

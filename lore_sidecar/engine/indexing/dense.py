@@ -20,6 +20,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from lore_sidecar.engine import late
+from lore_sidecar.engine.indexing import priority
 from lore_sidecar.engine.indexing.words_first import wait_for_words
 from lore_sidecar.errors import FENCED, LoreError
 from lore_sidecar.heap import release_memory
@@ -36,6 +37,10 @@ SAVE_INTERVAL_S = 2.0
 # STEP, a snapshot at most every CATCH_UP_SAVE_S while catching up (each save writes it whole).
 STEP = 256
 CATCH_UP_SAVE_S = 10.0
+# Outbox entries looked over to choose a step's most useful chunks (engine/indexing/priority.py).
+# The position still advances in outbox order, over what is done: chunks embedded ahead of it
+# are remembered (`_ahead`) until it passes them; a crash re-embeds them (upserts are idempotent).
+WINDOW = 4096
 RELEASE_AFTER_BATCHES = 3 * BATCH // STEP  # full steps (3 text batches' worth) after which freed memory is handed back
 
 
@@ -51,7 +56,8 @@ def embed_text(doc: Doc) -> str:
 
 class DenseWorker:
     def __init__(self, records, vectors: VectorIndex, models: DenseModels, *, load: Callable[[str, Sequence[int]], list[Doc]],
-                 text_seq: Callable[[], int], trim: Callable[[], None], words_busy: Callable[[], bool] = lambda: False):
+                 text_seq: Callable[[], int], trim: Callable[[], None], words_busy: Callable[[], bool] = lambda: False,
+                 order=None, embed_vendored: bool = False):
         self.records = records
         self.vectors = vectors
         self.models = models  # each kind's model (None: that kind has no vectors)
@@ -59,7 +65,10 @@ class DenseWorker:
         self.text_seq = text_seq  # how far the text index has committed
         self.trim = trim  # the outbox may shrink to what both legs saved
         self.words_busy = words_busy  # true while the text leg has writes to drain, or a scan writes
+        self.order = order  # chunk files and hot paths, to embed the most useful first (None: outbox order)
+        self.embed_vendored = embed_vendored  # else vendored/generated chunks are searched by their words only
         self.seq = vectors.saved_seq
+        self._ahead: dict[tuple[str, int], int] = {}  # embedded past the position: (kind, key) -> entry seq covered
         self.lock = threading.Lock()  # one batch, or one rebuild, at a time
         self.fenced = False
         self.error: str | None = None
@@ -98,6 +107,10 @@ class DenseWorker:
                     return False
                 self._cond.wait(left)
         return True
+
+    @property
+    def ahead(self) -> int:
+        return len(self._ahead)
 
     @contextmanager
     def paused(self):
@@ -150,28 +163,67 @@ class DenseWorker:
         wait_for_words(self.words_busy, self._stop)
 
     def _once(self) -> bool:
+        """One step: up to STEP of the window's pending upserts, most useful first (deletes at
+        once), then the position moves over every entry done. False when nothing is pending."""
         upto = self.text_seq()
-        entries = [e for e in self.records.outbox_after(self.seq, STEP) if e.seq <= upto]
+        entries = [e for e in self.records.outbox_after(self.seq, WINDOW) if e.seq <= upto]
         if not entries:
             return False
-        latest: dict[tuple[str, int], tuple[str, int]] = {}
+        latest: dict[tuple[str, int], tuple[str, int, int]] = {}
         for e in entries:
-            latest[(e.kind, e.key)] = (e.op, e.project_id)
-        upserts: dict[str, list[int]] = {}
-        deletes: dict[tuple[str, int], list[int]] = {}
-        for (kind, key), (op, pid) in latest.items():
-            if op == "upsert":
-                upserts.setdefault(kind, []).append(key)
+            latest[(e.kind, e.key)] = (e.op, e.project_id, e.seq)
+        todo, deletes = [], []
+        for (kind, key), (op, pid, seq) in latest.items():
+            if self._ahead.get((kind, key), -1) >= seq:
+                continue  # done ahead of the position already
+            if op != "upsert":
+                deletes.append((kind, key, pid, seq))
+            elif self.models.for_kind(kind) is None:
+                self._ahead[(kind, key)] = seq  # searched by its words only: nothing to read for it
             else:
-                deletes.setdefault((kind, pid), []).append(key)
-        for (kind, pid), keys in deletes.items():
+                todo.append((kind, key, pid, seq))
+        self._remove(deletes)
+        step: dict[str, dict[int, int]] = {}
+        for kind, key, _pid, seq in self._first(todo)[:STEP]:
+            step.setdefault(kind, {})[key] = seq
+        for kind, keys in step.items():
+            self.add(self.load(kind, list(keys)), yielding=True)
+            self._ahead.update({(kind, key): seq for key, seq in keys.items()})
+        done = entries[-1].seq
+        for e in entries:
+            if self._ahead.get((e.kind, e.key), -1) < e.seq:
+                done = e.seq - 1
+                break
+        if done > self.seq:
+            self._advance(done)
+            self._ahead = {k: v for k, v in self._ahead.items() if v > done}
+        return True
+
+    def _remove(self, items: list[tuple[str, int, int, int]]) -> None:
+        """(kind, key, project, seq) items whose vectors go: done up to their entries."""
+        groups: dict[tuple[str, int], list[int]] = {}
+        for kind, key, pid, seq in items:
+            groups.setdefault((kind, pid), []).append(key)
+            self._ahead[(kind, key)] = seq
+        for (kind, pid), keys in groups.items():
             self.vectors.remove(kind, pid, keys)
-        for kind, keys in upserts.items():
-            if self.models.for_kind(kind) is None:
-                continue  # searched by its words only: nothing to read for it (a scan's chunks were ~8 MB a batch)
-            self.add(self.load(kind, keys), yielding=True)
-        self._advance(entries[-1].seq)
-        return len(entries) == STEP
+
+    def _first(self, todo: list[tuple[str, int, int, int]]) -> list[tuple[str, int, int, int]]:
+        """The pending upserts in the order to embed them; a vendored file's chunks, unless
+        embedVendored, are done at once without a vector."""
+        if self.order is None:
+            return sorted(todo, key=lambda t: t[3])
+        files = self.order.chunk_files([t[1] for t in todo if t[0] == "files"])
+        hot = self.order.hot_paths() if files else frozenset()
+        keep, skip, now = [], [], time.time()
+        for t in todo:
+            f = priority.ChunkFile(*files[t[1]]) if t[0] == "files" and t[1] in files else None
+            if f is not None and not self.embed_vendored and priority.vendored(f.path):
+                skip.append(t)
+            else:
+                keep.append((priority.rank(t[3], f, hot, now), t))
+        self._remove(skip)  # also any vector embedded before the setting was turned off
+        return [t for _, t in sorted(keep)]
 
     def add(self, docs: list[Doc], *, yielding: bool = False) -> None:
         """Embed chunk k+1 while chunk k goes into the HNSW graph (one insert thread, fed in
@@ -181,7 +233,9 @@ class DenseWorker:
         models = {}
         for d in docs:
             model = self.models.for_kind(d.kind)
-            if model is not None:
+            if d.kind == "files" and not self.embed_vendored and priority.vendored(d.path, d.body):
+                self.vectors.remove(d.kind, d.project_id, [d.key])  # embedded before the setting changed
+            elif model is not None:
                 by_model.setdefault(id(model), []).append(d)
                 models[id(model)] = model
         for mid, group in by_model.items():

@@ -33,6 +33,8 @@ class Indexer:
         models: DenseModels | None,
         *,
         on_commit: Callable[[int], None] = lambda generation: None,
+        dense_order=None,
+        embed_vendored: bool = False,
     ):
         self.records = records
         self.text = text
@@ -44,7 +46,7 @@ class Indexer:
         self.words_pending = threading.Event()  # writes the text leg has not drained yet
         self._writing = 0  # scans writing batches now (engine/workspace/index.py)
         self.dense = (DenseWorker(records, vectors, models, load=self._load, text_seq=lambda: self.applied_seq,
-                                  words_busy=self.words_busy,
+                                  words_busy=self.words_busy, order=dense_order, embed_vendored=embed_vendored,
                                   trim=self._trim) if vectors is not None and models is not None else None)
         self._cond = threading.Condition()
         self._wake = threading.Event()
@@ -125,6 +127,11 @@ class Indexer:
     @property
     def dense_seq(self) -> int:
         return self.dense.seq if self.dense is not None else self.applied_seq
+
+    @property
+    def dense_ahead(self) -> int:
+        """Items the dense leg has done past its position (the most useful first)."""
+        return self.dense.ahead if self.dense is not None else 0
 
     def request_rebuild(self, timeout: float = 3600) -> bool:
         done = threading.Event()

@@ -65,6 +65,8 @@ def meaning(engine: Any) -> dict[str, int]:
     at = view.indexer.dense_seq if view.indexer is not None else view.vectors.saved_seq
     kinds = [k for k in INDEXED_SOURCES if engine.embedder.for_kind(k) is not None]
     to_go = records.outbox_upserts_after(at, kinds) if at < records.outbox_head() else 0
+    if to_go and view.indexer is not None:  # the writer embeds the most useful first, past its position
+        to_go = max(1, to_go - getattr(view.indexer, "dense_ahead", 0))
     embedded = view.vectors.size()
     percent = 100 if not to_go else min(99, int(100 * embedded / max(1, embedded + to_go)))
     return {"percent": percent, "chunksToGo": to_go, "embedded": embedded}

@@ -1,0 +1,194 @@
+"""Where a sidecar's memory goes, holding N messages with everything embedded (issue 37 item 5).
+
+    python bench/memory.py [--messages 100000] [--keep DIR]
+
+1. A store is filled with N messages of the core bench's synthetic coding sessions and every
+   one embedded (WordLlama, the conversation model), in this process, which then closes it.
+2. A real sidecar is spawned over stdio on that store, waits until both legs are level,
+   answers 100 recalls, and its RSS and peak are read, with /proc/<pid>/smaps grouped by what
+   is mapped (the native libraries, the interpreter, the store's memory-mapped files, and
+   anonymous memory: the C heap and the allocators' arenas, where Python objects, numpy
+   arrays, Tantivy's and usearch's heaps all live).
+3. The anonymous part is split by loading the same components one after another in a fresh
+   interpreter (SQLite, the Tantivy reader, WordLlama, the usearch indexes, onnxruntime),
+   reading RSS and tracemalloc's Python heap after each step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import machine, rss_mb, write_result  # noqa: E402
+from bench.corpus import message, queries  # noqa: E402
+
+SEED = 20261130
+GROUPS = [  # (group, pattern on the mapping's path), first match wins
+    ("onnxruntime", r"onnxruntime"), ("usearch (+numkong)", r"usearch|numkong"), ("tantivy", r"tantivy"),
+    ("tokenizers", r"tokenizers"), ("numpy", r"numpy"), ("WordLlama table (mmap)", r"wordllama"),
+    ("python + stdlib ext", r"python3|libpython|lib-dynload"),
+    ("store files (mmap)", r"\.usearch$|/index/|lore\.db"), ("other libraries", r"\.so"),
+    ("[heap] (brk: C heap, Python objects)", r"^\[heap\]$"), ("stacks", r"^\[stack"),
+]
+
+
+def fill(store: Path, project: Path, n: int) -> dict:
+    from lore_sidecar.app import open_engine
+    from lore_sidecar.settings import load_settings
+
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
+                                init_options={"storeDir": str(store), "indexWorkspace": False, "watch": False})
+    e = open_engine(settings, [str(project)])
+    rng = random.Random(SEED)
+    t0 = time.perf_counter()
+    for start in range(0, n, 1000):
+        msgs = []
+        for i in range(start, min(n, start + 1000)):
+            role, text = message(rng, i)
+            msgs.append({"role": role, "content": text, "msg_id": f"m{i}", "created_at": None, "tool_name": None, "tool_call_id": None})
+        e.capture.record_messages(project=str(project), session_id=f"s{start // 200}", harness="bench", messages=msgs)
+    assert e.index.wait(7200)
+    took = time.perf_counter() - t0
+    e.close()
+    return {"messages": n, "filled_s": round(took, 1)}
+
+
+def smaps(pid: int) -> dict[str, float]:
+    """RSS by group, MB, from /proc/<pid>/smaps."""
+    out: dict[str, float] = defaultdict(float)
+    name = ""
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = re.match(r"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$", line)
+        if head:
+            name = head.group(1)
+            continue
+        if line.startswith("Rss:"):
+            kb = int(line.split()[1])
+            group = next((g for g, pat in GROUPS if re.search(pat, name)), "anonymous (mmap'd arenas, large buffers)" if not name else "other files")
+            out[group] += kb / 1024
+    return {k: round(v, 1) for k, v in sorted(out.items(), key=lambda kv: -kv[1])}
+
+
+def sidecar(store: Path, project: Path, env: dict[str, str] | None = None) -> dict:
+    from lore_sidecar.client import StdioClient, sidecar_command
+
+    c = StdioClient(sidecar_command("--store-dir", str(store)), env={**os.environ, **env} if env else None)
+    try:
+        c.initialize(project, options={"indexWorkspace": False, "watch": False})
+        deadline = time.monotonic() + 1800
+        while time.monotonic() < deadline:
+            st = c.request("lore/status")
+            if st["indexLagMs"] == 0 and st["vectorLag"] == 0:
+                break
+            time.sleep(0.2)
+        for q in queries(random.Random(SEED + 1), 100):
+            c.request("lore/recall", {"query": q, "limit": 10})
+        pid = c.proc.pid
+        return {"rss_mb": rss_mb(pid), "peak_rss_mb": rss_mb(pid, "VmHWM"), "smaps_mb": smaps(pid),
+                "threads": len(os.listdir(f"/proc/{pid}/task"))}
+    finally:
+        c.close()
+
+
+COMPONENTS = r'''
+import json, sys, tracemalloc
+from pathlib import Path
+if sys.argv[2] == "traced":
+    tracemalloc.start()
+store = Path(sys.argv[1])
+steps = []
+def rss():
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+def step(name):
+    steps.append({"step": name, "rss_mb": round(rss(), 1), "python_heap_mb": round(tracemalloc.get_traced_memory()[0] / 2**20, 1)})
+step("interpreter")
+import lore_sidecar.app, lore_sidecar.rpc.server  # noqa: E401  the modules a sidecar imports
+step("lore_sidecar imported (pygls, lsprotocol, attrs, numpy...)")
+from lore_sidecar.store.db import Database
+from lore_sidecar.store.records import Records
+records = Records(Database(store / "lore.db", writable=False))
+counts = records.counts(None)
+step("SQLite record open, counted")
+from lore_sidecar.store import index_dirs
+from lore_sidecar.store.text_index import TextIndex
+d = index_dirs.index_dir(store, records.index_epoch())
+text = TextIndex(d / "text", writable=False)
+for q in ("error", "cache decision", "test failed traceback", "deploy"):
+    text.search([*q.split()], kinds=["messages"], project_ids=None, limit=50, conjunctive=False)
+step("Tantivy reader open, 4 searches")
+from lore_sidecar.llm.embedders import WordLlamaEmbedder
+wl = WordLlamaEmbedder()
+wl.embed(["warm up the static table"])
+step("WordLlama loaded")
+from lore_sidecar.store.vector_index import VectorIndex
+meta = json.loads((d / "vectors" / "vectors.json").read_text()) if (d / "vectors" / "vectors.json").exists() else {}
+spaces = {k: (v.rsplit("/", 1)[0], int(v.rsplit("/", 1)[1])) for k, v in meta.get("spaces", {}).items()}
+vec = VectorIndex(d / "vectors", spaces=spaces, writable=False)
+step(f"usearch indexes loaded ({vec.size()} vectors)")
+import onnxruntime  # noqa: F401
+step("onnxruntime imported (the files model is loaded on its first file)")
+from lore_sidecar.llm.embedders import MiniLMEmbedder
+m = MiniLMEmbedder()
+m.embed(["warm up the files model with one query"])
+step("MiniLM session (only when files are embedded or searched)")
+print(json.dumps({"counts": counts, "steps": steps}))
+'''
+
+
+def components(store: Path) -> dict:
+    """RSS after each step untraced (tracemalloc's own bookkeeping would count), and the
+    Python heap from a second, traced run. `-P`: the package comes from PYTHONPATH or the
+    install, not from the working folder (so a copy of an older tree can be measured)."""
+    runs = [json.loads(subprocess.run([sys.executable, "-P", "-c", COMPONENTS, str(store), how], capture_output=True, text=True,
+                                      check=True, cwd=str(ROOT)).stdout.strip().splitlines()[-1]) for how in ("plain", "traced")]
+    out = runs[0]
+    for s, traced in zip(out["steps"], runs[1]["steps"], strict=True):
+        s["python_heap_mb"] = traced["python_heap_mb"]
+    prev = 0.0
+    for s in out["steps"]:
+        s["added_mb"], prev = round(s["rss_mb"] - prev, 1), s["rss_mb"]
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--messages", type=int, default=100_000)
+    ap.add_argument("--keep", help="fill (or reuse) the store in this folder instead of a temporary one")
+    ap.add_argument("--arenas", type=int, help="also measure the sidecar with MALLOC_ARENA_MAX set to this")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "memory.json"))
+    args = ap.parse_args()
+    tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="lore-mem-"))
+    store, project = tmp / "store", tmp / "project"
+    project.mkdir(parents=True, exist_ok=True)
+    try:
+        filled = {"reused": True} if (store / "lore.db").exists() else fill(store, project, args.messages)
+        result = {"machine": machine(), "load_avg_1m": os.getloadavg()[0], "fill": filled,
+                  "sidecar": sidecar(store, project), "components": components(store)}
+        if args.arenas:  # the same sidecar with glibc's malloc arenas capped (one per thread otherwise)
+            result["sidecar_arena_max"] = {"MALLOC_ARENA_MAX": args.arenas,
+                                           **sidecar(store, project, {"MALLOC_ARENA_MAX": str(args.arenas)})}
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    write_result(args.out, result)
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
