@@ -69,6 +69,10 @@ ROUND = [
              '"cacheReadInputTokens": usage.get("cache_read_input_tokens", 0),',
              '"cacheReadInputTokens": usage.get("cache_creation_input_tokens", 0),',
              (GW, GW_SAVINGS), by=BY),
+    # Survived the first run (the fake upstream reported no cache fields, so read and write were
+    # both 0). Added test_gateway_savings.py::test_cache_reads_and_cache_writes_the_upstream_
+    # reported_are_recorded_as_such (300 read, 50 written, distinct): fails with the bug
+    # planted ((10, 50, 50, 2) != (10, 300, 50, 2)), passes without.
     # Fail open, narrowed: an engine that errors or does not answer within gatewayTimeoutMs
     # fails the model call instead of passing the harness's body through.
     Mutation("f5-gw-assembly-error-not-failed-open", PROXY,
