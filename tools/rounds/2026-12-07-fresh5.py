@@ -84,26 +84,38 @@ ROUND = [
     Mutation("f5-ctx-stub-without-recall-pointer", CTX_REQ,
              'return short if short == text else f"{short}\\n(full output kept in memory: lore_recall in session {session_id})"',
              "return short",
-             (LAYERS, CTX), by=BY),
+             (LAYERS, CTX, f"{LAYERS}::test_a_stubbed_tool_output_says_its_whole_text_is_kept_and_how_to_recall_it"), by=BY),
+    # Survived (no test read a stub's wording). Real: docs/context.md, L2 "full output kept in
+    # memory". Added test_context_layers.py::test_a_stubbed_tool_output_says_its_whole_text_is_
+    # kept_and_how_to_recall_it (control: the in-flight output goes whole); fails planted.
     # The model's output is no longer reserved out of its window: a history that fits the
     # window but not with max_tokens on top stays at L0 (the provider answers "too long").
     Mutation("f5-ctx-output-not-reserved", GRAD,
              "return price.window - max(4096, min(max_output, 64_000))",
              "return price.window",
-             (ECON_UNIT, ECON), by=BY),
+             (ECON_UNIT, ECON, f"{ECON_UNIT}::test_the_answer_is_reserved_out_of_the_models_window"), by=BY),
+    # Survived. Real: a provider counts prompt + max_tokens against the window. Added
+    # test_context_window_economics.py::test_the_answer_is_reserved_out_of_the_models_window
+    # (control: the same history with room for the answer stays at L0); fails planted.
     # Calibration counts only uncached input: on a warm cache the ratio looks implausibly low
     # and the estimate is never calibrated.
     Mutation("f5-ctx-calibration-without-cache-reads", CTX_REQ,
              ' + \\\n                    int(usage.get("cache_read_input_tokens") or 0)\n',
              "\n",
-             (FRESH, LAYERS), by=BY),
+             (FRESH, LAYERS, f"{LAYERS}::test_a_warm_cache_calibrates_the_estimate_like_a_cold_one"), by=BY),
+    # Survived (the calibration tests report no cache reads). Real. Added test_context_layers.py::
+    # test_a_warm_cache_calibrates_the_estimate_like_a_cold_one (90% read from the cache; control:
+    # all uncached); fails planted.
     # -- the ask agent's tools -------------------------------------------------------------------
     # The model's grep pattern is passed without -e: a pattern starting with "-" becomes a grep
     # option (-f/etc/..., --include=...).
     Mutation("f5-ask-grep-pattern-as-option", TOOLS,
              'args + ["-e", pattern, "--", "."]',
              'args + [pattern, "--", "."]',
-             (ASK_TOOLS,), by=BY),
+             (ASK_TOOLS, f"{ASK_TOOLS}::test_a_grep_pattern_that_starts_with_a_dash_is_searched_for_never_read_as_an_option"), by=BY),
+    # Survived (no test greps for a dash). Real (security: -f<file> reads a file outside the
+    # jail). Added test_ask_tools.py::test_a_grep_pattern_that_starts_with_a_dash_is_searched_for_
+    # never_read_as_an_option (control: a plain word); fails planted.
     # Read's `truncated` ignores the offset: the last page of a file says there is more.
     Mutation("f5-ask-read-truncated-ignores-offset", TOOLS,
              '"truncated": offset + len(chosen) < len(lines)',
@@ -114,7 +126,10 @@ ROUND = [
     Mutation("f5-gitsafe-path-keeps-the-project-root", GITSAFE,
              "(here == root or root in here.parents)",
              "(root in here.parents)",
-             (ASK_TOOLS, HOSTILE_GIT), by=BY),
+             (ASK_TOOLS, HOSTILE_GIT, f"{ASK_TOOLS}::test_grep_never_runs_a_grep_kept_at_the_top_of_the_project_on_path"), by=BY),
+    # Survived (the existing trap sits in the project's bin/, below the root). Real. Added
+    # test_ask_tools.py::test_grep_never_runs_a_grep_kept_at_the_top_of_the_project_on_path (the
+    # trap at the top; control: the trap runs by PATH alone); fails planted.
     # -- the dashboard ---------------------------------------------------------------------------
     # Any session cookie value logs in (another local service can set a cookie for 127.0.0.1).
     Mutation("f5-ui-any-cookie-accepted", UI_GUARD,
@@ -125,7 +140,10 @@ ROUND = [
     Mutation("f5-ui-search-snippet-unescaped", UI_PAGES,
              'escape(h["snippet"][:240])',
              'h["snippet"][:240]',
-             (UI_PAGES_T,), by=BY),
+             (UI_PAGES_T, f"{UI_PAGES_T}::test_a_search_hits_stored_markup_is_shown_as_text_never_as_markup"), by=BY),
+    # Survived (the escaping tests covered the node page and the note only). Real
+    # (docs/security.md). Added test_dashboard_pages.py::test_a_search_hits_stored_markup_is_
+    # shown_as_text_never_as_markup (control: the hit's words are shown); fails planted.
     # -- the PostgreSQL team record --------------------------------------------------------------
     # The outbox push tests the wrong error kind: a record still away counts as a refusal, and
     # the acknowledged offline write is set aside and removed (lost for the team).
