@@ -150,13 +150,20 @@ ROUND = [
     Mutation("f5-replica-outbox-dropped-while-away", REPLICA,
              'if exc.kind == "sharedUnreachable":\n                    raise',
              'if exc.kind == "unreachable":\n                    raise',
-             (SHR_UNIT, SHR), by=BY),
+             (SHR_UNIT, SHR, f"{SHR_UNIT}::test_an_outbox_push_while_the_record_is_still_away_keeps_every_write_for_later"), by=BY),
+    # Survived (no test pushed an outbox to a record still away). Real: docs/team.md, pushed
+    # "exactly once" when the record is back. Added test_shared_replica.py::test_an_outbox_push_
+    # while_the_record_is_still_away_keeps_every_write_for_later; fails planted (DID NOT RAISE).
     # The team's lock is only tried, never waited for: two machines arbitrate at once (a URI
     # taken twice, the priority budget passed).
     Mutation("f5-record-lock-not-waited", RECORD,
              "pg_advisory_xact_lock(hashtext(%s))",
              "pg_try_advisory_xact_lock(hashtext(%s))",
-             (SHR_RECORD, SHR_REFUSALS), by=BY),
+             (SHR_RECORD, SHR_REFUSALS, f"{SHR_RECORD}::test_an_append_waits_for_the_teams_lock_while_another_machine_holds_it"), by=BY),
+    # Survived (the record's tests append from one connection at a time). Real: record.py's
+    # serialisation. Added test_shared_record.py::test_an_append_waits_for_the_teams_lock_while_
+    # another_machine_holds_it (the wait seen in pg_locks, as an event; control: released, it is
+    # recorded); fails planted.
     # Replay applies this machine's own operations again (a use counted twice, a create
     # answered nodeExists and set aside).
     Mutation("f5-replica-replays-its-own-ops", REPLICA,
