@@ -206,9 +206,12 @@ ROUND = [
              (NIGHTLY,), by=BY),
     # The restore's proof by use accepts any hit, not the sampled message itself.
     Mutation("f5-restore-sample-any-hit", BACKUPS,
-             "if not any(h.session_id == session_id for h in hits):",
-             "if not hits:",
+             "        if any(h.session_id == session_id for h in result.hits):",
+             "        if result.hits:",
              (BACKUP, RESTORE_EDGES), by=BY),
+    # Its old text was `if not any(h.session_id == session_id for h in hits):` in the first run;
+    # the product fix below (the sample looked for through the pages, `_recalls_session`) moved
+    # it, and the entry now plants the same bug (any hit accepted) in the new code.
     # Survived; real (the proof by use is a documented check) but NO TEST ADDED in this round:
     # a backup whose rows were rewritten under its copied index (manifest resealed, the outbox
     # entries removed) still restored with every sample found in its own session - the
