@@ -37,9 +37,19 @@ Survivors (each commented at its entry): 11 are real promises and got a test tha
 the bug planted by hand in a scratch copy of the tree and passes without (the test is listed
 first among the entry's guarding tests); f5-redact-stale-lowered-copy is equivalent in effect
 (why at its entry); f5-restore-sample-any-hit is real but got no test in this round (why at
-its entry). No product bug was found.
+its entry).
 
-Rerun: (recorded below)
+Product bug found while working on that survivor (fixed, with a test that fails on the code
+before): a restore's proof by use looked for each sampled message's session among the first
+20 hits only, so a healthy backup of a store where more than 20 sessions open with the same
+words (a harness's "please continue ...") was refused as backupCorrupt; backups.py now walks
+the recall's pages (`_recalls_session`, bounded), test_restore_edges.py::test_a_healthy_backup_
+of_many_sessions_that_open_alike_restores. That moved f5-restore-sample-any-hit's text; its
+entry now plants the same bug in the new code.
+
+Rerun with the tests added (`python tools/mutations.py <the 11 survivors that got a test>`,
+02:29-02:40 UTC): 11 of 11 caught. f5-redact-stale-lowered-copy (equivalent) was not rerun
+(its tests are unchanged). Round after the rerun: 25 of 27 caught (93%).
 """
 
 import sys
