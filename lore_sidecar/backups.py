@@ -28,6 +28,7 @@ from lore_sidecar.settings import Settings
 from lore_sidecar.store import backup as files
 
 log = logging.getLogger(__name__)
+SAMPLE_DEPTH = 5_000  # hits a restore looks through for each sampled message's session
 
 
 def backup_dir(settings: Settings) -> Path:
@@ -124,13 +125,29 @@ def _try_out(settings: Settings, staged: Path, open_engine: Callable[..., Any], 
         found = 0
         for session_id, text in files.sample_messages(staged):
             query = " ".join(text.split()[:12])
-            hits = engine.recall(query, scope="all", sources=["messages"], limit=20).hits
-            if not any(h.session_id == session_id for h in hits):
+            if not _recalls_session(engine, query, session_id):
                 raise files.corrupt(f"the restored store does not find its own message ({query[:60]!r})")
             found += 1
         return found
     finally:
         engine.close()
+
+
+def _recalls_session(engine: Any, query: str, session_id: str) -> bool:
+    """Whether recall of `query` finds a message of `session_id`, through the pages.
+    Trigger: many sessions open with the same words (a harness's "please continue"). Why:
+    the sampled one then ties with the others and may rank past the first page, and a
+    healthy backup was refused. Outcome: the hits are walked with `nextOffset` (bounded at
+    SAMPLE_DEPTH), and only a recall that never reaches the session refuses."""
+    offset = 0
+    while True:
+        result = engine.recall(query, scope="all", sources=["messages"], limit=50, offset=offset)
+        if any(h.session_id == session_id for h in result.hits):
+            return True
+        if not result.truncated or result.next_offset is None or result.next_offset <= offset \
+                or result.next_offset >= SAMPLE_DEPTH:
+            return False
+        offset = result.next_offset
 
 
 class Nightly:

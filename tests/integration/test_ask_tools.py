@@ -199,3 +199,35 @@ def test_a_binary_file_is_refused_as_not_text_and_the_same_bytes_without_a_nul_a
     assert refused.refused and "notText" in refused.text and "BLOBMARK9" not in refused.text and not refused.read
     read = call(tools(project), "Read", {"path": "src/text.dat"})
     assert not read.refused and "BLOBMARK9" in read.text
+
+
+# -- independent review, fresh round 5 (tools/rounds/2026-12-07-fresh5.py) --------------------------
+
+def test_grep_never_runs_a_grep_kept_at_the_top_of_the_project_on_path(tmp_path, monkeypatch):
+    """Grep's PATH drops the project folder itself, not only the folders below it (a PATH
+    with `.`'s real path, or a project whose top holds its own scripts); the control runs
+    that same grep by PATH alone."""
+    root = tmp_path / "plain"
+    root.mkdir()
+    (root / "notes.txt").write_text("walrus here\n")
+    canary = tmp_path / "canary"
+    (root / "grep").write_text(f"#!/bin/sh\necho own-grep >> {canary}\n")
+    (root / "grep").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{root}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    assert tools(root).grep("walrus")["matches"] == ["notes.txt:1:walrus here"]
+    assert not canary.exists()
+    subprocess.run(["grep", "-q", "walrus", "notes.txt"], cwd=root, check=False)  # the trap is armed
+    assert canary.read_text() == "own-grep\n"
+
+
+def test_a_grep_pattern_that_starts_with_a_dash_is_searched_for_never_read_as_an_option(project, tmp_path):
+    """The model's pattern is grep's pattern (`-e`), never an option: `--help-me` is found as
+    text, and `-f<file>` reads no file for patterns (it would read outside the project). The
+    control: the same file's plain word is found alike."""
+    (project / "src" / "flags.txt").write_text("call it with --help-me please\nplain words\n")
+    outside = tmp_path / "patterns"
+    outside.write_text("plain\n")
+    t = tools(project)
+    assert t.grep("plain words")["matches"] == ["src/flags.txt:2:plain words"]  # the control
+    assert t.grep("--help-me")["matches"] == ["src/flags.txt:1:call it with --help-me please"]
+    assert t.grep(f"-f{outside}")["matches"] == []  # searched as text (it occurs nowhere), not read

@@ -248,3 +248,17 @@ def test_a_dream_proposed_accepted_and_rolled_back_by_its_run_id(ui):
     runs = runs_on(get(ui, "/dream")[2])
     assert "rolled back" in runs[applied] and "name=rollback" not in runs[applied], runs[applied]
     assert "name=rollback" in runs[later] and "rolled back" not in runs[later].split("</h3>")[0]
+
+
+# -- independent review, fresh round 5 (tools/rounds/2026-12-07-fresh5.py) --------------------------
+
+def test_a_search_hits_stored_markup_is_shown_as_text_never_as_markup(ui):
+    """docs/security.md: stored text is quoted inertly wherever it is rendered, the search
+    page's snippets too (a snippet is a piece of a conversation, a file or a note). The
+    control: the hit and its words are on the page, as text."""
+    hostile = '<script>alert("snip")</script><img src=x onerror=alert(2)>'
+    post(ui, "/retain", content=f"Quarterly snippet escaping walrus check {hostile}", category="gotcha")
+    status, _, page = get(ui, "/", q="quarterly snippet escaping walrus")
+    assert status == 200 and "Quarterly snippet escaping walrus check" in page, page  # the control
+    assert "&lt;script&gt;alert(&quot;snip&quot;)&lt;/script&gt;" in page, page
+    assert "<script>" not in page and "<img" not in page, page

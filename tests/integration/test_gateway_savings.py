@@ -109,3 +109,34 @@ def test_usage_the_upstream_reported_makes_reported_figures_and_none_leaves_them
         assert abs(s["l0Usd"] - sum(f["l0Usd"] for f in calls)) < 1e-9
         assert s["sentTokens"] == sum(f["sentTokens"] for f in calls)
     assert report["total"]["source"] == "mixed" and report["total"]["reportedCalls"] == 8
+
+
+def cached(api: str, body: dict) -> Raw:
+    """A whole Messages answer whose usage tells cache reads and cache writes apart (300 read,
+    50 written): the two must reach the store as what they are."""
+    answer = {"id": "msg_cached", "type": "message", "role": "assistant", "model": body.get("model"),
+              "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn", "stop_sequence": None,
+              "usage": {"input_tokens": 10, "cache_read_input_tokens": 300, "cache_creation_input_tokens": 50,
+                        "output_tokens": 2}}
+    return Raw(200, [("content-type", "application/json")], [json.dumps(answer).encode()])
+
+
+def test_cache_reads_and_cache_writes_the_upstream_reported_are_recorded_as_such(tmp_path, workspace):
+    """The gateway's feedback names each usage field as the provider did: 300 tokens read from
+    the cache are cache reads, 50 written are cache writes (swapped, a warm cache reads as a
+    cold one and every figure built on it is wrong). Priced by hand from the price list:
+    input $3, cache read $0.30, cache write $3.75 per MTok (claude-sonnet-4-5)."""
+    store = tmp_path / "store"
+    with FakeModels(cached) as fake:
+        proc, url = start(store, workspace, fake.url)
+        try:
+            through(url, "gw-cached", 2)
+        finally:
+            proc.terminate()
+            proc.wait(10)
+        assert len(fake.requests) == 2
+    calls = settled(store, workspace, "gw-cached", 2)
+    assert [f["source"] for f in calls] == ["reported"] * 2
+    for f in calls:
+        assert (f["inputTokens"], f["cacheReadTokens"], f["cacheWriteTokens"], f["outputTokens"]) == (10, 300, 50, 2)
+        assert abs(f["usd"] - (10 * IN + 300 * 0.3e-6 + 50 * 3.75e-6 + 2 * OUT)) <= 5.1e-7

@@ -438,3 +438,36 @@ def test_the_evidence_of_a_node_tells_a_current_source_from_a_changed_and_a_miss
         "kept.py": (True, True), "edited.py": (True, False), "gone.py": (False, False)}
     assert got["kept.py"]["currentSha256"] == got["kept.py"]["sha256"] and got["gone.py"]["currentSha256"] is None
     assert got["edited.py"]["sha256"] and got["edited.py"]["currentSha256"] != got["edited.py"]["sha256"]
+
+
+# -- independent review, fresh round 5 (tools/rounds/2026-12-07-fresh5.py) --------------------------
+
+def test_a_merge_into_a_priority_1_node_never_rewrites_its_text_though_the_model_offers_one(tmp_path):
+    """The boundary of the test above: docs/maintenance.md protects priorities 0 *and* 1. A
+    priority-1 keeper keeps its own words while its duplicates go; the control is the
+    model-mode test, where a priority-2 keeper is rewritten."""
+    merged = "MERGED TEXT the model wrote for the priority-1 keeper"
+
+    def responder(body):
+        if "You review proposed maintenance" not in json.dumps(body.get("system")):
+            return "- nothing"
+        return "\n".join(json.dumps({"uri": json.loads(line)["uri"], "decision": "apply", "reason": "same",
+                                      "content": merged}) for line in judged(body))
+
+    words = "Every HTTP call to the payment gateway retries three times with exponential backoff!"
+    with FakeAnthropic(responder) as fake:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test-not-a-real-key", "ANTHROPIC_BASE_URL": fake.url}
+        c, _ = seed(tmp_path, env)
+        try:
+            c.request("lore/createNode", {"uri": "project://shop/pattern/retry-rule", "priority": 1,
+                                          "category": "pattern", "content": words})
+            run = c.request("lore/dream", {})
+            after = nodes(c)
+        finally:
+            c.close()
+    assert run["mode"] == "model"
+    got = {ch["uri"]: ch for ch in run["changes"]}
+    merged_away = [u for u, ch in got.items() if ch["action"] == "merge" and ch["related"] == "project://shop/pattern/retry-rule"]
+    assert merged_away and all(got[u]["applied"] for u in merged_away)  # the duplicates went
+    assert after["project://shop/pattern/retry-rule"]["content"] == words  # ... the priority-1 keeper kept its words
+    assert merged not in json.dumps(after)

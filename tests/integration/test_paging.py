@@ -161,3 +161,35 @@ def test_every_paged_method_refuses_a_negative_offset(seeded, case):
     refused = seeded.request_full(method, {**params, "limit": 2, "offset": -1})
     assert "result" in good, good  # the control
     assert refused.get("error", {}).get("code") == -32602, refused
+
+
+# -- independent review, fresh round 5 (tools/rounds/2026-12-07-fresh5.py) --------------------------
+
+def test_a_recall_walk_ends_when_asof_leaves_fewer_hits_than_the_word_leg_found(tmp_path):
+    """A page past the last hit is the end, even when the word leg was cut at its pool: with
+    `asOf`, the pool's later messages are dropped after the word leg ranked them, so a page
+    can hold nothing while the leg was cut. It must not say `truncated` with a `nextOffset`
+    that does not advance (a client would page forever). The reference: the same question in
+    one call lists the same two messages."""
+    ws = tmp_path / "shop"
+    (ws / ".git").mkdir(parents=True)
+    c = StdioClient(sidecar_command("--store-dir", str(tmp_path / "store")))
+    c.initialize(ws, options={"watch": False, "indexWorkspace": False, "distiller": "off", "recallCandidates": 5})
+    try:
+        c.request("lore/recordMessages", {"sessionId": "s", "messages": [
+            {"id": f"m{i:02d}", "role": "user", "content": " ".join(["zircon"] * (13 - i) + ["filler"] * i),
+             "createdAt": "2024-03-01T10:00:00Z" if i < 2 else "2026-03-01T10:00:00Z"} for i in range(12)]})
+        q = {"query": "zircon", "sources": ["messages"], "lexicalOnly": True, "asOf": "2025-01-01T00:00:00Z"}
+        full = c.request("lore/recall", {**q, "limit": 200})
+        uris, offset, pages = [], 0, 0
+        for pages in range(1, 20):
+            r = c.request("lore/recall", {**q, "limit": 2, "offset": offset})
+            uris += [h["uri"] for h in r["hits"]]
+            if not r["truncated"]:
+                break
+            assert r["nextOffset"] == offset + len(r["hits"]) > offset, (offset, r)  # never the same page again
+            offset = r["nextOffset"]
+    finally:
+        c.close()
+    assert [h["uri"] for h in full["hits"]] == ["session://s/m00", "session://s/m01"]  # the reference
+    assert uris == ["session://s/m00", "session://s/m01"] and pages <= 2

@@ -83,3 +83,31 @@ def test_the_store_a_restore_puts_in_place_is_its_owners_alone(tmp_path):
     assert r.returncode == 0, r.stderr
     assert messages_in(target) == 2
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o700
+
+
+# -- independent review, fresh round 5 (tools/rounds/2026-12-07-fresh5.py): a product bug ------------
+
+def test_a_healthy_backup_of_many_sessions_that_open_alike_restores(tmp_path):
+    """A restore's proof by use recalls each sampled message's opening words and looks for
+    its session among the hits. Harnesses open many sessions with the same words ("please
+    continue with the next step"): with more such sessions than one page of hits, the sampled
+    one ranked past the first page and a healthy backup was refused as backupCorrupt. The
+    sample is looked for through the pages, so it restores; the control: the store restored
+    holds every session's message."""
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    (ws / ".git").mkdir(parents=True)
+    c = StdioClient(sidecar_command())
+    try:
+        c.initialize(ws, options={"storeDir": str(store), "watch": False, "indexWorkspace": False, "distiller": "off"})
+        for i in range(30):
+            c.request("lore/recordMessages", {"sessionId": f"s{i:02d}", "messages": [
+                {"role": "user", "id": f"m{i}", "content": "please continue with the next step of the plan"}]})
+    finally:
+        c.close()
+    made = cli("backup", "--store-dir", str(store), "--out", str(tmp_path / "backups"), "--json", cwd=ws)
+    assert made.returncode == 0, made.stderr
+    target = tmp_path / "target"
+    r = cli("restore", json.loads(made.stdout)["path"], "--store-dir", str(target), "--json", cwd=ws)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["sampleRecalled"] >= 1
+    assert messages_in(target) == 30

@@ -138,3 +138,45 @@ def test_a_pull_returns_one_projects_operations_after_a_sequence_in_order_and_at
     head, age = team.rec.head("shop")
     assert head == seqs[-1] and age is not None and age >= 0
     assert team.rec.head("web")[0] > seqs[-1]
+
+
+# -- independent review, fresh round 5 (tools/rounds/2026-12-07-fresh5.py) --------------------------
+
+def test_an_append_waits_for_the_teams_lock_while_another_machine_holds_it(team):
+    """Arbitration is serialised by one advisory lock per team (record.py): while another
+    machine's appending transaction holds it, this machine's append waits for it (PostgreSQL
+    lists it as an ungranted advisory lock of this connection) and does not arbitrate
+    meanwhile; released, it goes through (the control). Waiting is seen as an event in
+    pg_locks, not measured; the deadline only bounds a broken run."""
+    import threading
+    import time
+
+    pid = team.rec._run(lambda conn: conn.info.backend_pid)  # this machine's connection
+    holder = psycopg.connect(team.url)  # another machine, mid-append
+    holder.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"lore:{team.name}",))
+    done: dict = {}
+
+    def append() -> None:
+        try:
+            done["seq"] = team.op("createNode", uri="project://shop/gotcha/locked", content="x", category="gotcha")
+        except Exception as exc:  # noqa: BLE001 (reported below)
+            done["error"] = exc
+
+    worker = threading.Thread(target=append)
+    worker.start()
+    waited = False
+    deadline = time.monotonic() + 60
+    with psycopg.connect(team.url, autocommit=True) as watch:
+        while worker.is_alive() and time.monotonic() < deadline:
+            if watch.execute("SELECT count(*) FROM pg_locks WHERE locktype='advisory' AND NOT granted AND pid=%s",
+                             (pid,)).fetchone()[0]:
+                waited = True
+                break
+            time.sleep(0.05)
+    went_through_while_held = not worker.is_alive()
+    holder.rollback()
+    holder.close()
+    worker.join(60)
+    assert waited and not went_through_while_held, done
+    assert "seq" in done, done  # the control: released, the append is arbitrated and recorded
+    assert team.live()["project://shop/gotcha/locked"][0] == 1

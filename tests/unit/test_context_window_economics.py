@@ -51,3 +51,25 @@ def test_compressing_pays_over_a_long_remainder_and_not_over_a_short_one():
     args = dict(total=26_000 + 50_000, fixed=26_000, prefix=2_000, pinned=10_000, slack=20_000, price=SONNET, cold=False)
     assert worth_compressing(rh=Rhythm(growth=800, cold=0.05, remaining=100), **args)
     assert not worth_compressing(rh=Rhythm(growth=800, cold=0.05, remaining=2), **args)
+
+
+def test_the_answer_is_reserved_out_of_the_models_window():
+    """A provider counts the prompt and `max_tokens` against one context window (a prompt
+    that fits only without the answer's room is refused as too long): a history that leaves
+    less than `max_tokens` free leaves L0 ("over the window"); the control, the same
+    history with room for the answer, stays at L0."""
+    from lore_sidecar.engine.context.gradient import plan
+
+    budget = Budget(min_raw=10_000, max_raw=10_000_000)  # no raw cap: only the window decides
+    fixed, turn = 2_000, 5_000
+
+    def layer_for(history: int) -> tuple[int, str]:
+        n = history // turn
+        p = plan(State(frozen=True), sizes=[turn] * n, fixed=fixed, starts=list(range(1, n)), price=SONNET,
+                 max_output=32_000, budget=budget, prefix_budget=4_000, at=1_000.0)
+        return p.layer, p.reason
+
+    near = (SONNET.window - fixed - 10_000) // turn * turn  # fits, but not with 32k to answer in
+    roomy = (SONNET.window - fixed - 40_000) // turn * turn  # fits with room for the answer
+    assert layer_for(near) == (1, "over the window")
+    assert layer_for(roomy) == (0, "passthrough (stopped compressing after 2 busts)")

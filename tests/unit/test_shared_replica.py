@@ -43,3 +43,30 @@ def test_a_store_keeps_the_cursor_of_its_own_team_and_starts_over_for_another(tm
     st = replica(tmp_path, "team-a").status()
     assert (st["backend"], st["team"], st["connected"], st["lagMs"], st["pending"]) == (
         "postgresql", "team-a", False, None, 0)
+
+
+# -- independent review, fresh round 5 (tools/rounds/2026-12-07-fresh5.py) --------------------------
+
+def test_an_outbox_push_while_the_record_is_still_away_keeps_every_write_for_later(tmp_path):
+    """docs/team.md: a write acknowledged while the record was away is pushed, exactly once,
+    when it is back. A push that finds it still away stops and says so (sharedUnreachable):
+    the write stays in the outbox, nothing is settled as refused. The control: the write was
+    in the outbox to begin with, and it is the same one after."""
+    import pytest
+
+    from lore_sidecar.errors import LoreError
+
+    settled = []
+    record = SharedRecord("postgresql://127.0.0.1:9/none", "team-a", "m-test", connect_timeout_s=1)
+    r = Replica(record, store=tmp_path, outbox=Spool(tmp_path / "shared-outbox"), op_result=lambda op_id: None,
+                settle=lambda *a: settled.append(a), roots=lambda: [])
+    op = {"opId": "op-offline-1", "kind": "nodeOp", "method": "createNode", "project": "/home/a/shop",
+          "args": {"uri": "project://shop/gotcha/offline", "content": "written on a plane"}}
+    r.outbox.put(op)
+    assert r.status()["pending"] == 1  # the control
+    with pytest.raises(LoreError) as away:
+        r.push_outbox()
+    assert away.value.kind == "sharedUnreachable"
+    assert settled == [] and r.status()["pending"] == 1
+    [kept] = r.outbox.pending(10)
+    assert r.outbox.read(kept) == op
