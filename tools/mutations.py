@@ -164,7 +164,8 @@ MUTATIONS = [
              "        if expected is not None and expected != version:", "        if False:",
              (f"{SHR}::test_six_machines_see_every_node_and_one_version_wins",)),
     Mutation("shared-offline-write-dropped", "lore_sidecar/shared/replica.py",
-             "            self._offline(exc)\n            self.outbox.put(op)\n", "            self._offline(exc)\n",
+             "            self._offline(exc)\n            self.outbox.put(op)\n            return None\n",
+             "            self._offline(exc)\n            return None\n",
              (f"{SHR}::test_a_10_s_outage_loses_no_acknowledged_write_and_recall_keeps_answering",)),
     Mutation("files-fused-by-rank", "lore_sidecar/engine/recall/fusion.py",
              "        out += combine(group(lexical, name), group(vector, name), lexical_weight=lexical_weight,\n"

@@ -70,8 +70,8 @@ ROUND = [
     # --- the dashboard ---------------------------------------------------------------------------
     # A top-level navigation from another site (Sec-Fetch-Site: cross-site, no Origin) is let
     # through: the guard refuses it only when an Origin header came too.
-    Mutation("f2b-ui-cross-site-navigation-let-through", GUARD, '        if fetch_site == "cross-site":\n',
-             '        if fetch_site == "cross-site" and origin is not None:\n', UI, by=BY),
+    Mutation("f2b-ui-cross-site-navigation-let-through", GUARD, '        if fetch_site in ("cross-site", "same-site"):\n',
+             '        if fetch_site in ("cross-site", "same-site") and origin is not None:\n', UI, by=BY),
     # The edit form's version is dropped: a save over a concurrent change overwrites it
     # instead of answering 409 versionConflict.
     Mutation("f2b-ui-edit-ignores-version", PAGES, '"expectedVersion": version,', '"expectedVersion": None,',
@@ -123,8 +123,8 @@ ROUND = [
              "text, tail = text[:MAX_SCAN_CHARS], _TRUNCATED.format(n=len(text) - MAX_SCAN_CHARS)",
              "text, tail = text[:MAX_SCAN_CHARS], text[MAX_SCAN_CHARS:]", REDACT, by=BY),
     # A JSON value's keys are not redacted (a secret used as a key is stored as it is).
-    Mutation("f2b-redact-keys-kept", RED, "{redact_value(k, budget) if isinstance(k, str) else k:",
-             "{k if isinstance(k, str) else k:", REDACT, by=BY),
+    Mutation("f2b-redact-keys-kept", RED, "key = base = redact_value(k, budget) if isinstance(k, str) else k",
+             "key = base = k", REDACT, by=BY),
     # Survived the first run. Now caught by tests/unit/test_redact.py::
     # test_redact_value_redacts_a_secret_used_as_a_key_and_keeps_plain_keys.
 
