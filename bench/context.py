@@ -273,6 +273,7 @@ def run_probes(c: StdioClient, s: Session, sent: dict[str, Any], want: int) -> d
         kept = [w for w in unique if w in final]
         chosen += kept[:: max(1, len(kept) // max(1, want - len(chosen)))][: want - len(chosen)]
     found = 0
+    missed = []
     for word in chosen:
         if word in final:
             found += 1
@@ -280,8 +281,10 @@ def run_probes(c: StdioClient, s: Session, sent: dict[str, Any], want: int) -> d
         hits = c.request("lore/recall", {"query": word, "sources": ["messages"], "limit": 5})["hits"]
         if any(word in h["snippet"] or word in c.request("lore/getNode", {"uri": h["uri"]})["content"] for h in hits):
             found += 1
+        else:
+            missed.append(word)
     return {"asked": len(chosen), "evicted": min(len(gone), len(chosen)), "answered": found,
-            "share": round(found / max(1, len(chosen)), 3)}
+            "share": round(found / max(1, len(chosen)), 3), "missed": missed}
 
 
 def main() -> int:

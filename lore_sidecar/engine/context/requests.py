@@ -37,7 +37,7 @@ from lore_sidecar.engine.context.savings import Savings
 from lore_sidecar.engine.memory.distill import annotate_tool_output
 from lore_sidecar.errors import LoreError
 
-PREFIX_TOKENS = {1: 4000, 2: 4000, 3: 1000, 4: 500}
+PREFIX_TOKENS = {1: 6000, 2: 6000, 3: 1000, 4: 500}
 PART_OVERHEAD = 400  # characters of a digest part's own tags
 REWRITTEN = "history rewritten by the harness"
 STUB_CHARS = 600
@@ -84,7 +84,7 @@ class ContextRequests:
             starts = [s for s in b.cut_points(api, conv) if s > 0]
             budget = self._budget()
             p = plan(state, sizes=sizes, fixed=fixed, starts=starts, price=price, max_output=int(body.get("max_tokens") or 16_000),
-                     budget=budget, prefix_budget=PREFIX_TOKENS[1], at=now)
+                     budget=budget, prefix_budget=self._first_prefix(api, conv, state, sizes, starts, budget), at=now)
             p = self._anchor(state, p, conv, starts, sizes, budget.min_raw)
             if state.last_at <= 0 or now - state.last_at > TTL_S:
                 # The system prompt's breakpoint is written anew on this call (first, or the
@@ -138,6 +138,18 @@ class ContextRequests:
             return Budget()
         return Budget(min_raw=s.min_layer0_tokens, max_raw=max(s.min_layer0_tokens, s.max_layer0_tokens),
                       read_usd_per_turn=s.target_cache_read_cost_per_turn)
+
+    @staticmethod
+    def _first_prefix(api: str, conv: list[Any], state: State, sizes: list[int], starts: list[int], budget: Budget) -> int:
+        """At L0, the tokens of the prefix that leaving L0 now would write: its digest, measured
+        (a short evicted part makes a short prefix), at most the budget. Why measured: the
+        budget is a ceiling for long sessions; pricing every first prefix at the ceiling
+        keeps a session at L0 after compressing has begun to pay."""
+        if state.layer or not starts or sum(sizes) <= budget.min_raw:
+            return PREFIX_TOKENS[1]
+        kept, _ = stubs.fit(stubs.digest_lines(api, conv[:window_for(sizes, starts, budget.min_raw)]),
+                            PREFIX_TOKENS[1] * 4 - PART_OVERHEAD)
+        return int((sum(len(x) + 1 for x in kept) + PART_OVERHEAD) / 4 * state.ratio) + 1
 
     def _usd_per_hour(self) -> float:
         """The budget throttle's limit (setting `throttleUsdPerHour`; 0: off)."""
