@@ -130,3 +130,22 @@ def test_the_simulator_keeps_a_1h_breakpoint_past_five_minutes_and_prices_its_wr
         assert first.write == 21_000 and first.write_1h == (20_000 if long else 0)
         assert sim.request(blocks, [0, 1], at=1_200.0, long=long).read == read_after
     assert usd(SONNET, uncached=0, write=0, write_1h=1_000_000, read=0) == 2 * 3.0
+
+
+def test_leaving_l0_prices_the_first_prefix_at_its_measured_digest_not_at_the_budget():
+    """At L0 the prefix that leaving would write is the digest of what would be evicted: a
+    few short turns make a prefix far below the budget (priced at the budget, compressing
+    looks dearer than it is). The control: at L1, where a prefix exists, the budget stands."""
+    from lore_sidecar.engine.context.bodies import ANTHROPIC
+    from lore_sidecar.engine.context.requests import PREFIX_TOKENS, ContextRequests
+
+    conv = []
+    for k in range(6):
+        conv += [{"role": "user", "content": [{"type": "text", "text": f"look at src/m{k}.py " + "x " * 2_000}]},
+                 {"role": "assistant", "content": [{"type": "text", "text": f"done {k}"}]}]
+    sizes = [1_000] * len(conv)
+    starts = list(range(0, len(conv), 2))[1:]
+    budget = Budget(min_raw=2_000, max_raw=60_000)
+    measured = ContextRequests._first_prefix(ANTHROPIC, conv, State(), sizes, starts, budget)
+    assert 0 < measured < PREFIX_TOKENS[1] // 4
+    assert ContextRequests._first_prefix(ANTHROPIC, conv, State(layer=1), sizes, starts, budget) == PREFIX_TOKENS[1]
