@@ -10,7 +10,8 @@ front), rewritten tokens as a share of input, the layer histogram, the token est
 error after calibration, and recall probes (distinctive strings from messages the final
 body no longer carries verbatim: each must be in that body or in the top 5 of `lore/recall`
 on that session's store). The simulator is engine/context/cache_sim.py: Anthropic's rules
-(breakpoints, 20-block lookback, 5-minute TTL renewed on read; write 1.25x, read 0.1x);
+(breakpoints, 20-block lookback, 5-minute TTL renewed on read, or 1 hour for a breakpoint
+marked so; write 1.25x, 1-hour write 2x, read 0.1x);
 for the Responses API (Codex) OpenAI's automatic prefix caching (no write surcharge).
 Prices: Sonnet 4.5, $3 / $15 per MTok, for every Anthropic session; GPT-5 for Codex.
 The "true" token count is a tokenizer-shaped count (words, numbers and punctuation; long
@@ -68,13 +69,16 @@ def system_text(tokens: int) -> str:
 
 def blocks(api: str, body: dict[str, Any]) -> tuple[list[tuple[str, int]], list[int], int]:
     """The body as the cache sees it: (hash, true tokens) per block, the breakpoints, and how
-    many leading blocks are the system prompt and tools."""
+    many leading blocks are the system prompt and tools. The breakpoints with a 1-hour TTL
+    are also in `long_marks(marks)`."""
     out: list[tuple[str, int]] = []
-    marks: list[int] = []
+    marks: list[int] = LongMarks()
 
     def add(obj: Any) -> None:
         if isinstance(obj, dict) and "cache_control" in obj:
             marks.append(len(out))
+            if isinstance(obj["cache_control"], dict) and obj["cache_control"].get("ttl") == "1h":
+                marks.long.add(len(out))
         plain = b.strip_marks(obj)
         text = json.dumps(plain, ensure_ascii=False, sort_keys=True)
         out.append((hashlib.sha1(text.encode()).hexdigest(), true_tokens(text)))
@@ -92,8 +96,20 @@ def blocks(api: str, body: dict[str, Any]) -> tuple[list[tuple[str, int]], list[
         else:
             add(item)
     if api != b.ANTHROPIC:  # OpenAI: every request's whole prefix is cached automatically
-        marks = [len(out) - 1]
+        marks = LongMarks([len(out) - 1])
     return out, marks, head
+
+
+class LongMarks(list):
+    """Breakpoint indices, and which of them carry a 1-hour TTL."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.long: set[int] = set()
+
+
+def cost(price: Any, o: Any, output: int) -> float:
+    return usd(price, uncached=o.uncached, write=o.write - o.write_1h, write_1h=o.write_1h, read=o.read, output=output)
 
 
 def body_for(s: Session, conversation: list[dict[str, Any]]) -> dict[str, Any]:
@@ -121,7 +137,7 @@ def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
     errors: list[float] = []
     took: list[float] = []
     rewritten = total_in = 0
-    largest = 0
+    largest = ttl_1h = 0
     c = StdioClient(sidecar_command("--store-dir", str(store)))
     c.initialize(store.parent, options={"watch": False, "indexWorkspace": False, "distiller": "extractive"})
     try:
@@ -129,8 +145,8 @@ def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
         for n, call in enumerate(steps(s.calls, s.name)):
             body = body_for(s, call.conversation)
             bl, marks, head = blocks(s.api, l0(s, body))
-            o = base.request(bl, marks, call.at, head)
-            cost0 += usd(price, uncached=o.uncached, write=o.write, read=o.read, output=call.output_tokens)
+            o = base.request(bl, marks, call.at, head, long=marks.long)
+            cost0 += cost(price, o, call.output_tokens)
             fixed_tokens = sum(t for _, t in bl[:head])
             floor += usd(price, uncached=0, write=0, read=fixed_tokens + min(FLOOR_WINDOW, sum(t for _, t in bl[head:])),
                          output=call.output_tokens)
@@ -141,8 +157,9 @@ def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
             took.append((time.perf_counter() - t) * 1000)
             last_sent = r["body"]
             bl, marks, head = blocks(s.api, last_sent)
-            o = lore.request(bl, marks, call.at, head)
-            cost1 += usd(price, uncached=o.uncached, write=o.write, read=o.read, output=call.output_tokens)
+            o = lore.request(bl, marks, call.at, head, long=marks.long)
+            cost1 += cost(price, o, call.output_tokens)
+            ttl_1h += bool(marks.long)
             truth = o.read + o.write + o.uncached
             if n >= 3:
                 errors.append(abs(r["estimate"]["inputTokens"] - truth) / truth)
@@ -168,7 +185,7 @@ def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
         "floor_ratio": round(floor / cost0, 3), "evicted_kept": kept,
         "busts": dict(busts), "content_busts_per_25": round(25 * (busts["content"] + busts["front"]) / len(s.calls), 2),
         "rewritten_pct_of_input": round(100 * rewritten / max(1, total_in), 2),
-        "layers": {str(k): v for k, v in sorted(layers.items())},
+        "layers": {str(k): v for k, v in sorted(layers.items())}, "calls_with_1h_breakpoint": ttl_1h,
         "estimate_error_after_3": {"p50": round(statistics.median(errors), 3) if errors else None,
                                    "p95": round(pct(errors, 95), 3) if errors else None},
         "assemble_ms_stdio": {"p50": round(statistics.median(took), 1), "p95": round(pct(took, 95), 1)},
@@ -182,7 +199,8 @@ def coverage(s: Session, sent: dict[str, Any]) -> dict[str, Any]:
     the body sent carries verbatim) that the body sent still names. The bench's own patterns,
     not the assembler's: a path is dir/name.ext (or a tool's file_path/path argument); an
     error line is a tool output line saying error, exception, traceback, failed or fatal
-    (its first 160 characters must be present, the prefix's entity quoting undone)."""
+    (its first 160 characters must be present, the prefix's entity quoting undone). A path
+    counts as named whole or as a name on a `files in <dir>/:` line of that directory."""
     final = html.unescape("\n".join(render_content(x.get("content") if isinstance(x, dict) and "content" in x else x)
                                     for x in b.items(s.api, sent)))  # the prefix quotes < > & as entities
     paths: set[str] = set()
@@ -200,7 +218,10 @@ def coverage(s: Session, sent: dict[str, Any]) -> dict[str, Any]:
             paths.update(BENCH_PATH.findall(body))
             if part.get("type") in ("tool_result", "function_call_output"):
                 errors.update(line.strip()[:160] for line in body.splitlines() if BENCH_ERROR.search(line) and line.strip())
-    kept_p = sum(p in final for p in paths)
+    # A path is kept written whole, or by name under its directory (`files in <dir>/: a, b`).
+    listed = {f"{m.group(1)}/{name}" for m in re.finditer(r"^files in (.+?)/: (.*)$", final, re.M)
+              for name in m.group(2).split(", ")}
+    kept_p = sum(p in final or any(p in q for q in listed) for p in paths)  # substrings, as in the text
     kept_e = sum(e in final for e in errors)
     return {"paths": len(paths), "paths_kept": kept_p, "errors": len(errors), "errors_kept": kept_e,
             "share": round((kept_p + kept_e) / max(1, len(paths) + len(errors)), 3)}
@@ -252,6 +273,7 @@ def run_probes(c: StdioClient, s: Session, sent: dict[str, Any], want: int) -> d
         kept = [w for w in unique if w in final]
         chosen += kept[:: max(1, len(kept) // max(1, want - len(chosen)))][: want - len(chosen)]
     found = 0
+    missed = []
     for word in chosen:
         if word in final:
             found += 1
@@ -259,8 +281,10 @@ def run_probes(c: StdioClient, s: Session, sent: dict[str, Any], want: int) -> d
         hits = c.request("lore/recall", {"query": word, "sources": ["messages"], "limit": 5})["hits"]
         if any(word in h["snippet"] or word in c.request("lore/getNode", {"uri": h["uri"]})["content"] for h in hits):
             found += 1
+        else:
+            missed.append(word)
     return {"asked": len(chosen), "evicted": min(len(gone), len(chosen)), "answered": found,
-            "share": round(found / max(1, len(chosen)), 3)}
+            "share": round(found / max(1, len(chosen)), 3), "missed": missed}
 
 
 def main() -> int:

@@ -122,9 +122,10 @@ class Settings:
     mcp_timeout_ms: int = 4000
     gateway_timeout_ms: int = 3000
     gateway_linger_ms: int = 300_000  # a gateway `run` started exits this long after its last run and answer
-    min_layer0_tokens: int = 10_000  # context assembly: the raw window a move goes back to
+    min_layer0_tokens: int = 4_000  # context assembly: the raw window a move goes back to
     max_layer0_tokens: int = 60_000  # the raw window's cap (leaving L0 past it)
     target_cache_read_cost_per_turn: float = 0.0  # USD re-read per call; lowers the cap per model (0: off)
+    throttle_usd_per_hour: float = 0.0  # a session's spend rate past which calls get an advisory delay (0: off)
     show_command_results: str = "auto"
     log_level: str = "WARNING"
     log_file: str | None = None
@@ -151,6 +152,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "minLayer0Tokens": (conv.integer(1_000, 1_000_000), (None, "min_layer0_tokens")),
     "maxLayer0Tokens": (conv.integer(1_000, 2_000_000), (None, "max_layer0_tokens")),
     "targetCacheReadCostPerTurn": (conv.number(0, 100), (None, "target_cache_read_cost_per_turn")),
+    "throttleUsdPerHour": (conv.number(0, 10_000), (None, "throttle_usd_per_hour")),
     "showCommandResults": (conv.choice(("auto", "always", "never")), (None, "show_command_results")),
     "logLevel": (conv.level, (None, "log_level")),
     "logFile": (conv.path, (None, "log_file")),
@@ -236,6 +238,7 @@ NARROW: dict[str, Callable[[Any, Any], bool]] = {
     "maxLayer0Tokens": lambda old, new: new <= old,
     "minLayer0Tokens": lambda old, new: new <= old,
     "targetCacheReadCostPerTurn": lambda old, new: new > 0 and (old == 0 or new <= old),
+    "throttleUsdPerHour": lambda old, new: new > 0 and (old == 0 or new <= old),
     "askMaxIterations": lambda old, new: new <= old,
     "askMaxParallel": lambda old, new: new <= old,
     "askMaxTokens": lambda old, new: new <= old,

@@ -165,6 +165,8 @@ class Gateway:
             result = await self.host.call("lore/assembleContext", {
                 "sessionId": session, "body": body, "api": api, "harness": harness_of(request.headers)})
             out = result["body"]
+            if result.get("delayMs"):  # the user's budget throttle: slower, still inside the cache TTL
+                await asyncio.sleep(result["delayMs"] / 1000)
             # Unchanged: the harness's own bytes (its key order, spacing, escapes), never re-encoded.
             sent = raw if out == body else json.dumps(out, ensure_ascii=False).encode()
         except Exception as exc:  # fail open: the harness's own body goes upstream

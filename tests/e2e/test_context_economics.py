@@ -6,6 +6,7 @@ a short session stays at L0, so it never costs more than L0."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from lore_sidecar.client import StdioClient
 from lore_sidecar.engine.context.bodies import strip_marks
@@ -104,3 +105,45 @@ def test_a_short_session_stays_at_l0_and_a_capped_one_does_not(sidecar):
     assert layers == [0] * 10
     capped = [r["layer"] for _, r in run(sidecar(maxLayer0Tokens=4000, minLayer0Tokens=2000), "s-short-cap", 10)]
     assert max(capped) == 1
+
+
+def test_the_budget_throttle_advises_a_delay_inside_the_cache_ttl_only_when_set(sidecar):
+    """docs/context.md: with `throttleUsdPerHour` a session spending faster than that gets
+    `delayMs`, capped so the call still reaches the provider inside the 5-minute TTL since
+    its last call. The control: the same calls without the setting get no delay."""
+    at = [f"2026-12-01T10:00:{2 * k:02d}Z" for k in range(12)]
+
+    def delays(c: StdioClient, session: str) -> list[int]:
+        msgs: list[dict] = []
+        out = []
+        for k in range(12):
+            msgs += turn(k)
+            out.append(c.request("lore/assembleContext", {"sessionId": session, "body": body(msgs), "at": at[k]},
+                                 timeout=60)["delayMs"])
+        return out
+
+    throttled = delays(sidecar(throttleUsdPerHour=0.01), "s-throttled")
+    assert throttled[0] == 0 and max(throttled) > 0, throttled  # the first calls stay under $0.01
+    assert all(d <= (300 - 15 - 2) * 1000 for d in throttled), throttled
+    assert delays(sidecar(), "s-free") == [0] * 12
+
+
+def test_after_a_gap_within_the_hour_the_system_prompt_is_cached_for_an_hour(sidecar):
+    """docs/context.md: once a session shows gaps past the 5-minute TTL but within the hour,
+    the system prompt's breakpoint (ours: the harness set none) is written with a 1-hour TTL,
+    chosen on a call that rewrites it anyway. The control: the same calls with a 1-minute gap
+    keep the 5-minute breakpoint."""
+    def system_mark(session: str, gap_s: int, c: StdioClient) -> dict:
+        msgs: list[dict] = []
+        t = 1_764_583_200  # 2025-12-01T10:00:00Z
+        r = None
+        for k in range(14):
+            t += gap_s if k == 12 else 5
+            msgs += turn(k)
+            at = f"{datetime.fromtimestamp(t, UTC).isoformat().replace('+00:00', 'Z')}"
+            r = c.request("lore/assembleContext", {"sessionId": session, "body": body(msgs), "at": at}, timeout=60)
+        return r["body"]["system"][-1]["cache_control"]
+
+    c = sidecar(minLayer0Tokens=2000)
+    assert system_mark("s-gap", 20 * 60, c) == {"type": "ephemeral", "ttl": "1h"}
+    assert system_mark("s-steady", 60, c) == {"type": "ephemeral"}

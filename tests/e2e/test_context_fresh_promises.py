@@ -12,6 +12,7 @@ import pytest
 
 from lore_sidecar.client import StdioClient
 from lore_sidecar.engine.context.bodies import strip_marks
+from tests.support.digest import listed_paths
 
 SYSTEM = [{"type": "text", "text": "You are a coding agent. " * 200}]
 TOO_LONG = {"status": 400, "message": "prompt is too long: 212000 tokens > 200000 maximum"}
@@ -96,8 +97,7 @@ def test_an_appended_part_names_no_path_an_earlier_part_named(sidecar):
         if r["layer"]:
             most = max(most, len(r["body"]["messages"][0]["content"]))
     parts = [b["text"] for b in r["body"]["messages"][0]["content"]]
-    files = [p for part in parts for line in part.splitlines() if line.startswith("files: ")
-             for p in line[7:].split(", ")]
+    files = listed_paths([line for part in parts for line in part.splitlines()])
     raw = json.dumps(strip_marks(r["body"]["messages"][1:]))
     evicted = [k for k in range(40) if f'"r{k}"' not in raw]
     assert most >= 2 and len(parts) >= 2 and len(evicted) >= 10, (most, len(parts), evicted)  # the control

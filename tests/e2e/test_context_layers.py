@@ -16,6 +16,7 @@ import pytest
 from lore_sidecar.client import StdioClient
 from lore_sidecar.engine.context.bodies import strip_marks
 from lore_sidecar.engine.context.cache_sim import CacheSim
+from tests.support.digest import listed_paths
 
 SYSTEM = [{"type": "text", "text": "You are a coding agent. " * 200}]
 TOO_LONG = {"status": 400, "message": "prompt is too long: 212000 tokens > 200000 maximum"}
@@ -295,12 +296,12 @@ def test_an_appended_part_names_what_earlier_parts_held_only_inside_a_longer_pat
     longer ones are there too, and the prefix did grow by appended parts."""
     c = sidecar(maxLayer0Tokens=6000, minLayer0Tokens=2000)
     parts = 0
-    for _, r in growing(c, "s-pieces", 40, make=naming):
+    for _, r in growing(c, "s-pieces", 46, make=naming):
         parts = max(parts, len(r["body"]["messages"][0]["content"]) if r["layer"] else 0)
     lines = prefix_text(r["body"]).splitlines()
-    named = {p for line in lines if line.startswith("files: ") for p in line[7:].split(", ")}
+    named = set(listed_paths(lines))
     raw = json.dumps(strip_marks(r["body"]["messages"][1:]))
-    evicted = [k for k in range(40) if f'"r{k}"' not in raw]
+    evicted = [k for k in range(46) if f'"r{k}"' not in raw]
     assert parts >= 2 and len([k for k in evicted if k >= 20]) >= 5, (parts, evicted)
     for k in evicted:
         path, ask = (f"legacy/src/mod_{k}.py", f"check mod_{k} twice") if k < 20 else \

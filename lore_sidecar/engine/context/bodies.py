@@ -17,6 +17,7 @@ from lore_sidecar.engine.capture.messages import render_content
 ANTHROPIC, CHAT, RESPONSES = "anthropic-messages", "openai-chat", "openai-responses"
 APIS = (ANTHROPIC, CHAT, RESPONSES)
 MARK = {"type": "ephemeral"}
+MARK_1H = {"type": "ephemeral", "ttl": "1h"}  # a system prompt worth caching for an hour (gradient.hour_pays)
 
 
 def items(api: str, body: dict[str, Any]) -> list[Any]:

@@ -10,6 +10,11 @@ Trigger / Why / Outcome, for the rules that are easy to get wrong:
   Outcome: the raw window grows past its pinned size by a slack chosen from the session's
   growth and the prices (`window_size`) before it moves, and then it moves in one batch back
   to the pinned size; between moves the prefix is byte-identical.
+- The bust budget. Why: a move, leaving L0 and the harness's own compaction each rewrite
+  everything after the prefix (a content bust); a fast-growing session would otherwise move
+  whenever its slack is used up. Outcome: after the first, a voluntary bust waits until the
+  session has had CALLS_PER_MOVE calls per bust (`may_bust`); a cold cache (nothing to
+  lose), the user's cap (`maxLayer0Tokens`) and the model's window move at once.
 - Layers are sticky (never back down within a session), and a forced floor (a "prompt is
   too long" from the provider) only rises.
 """
@@ -23,6 +28,7 @@ from typing import Any
 from lore_sidecar.engine.context.prices import Price
 
 TTL_S = 300.0
+TTL_1H_S = 3600.0
 MIN_REMAINING = 10  # a session is expected to run at least this many more calls
 MOVE_DELTA = 500  # tokens a window move adds to the prefix (rewritten with the window)
 CALLS_PER_MOVE = 25  # a move busts what follows the prefix: at most one per this many calls
@@ -57,11 +63,17 @@ class State:
     last_total: int = 0  # the history's size at the last call
     gaps: int = 0  # gaps between calls seen
     cold_gaps: int = 0  # of them, longer than the cache's TTL
+    content_busts: int = 0  # warm calls whose conversation before the newest messages changed
+    long_gaps: int = 0  # gaps longer than an hour (past even the 1-hour TTL)
+    ttl_1h: bool = False  # our system-prompt breakpoint is written for an hour
+    spent: tuple[tuple[float, float], ...] = ()  # (time, estimated USD) of the last hour's calls (the throttle)
 
     @classmethod
     def load(cls, data: dict[str, Any] | None) -> State:
         known = {f.name for f in fields(cls)}
         kept = {k: (tuple(v) if k in ("ratios", "sizes", "parts") else v) for k, v in (data or {}).items() if k in known}
+        if "spent" in kept:
+            kept["spent"] = tuple((float(t), float(u)) for t, u in kept["spent"])
         return cls(**kept)
 
     def dump(self) -> dict[str, Any]:
@@ -69,6 +81,7 @@ class State:
         out["ratios"] = list(self.ratios)
         out["sizes"] = list(self.sizes)
         out["parts"] = list(self.parts)
+        out["spent"] = [list(x) for x in self.spent]
         return out
 
 
@@ -88,7 +101,7 @@ def usable(price: Price, max_output: int) -> int:
 class Budget:
     """The user's limits on the raw window (settings `minLayer0Tokens`, `maxLayer0Tokens`,
     `targetCacheReadCostPerTurn`)."""
-    min_raw: int = 10_000
+    min_raw: int = 4_000
     max_raw: int = 60_000
     read_usd_per_turn: float = 0.0  # 0: no target
 
@@ -99,6 +112,7 @@ class Rhythm:
     growth: float  # tokens appended per call
     cold: float  # chance that the next gap outlives the cache TTL
     remaining: int  # calls still expected
+    cold_1h: float = 0.0  # chance that it outlives even a 1-hour TTL
 
 
 def rhythm(state: State) -> Rhythm:
@@ -107,7 +121,8 @@ def rhythm(state: State) -> Rhythm:
     session that has run n calls is expected to run about n more (the median of a
     heavy-tailed length, at least MIN_REMAINING); the cold share has a small prior."""
     cold = (state.cold_gaps + 0.5) / (state.gaps + 10)
-    return Rhythm(growth=max(100.0, state.growth), cold=cold, remaining=max(MIN_REMAINING, state.calls))
+    cold_1h = min(cold, (state.long_gaps + 0.1) / (state.gaps + 10))
+    return Rhythm(growth=max(100.0, state.growth), cold=cold, remaining=max(MIN_REMAINING, state.calls), cold_1h=cold_1h)
 
 
 def observe(state: State, total: int, at: float) -> None:
@@ -116,10 +131,32 @@ def observe(state: State, total: int, at: float) -> None:
     if state.last_at > 0:
         state.gaps += 1
         state.cold_gaps += at - state.last_at > TTL_S
+        state.long_gaps += at - state.last_at > TTL_1H_S
     if state.last_total and total >= state.last_total:
         step = total - state.last_total
         state.growth = step if state.growth == 0 else 0.8 * state.growth + 0.2 * step
     state.last_total = total
+
+
+def hour_pays(price: Price, rh: Rhythm) -> bool:
+    """Whether the system prompt's breakpoint should be written for an hour.
+
+    Why: a gap past 5 minutes but within the hour rewrites the system prompt (write instead
+    of read) unless it was cached for an hour, which costs `write_1h - write` more each time
+    it is written (once, and again after every gap past the hour). Outcome: an hour when, over
+    the calls still to come, the expected rewrites it saves cost more than the surcharge."""
+    if not (price.caching and price.ttl_1h):
+        return False
+    n = rh.remaining
+    saved = n * (rh.cold - rh.cold_1h) * (price.write - price.read)
+    surcharge = (price.write_1h - price.write) * (1 + n * rh.cold_1h)
+    return saved > surcharge
+
+
+def may_bust(state: State) -> bool:
+    """Whether one more content bust keeps the session within one per CALLS_PER_MOVE calls
+    (counting this call); the first is always allowed (a session must leave L0 once)."""
+    return state.content_busts == 0 or (state.content_busts + 1) * CALLS_PER_MOVE <= state.calls + 1
 
 
 def resend_price(price: Price, cold: float) -> float:
@@ -146,14 +183,13 @@ def window_size(price: Price, budget: Budget, fixed: int, prefix: int, rh: Rhyth
     slack/growth calls a move rewrites pinned + a prefix delta. The slack minimising
     read x (pinned + slack/2) + growth/slack x (write - read) x (pinned + delta) is
     sqrt(2 x growth x (write - read) x (pinned + delta) / read); the smallest pinned is the
-    cheapest, so pinned is the user's minimum. Outcome: at least CALLS_PER_MOVE calls of
-    growth (a move is a content bust), and bounded by the cap."""
+    cheapest, so pinned is the user's minimum. Outcome: bounded by the cap; how often a move
+    may bust the cache is the bust budget's to say (`may_bust`), not the slack's."""
     cap = raw_cap(price, budget, fixed, prefix)
     pinned = min(budget.min_raw, cap)
     r = resend_price(price, rh.cold)
     rewrite = max(0.05, (price.write if price.caching else 1.0) - r)
     slack = math.sqrt(2 * rh.growth * rewrite * (pinned + MOVE_DELTA) / r)
-    slack = max(slack, CALLS_PER_MOVE * rh.growth)
     return pinned, int(max(rh.growth, min(slack, cap - pinned)))
 
 
@@ -213,6 +249,8 @@ def plan(state: State, *, sizes: list[int], fixed: int, starts: list[int], price
             layer, reason = 1, "over the window"
         elif history > raw_cap(price, budget, fixed, prefix) and starts:
             layer, reason = 1, "over the raw window cap"
+        elif not (cold or may_bust(state)):
+            return Plan(0, 0, False, "passthrough (bust budget)")
         elif state.frozen:
             return Plan(0, 0, False, "passthrough (stopped compressing after 2 busts)")
         elif starts and history > pinned and worth_compressing(total, fixed, prefix_budget, pinned, slack, price, rh, cold):
@@ -229,7 +267,8 @@ def plan(state: State, *, sizes: list[int], fixed: int, starts: list[int], price
         return Plan(layer, window_for(sizes, starts, target, at_least=start), True, "forced floor (prompt too long)")
     raw = sum(sizes[start:])
     over = fixed + len(state.prefix) // 4 + raw > room
-    if over or raw > raw_cap(price, budget, fixed, prefix) or (raw > cap and not state.frozen):
+    due = raw > cap and not state.frozen
+    if over or raw > raw_cap(price, budget, fixed, prefix) or (due and (cold or may_bust(state))):
         moved = window_for(sizes, starts, pinned, at_least=start)
         if moved != start:
             return Plan(layer, moved, True, "window moved" + (" (over the window)" if over else ""))

@@ -3,7 +3,7 @@
 Prices are USD per million tokens (input, output) from the providers' public price lists
 (Anthropic: https://www.anthropic.com/pricing, OpenAI: https://openai.com/api/pricing,
 as of 2026-11). Anthropic prompt caching: a 5-minute cache write costs 1.25x input, a
-read 0.1x (Sonnet 4.5: $3.75 / $0.30 per MTok). OpenAI caches automatically: no write
+1-hour one (`"ttl": "1h"`) 2x, a read 0.1x (Sonnet 4.5: $3.75 / $6 / $0.30 per MTok). OpenAI caches automatically: no write
 surcharge, reads at 0.1x (GPT-5 family). The table is overridable (`modelPrices`).
 """
 
@@ -21,6 +21,8 @@ class Price:
     read: float = 0.1  # cache read, x input
     window: int = 200_000  # context window, tokens
     caching: bool = True  # provider honours cache_control breakpoints
+    write_1h: float = 2.0  # a 1-hour cache write, x input
+    ttl_1h: bool = True  # the provider offers 1-hour breakpoints
 
 
 # Longest matching prefix of the model name wins.
@@ -34,9 +36,9 @@ PRICES: dict[str, Price] = {
     "claude-opus-4-7": Price(5.0, 25.0),
     "claude-opus-4-8": Price(5.0, 25.0),
     "claude-opus-4": Price(15.0, 75.0),
-    "gpt-5": Price(1.25, 10.0, write=1.0, window=400_000),
-    "gpt-4.1": Price(2.0, 8.0, write=1.0, read=0.25, window=1_000_000),
-    "gpt-4o": Price(2.5, 10.0, write=1.0, read=0.5, window=128_000),
+    "gpt-5": Price(1.25, 10.0, write=1.0, window=400_000, ttl_1h=False),
+    "gpt-4.1": Price(2.0, 8.0, write=1.0, read=0.25, window=1_000_000, ttl_1h=False),
+    "gpt-4o": Price(2.5, 10.0, write=1.0, read=0.5, window=128_000, ttl_1h=False),
 }
 DEFAULT = PRICES["claude-sonnet-4"]
 
@@ -48,5 +50,7 @@ def price_of(model: str | None, overrides: Mapping[str, Price] | None = None) ->
     return table[best] if best else DEFAULT
 
 
-def usd(p: Price, *, uncached: int, write: int, read: int, output: int = 0) -> float:
-    return (uncached * p.input + write * p.input * p.write + read * p.input * p.read + output * p.output) / 1e6
+def usd(p: Price, *, uncached: int, write: int, read: int, output: int = 0, write_1h: int = 0) -> float:
+    """`write`: 5-minute cache writes; `write_1h`: 1-hour ones (priced apart)."""
+    return (uncached * p.input + write * p.input * p.write + write_1h * p.input * p.write_1h + read * p.input * p.read
+            + output * p.output) / 1e6

@@ -14,18 +14,22 @@ import json
 import threading
 import time
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 from lore_sidecar.engine.capture.messages import iso_utc
 from lore_sidecar.engine.context import bodies as b
-from lore_sidecar.engine.context import stubs
+from lore_sidecar.engine.context import stubs, throttle
 from lore_sidecar.engine.context.gradient import (
+    TTL_1H_S,
     TTL_S,
     Budget,
     Plan,
     State,
+    hour_pays,
     observe,
     plan,
+    rhythm,
     window_for,
 )
 from lore_sidecar.engine.context.prices import price_of, usd
@@ -33,7 +37,7 @@ from lore_sidecar.engine.context.savings import Savings
 from lore_sidecar.engine.memory.distill import annotate_tool_output
 from lore_sidecar.errors import LoreError
 
-PREFIX_TOKENS = {1: 4000, 2: 4000, 3: 1000, 4: 500}
+PREFIX_TOKENS = {1: 6000, 2: 6000, 3: 1000, 4: 500}
 PART_OVERHEAD = 400  # characters of a digest part's own tags
 REWRITTEN = "history rewritten by the harness"
 STUB_CHARS = 600
@@ -80,8 +84,16 @@ class ContextRequests:
             starts = [s for s in b.cut_points(api, conv) if s > 0]
             budget = self._budget()
             p = plan(state, sizes=sizes, fixed=fixed, starts=starts, price=price, max_output=int(body.get("max_tokens") or 16_000),
-                     budget=budget, prefix_budget=PREFIX_TOKENS[1], at=now)
+                     budget=budget, prefix_budget=self._first_prefix(api, conv, state, sizes, starts, budget), at=now)
             p = self._anchor(state, p, conv, starts, sizes, budget.min_raw)
+            if state.last_at <= 0 or now - state.last_at > TTL_S:
+                # The system prompt's breakpoint is written anew on this call (first, or the
+                # cache died): its TTL is chosen now, with this gap counted, and kept until
+                # the next such call (switching on a warm call would write it again).
+                gap = now - state.last_at if state.last_at > 0 else 0.0
+                seen = replace(state, gaps=state.gaps + (gap > 0), cold_gaps=state.cold_gaps + (gap > TTL_S),
+                               long_gaps=state.long_gaps + (gap > TTL_1H_S))
+                state.ttl_1h = hour_pays(price, rhythm(seen))
             out, breakpoints, prefix = self._build(api, body, conv, p, state, session_id)
             sent_raw = fixed_raw + sum(raw_sizes) if p.layer == 0 else estimate(out)  # passthrough: already known
             sent = int(sent_raw * state.ratio)
@@ -94,6 +106,12 @@ class ContextRequests:
             l0 = self.savings.called(session_id, at=now, model=model or body.get("model"), harness=harness, price=price,
                                      plan=p, prior=state, known=known, l0_raw=fixed_raw + sum(raw_sizes),
                                      cached_raw=fixed_raw + sum(raw_sizes[:known]), sent=estimate_out, warm=within_ttl)
+            # What the cache loses on a warm call, for the bust budget: the window moved (or was
+            # placed again after the harness rewrote its history), or the layer changed.
+            if within_ttl and (p.rebuild or p.layer != state.layer):
+                state.content_busts += 1
+            delay = throttle.delay_s(state.spent, now, estimate_out["usd"], self._usd_per_hour(), state.last_at, TTL_S)
+            state.spent = (*throttle.recent(state.spent, now), (now, estimate_out["usd"]))
             state.layer = p.layer
             if p.rebuild or state.window_start != p.window_start:
                 state.compactions += 1
@@ -111,7 +129,7 @@ class ContextRequests:
             state.captured_id = b.item_id(len(conv) - 1, conv[-1]) if conv else ""
             self.states.save(session_id, state.dump())
         return {"body": out, "layer": p.layer, "estimate": estimate_out, "l0": l0, "breakpoints": breakpoints,
-                "reason": p.reason, "recorded": recorded}
+                "reason": p.reason, "recorded": recorded, "delayMs": int(delay * 1000)}
 
     def _budget(self) -> Budget:
         """The raw window's limits from the settings (user-level; a repository may only lower them)."""
@@ -120,6 +138,22 @@ class ContextRequests:
             return Budget()
         return Budget(min_raw=s.min_layer0_tokens, max_raw=max(s.min_layer0_tokens, s.max_layer0_tokens),
                       read_usd_per_turn=s.target_cache_read_cost_per_turn)
+
+    @staticmethod
+    def _first_prefix(api: str, conv: list[Any], state: State, sizes: list[int], starts: list[int], budget: Budget) -> int:
+        """At L0, the tokens of the prefix that leaving L0 now would write: its digest, measured
+        (a short evicted part makes a short prefix), at most the budget. Why measured: the
+        budget is a ceiling for long sessions; pricing every first prefix at the ceiling
+        keeps a session at L0 after compressing has begun to pay."""
+        if state.layer or not starts or sum(sizes) <= budget.min_raw:
+            return PREFIX_TOKENS[1]
+        kept, _ = stubs.fit(stubs.digest_lines(api, conv[:window_for(sizes, starts, budget.min_raw)]),
+                            PREFIX_TOKENS[1] * 4 - PART_OVERHEAD)
+        return int((sum(len(x) + 1 for x in kept) + PART_OVERHEAD) / 4 * state.ratio) + 1
+
+    def _usd_per_hour(self) -> float:
+        """The budget throttle's limit (setting `throttleUsdPerHour`; 0: off)."""
+        return float(getattr(getattr(self.i, "settings", None), "throttle_usd_per_hour", 0.0) or 0.0)
 
     @staticmethod
     def _known(state: State, conv: list[Any]) -> int:
@@ -153,8 +187,9 @@ class ContextRequests:
     # -- building the body ------------------------------------------------------------------------------
     def _build(self, api: str, body: dict[str, Any], conv: list[Any], p: Plan, state: State,
                session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]], tuple[str, ...]]:
+        mark = b.MARK_1H if state.ttl_1h else b.MARK  # for the system prompt's breakpoint
         if p.layer == 0:
-            out, marks = self._l0(api, body, conv)
+            out, marks = self._l0(api, body, conv, mark)
             return out, marks, ()
         start = p.window_start
         head = b.leading_system(api, conv[:start])  # the harness's own instructions stay first, whole
@@ -178,10 +213,11 @@ class ContextRequests:
         if api == b.ANTHROPIC:
             # The breakpoint closes the prefix itself (not the acknowledgement after it): a
             # move appends a part, and the parts before it are read from that entry.
-            out, marks = self._marks(out, boundary=len(head) if start > 0 else None)
+            out, marks = self._marks(out, boundary=len(head) if start > 0 else None, mark=mark)
         return out, marks, parts
 
-    def _l0(self, api: str, body: dict[str, Any], conv: list[Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def _l0(self, api: str, body: dict[str, Any], conv: list[Any],
+            mark: dict[str, str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Passthrough; on Anthropic bodies without breakpoints, one on the system prompt
         and one on the last message (the harness's own markers are left as they are)."""
         if api != b.ANTHROPIC or b.count_marks(body) or not conv:
@@ -190,7 +226,7 @@ class ContextRequests:
         marks = []
         system = body.get("system")
         if isinstance(system, list) and system and isinstance(system[-1], dict):
-            out["system"] = [*system[:-1], {**system[-1], "cache_control": b.MARK}]
+            out["system"] = [*system[:-1], {**system[-1], "cache_control": mark}]
             marks.append({"at": "system", "index": len(system) - 1})
         last = b.mark_last_block(conv[-1])
         if last is not conv[-1]:
@@ -198,7 +234,8 @@ class ContextRequests:
             marks.append({"at": "tail", "index": len(conv) - 1})
         return out, marks
 
-    def _marks(self, out: dict[str, Any], boundary: int | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def _marks(self, out: dict[str, Any], boundary: int | None,
+               mark: dict[str, str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Message markers replaced by ours: the prefix boundary and the tail; system and
         tools keep theirs; never more than 4 in all (Anthropic's limit)."""
         msgs = [b.strip_marks(m) for m in out["messages"]]
@@ -210,7 +247,7 @@ class ContextRequests:
             # system prompt is cached only as part of the prefix, so every window move would
             # write it again. Outcome: it gets one (as at L0), and a move rewrites only the
             # prefix and the window.
-            out = {**out, "system": [*system[:-1], {**system[-1], "cache_control": b.MARK}]}
+            out = {**out, "system": [*system[:-1], {**system[-1], "cache_control": mark}]}
             marks.append({"at": "system", "index": len(system) - 1})
             kept = 1
         spare = 4 - kept

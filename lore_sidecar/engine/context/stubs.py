@@ -111,42 +111,79 @@ def digest_lines(api: str, evicted: list[Any]) -> list[str]:
             line = raw.strip()
             if role == "assistant" and DECISION.search(line) and not line.startswith(TOOL_CALL_MARK):
                 lines.append(f"decided: {line[:LINE_CHARS]}")
-    unique = list(dict.fromkeys(p for p in paths if p))
     facts = list(dict.fromkeys(lines))
-    return ([f"files: {', '.join(unique)}"] if unique else []) + facts
+    return file_lines([p for p in paths if p]) + facts
+
+
+def file_lines(paths: list[str]) -> list[str]:
+    """The paths, each once, a line per directory holding two or more of them.
+
+    Why: a long session's evicted part names hundreds of files in a few deep directories;
+    written whole, the directories fill the prefix budget and newer facts push paths out.
+    Outcome: `files in <dir>/: a.py, b.py` for a directory named twice or more, and one
+    `files: ` line of whole paths for the rest, in the order first named (deterministic, so
+    a part is byte-stable)."""
+    groups: dict[str, list[str]] = {}
+    for path in dict.fromkeys(paths):
+        folder, _, name = path.rpartition("/")
+        groups.setdefault(folder, []).append(name if folder else path)
+    single: list[str] = []
+    grouped: list[str] = []
+    for folder, names in groups.items():
+        if folder and len(names) > 1:
+            grouped.append(f"files in {folder}/: {', '.join(names)}")
+        else:
+            single += [f"{folder}/{n}" if folder else n for n in names]
+    return ([f"files: {', '.join(single)}"] if single else []) + grouped
+
+
+def named_paths(text: str) -> list[str]:
+    """Every path the `files` lines of `text` name (whole, or by directory), in order."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("files: "):
+            out += line[7:].split(", ")
+        elif line.startswith("files in ") and "/: " in line:
+            folder, _, names = line[9:].partition("/: ")
+            out += [f"{folder}/{n}" for n in names.split(", ")]
+    return out
 
 
 def new_lines(lines: list[str], earlier: str) -> list[str]:
-    """`lines` less what earlier parts already say (a files line keeps only new paths).
+    """`lines` less what earlier parts already say (the files lines keep only new paths).
 
     Why whole entries: tested as substrings of the earlier text, `src/util.py` counted as
     named by an earlier `lib/src/util.py`, and "user asked: run the tests" by "... again",
     so the fact was in no part at all. Outcome: a path counts as named when an earlier files
     line lists it, a fact when an earlier line is it (both as the parts hold them, inert)."""
     said = set(earlier.splitlines())
-    named = {p for line in said if line.startswith("files: ") for p in line[7:].split(", ")}
-    out = []
-    for line in lines:
-        if line.startswith("files: "):
-            fresh = [p for p in line[7:].split(", ") if inert(p) not in named]
-            if fresh:
-                out.append("files: " + ", ".join(fresh))
-        elif inert(line) not in said:
-            out.append(line)
-    return out
+    named = set(named_paths(earlier))
+    fresh = [p for p in dict.fromkeys(named_paths("\n".join(lines))) if inert(p) not in named]
+    facts = [line for line in lines if not line.startswith("files") and inert(line) not in said]
+    return file_lines(fresh) + facts
+
+
+RANK = (("files", 0), ("error: ", 1), ("$ ", 2))
+
+
+def _rank(line: str) -> int:
+    return next((r for head, r in RANK if line.startswith(head)), 3)
 
 
 def fit(lines: list[str], room_chars: int) -> tuple[list[str], int]:
-    """The lines that fit, the newest kept first when they do not all fit; and how many
-    were left out (a capped list says so)."""
-    kept: list[str] = []
-    for line in reversed(lines):
-        safe = inert(line)
-        if len(safe) + 1 > room_chars:
-            continue
-        kept.append(safe)
-        room_chars -= len(safe) + 1
-    return list(reversed(kept)), len(lines) - len(kept)
+    """The lines that fit, in their order; and how many were left out (a capped list says so).
+
+    Why a rank: the agent can re-run a command or re-ask, but a file it touched or an error
+    it saw is what it needs to carry on (and what `lore_recall` is asked for). Outcome: file
+    lines first, then error lines, then commands, then requests and decisions, the newest of
+    each kind first when they do not all fit."""
+    keep: set[int] = set()
+    for i in sorted(range(len(lines)), key=lambda i: (_rank(lines[i]), -i)):
+        size = len(inert(lines[i])) + 1
+        if size <= room_chars:
+            keep.add(i)
+            room_chars -= size
+    return [inert(lines[i]) for i in sorted(keep)], len(lines) - len(keep)
 
 
 def part(session_id: str, index: int, first: int, last: int, lines: list[str], left_out: int) -> str:
