@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 from lore_sidecar.engine.workspace.walk import IgnoreRules, walk
@@ -121,39 +120,5 @@ def test_a_watched_change_inside_a_credential_folder_is_not_indexed(tmp_path, wo
         indexed = {rel for p in e.records.projects() for rel in e.records.files.file_states(p.id)}
         assert not indexed & set(IN_CREDENTIAL_FOLDERS), indexed
         assert set(LOOK_ALIKES) <= indexed, indexed
-    finally:
-        e.close()
-
-
-def test_a_scan_s_batches_share_commits_and_its_last_files_are_searchable_when_it_ends(tmp_path, monkeypatch):
-    """During a scan the text leg gathers the scan's batches into few Tantivy commits (each
-    one a segment, an fsync and a published generation) instead of one per batch; the
-    scan's end releases the gathering at once."""
-    from lore_sidecar.engine.indexing import indexer as indexer_module
-    from lore_sidecar.engine.workspace import index as index_module
-
-    ws = tmp_path / "ws"
-    (ws / ".git").mkdir(parents=True)
-    for i in range(40):
-        (ws / f"mod_{i:02d}.py").write_text(f"def handler_{i}(x):\n    return 'quokka{i}'\n")
-    e = engine_for(tmp_path / "store", [str(ws)], embedder="none", watch=False, distiller="off")
-    try:
-        assert e.index.wait_words(60)
-        monkeypatch.setattr(index_module, "SCAN_BATCH_FILES", 4)  # 10 batches, 10 transactions
-        monkeypatch.setattr(indexer_module, "SCAN_COMMIT_S", 600.0)  # only the scan's end may commit
-        commits: list[bool] = []
-        text = e.view.indexer.text
-        commit = text.commit
-        monkeypatch.setattr(text, "commit", lambda seq: commits.append(e.view.indexer._writing > 0) or commit(seq))
-        hook = e.view.workspace.file_hook
-        # Each batch's transaction lasts a while, so a text leg that committed every batch would.
-        e.view.workspace.file_hook = lambda c, pid, changes: time.sleep(0.1) or hook(c, pid, changes)
-        for p in ws.glob("*.py"):
-            p.write_text(p.read_text() + "# touched\n")
-        e.index.scan()
-        assert e.index.wait_words(120)  # the end of the scan ended the 600 s gathering
-        assert True not in commits and len(commits) == 1  # one commit, after the scan's last batch
-        hits = e.recall("quokka39", sources=["files"]).hits
-        assert hits and "mod_39.py" in hits[0].uri  # control: the scan's last file is searchable
     finally:
         e.close()

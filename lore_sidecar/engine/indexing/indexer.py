@@ -24,9 +24,6 @@ from lore_sidecar.ports import DenseModels, TextIndex, VectorIndex
 
 log = logging.getLogger(__name__)
 
-SCAN_COMMIT_S = 1.0  # during a scan, the longest its written files wait for a commit
-SCAN_POLL_S = 0.02
-
 
 class Indexer:
     def __init__(
@@ -182,7 +179,6 @@ class Indexer:
                     for ev in pending:
                         ev.set()
                     continue
-                self._gather_scan()
                 self.words_pending.clear()  # set again by any write from here on
                 while self._drain_once():
                     if self._stop.is_set():
@@ -197,19 +193,6 @@ class Indexer:
                 log.exception("index batch failed")
                 self._stop.wait(0.5)
                 self._wake.set()
-
-    def _gather_scan(self) -> None:
-        """Trigger: a scan is writing batch after batch (256 files each). Why: each drain
-        ended in a Tantivy commit (a segment written and fsynced, the reader reloaded, the
-        generation published through the scan's own write lock): 48 commits for 20,000
-        notes, a third of the scan's wall time at load 30. Outcome: during a scan the text
-        leg commits at most every SCAN_COMMIT_S, or sooner when a full BATCH waits; the
-        scan's end ends the wait, so its last files are not held back."""
-        deadline = time.monotonic() + SCAN_COMMIT_S
-        while self._writing > 0 and not self._stop.is_set() and time.monotonic() < deadline:
-            if self.records.outbox_head() - self.applied_seq >= BATCH:
-                return
-            self._stop.wait(SCAN_POLL_S)
 
     def _catch_up_on_start(self) -> None:
         text_seq = self.text.saved_seq
