@@ -33,6 +33,7 @@ from lore_sidecar.engine.recall.query import query_terms  # noqa: E402
 from lore_sidecar.settings import load_settings  # noqa: E402
 
 SEED = 20261130
+PARTS = ("initialize", "messages", "workspace", "workspace_dense", "notes")  # --only picks some
 
 
 
@@ -257,20 +258,28 @@ def main() -> int:
     ap.add_argument("--dense-files", type=int, default=200, help="the folder timed until every chunk is embedded")
     ap.add_argument("--init-runs", type=int, default=7, help="sidecar starts timed, each from source and compiled")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "core.json"))
+    ap.add_argument("--only", default=",".join(PARTS), help=f"some of {','.join(PARTS)} (a shorter run)")
     args = ap.parse_args()
+    only = set(args.only.split(","))
+    if only - set(PARTS):
+        ap.error(f"--only: unknown {sorted(only - set(PARTS))}")
     tmp = Path(tempfile.mkdtemp(prefix="lore-bench-"))
     try:
+        runs = {
+            "initialize": lambda: bench_initialize(tmp, args.init_runs),
+            # Messages before the workspace: the files' model (MiniLM) then never counts in
+            # the RSS of a conversation store.
+            "messages": lambda: bench_messages(tmp, [int(s) for s in args.sizes.split(",")], args.queries),
+            "workspace": lambda: bench_workspace(tmp, args.files),
+            "workspace_dense": lambda: bench_workspace_dense(tmp, args.dense_files),
+            "notes": lambda: bench_notes(tmp, args.notes),
+        }
         result = {
             "machine": machine(),
             "versions": {"lore_sidecar": __version__, **{m: _version(m) for m in ("tantivy", "usearch", "pygls", "wordllama")}},
-            "initialize": bench_initialize(tmp, args.init_runs),
-            # Messages before the workspace: the files' model (MiniLM) then never counts in
-            # the RSS of a conversation store.
-            "messages": bench_messages(tmp, [int(s) for s in args.sizes.split(",")], args.queries),
-            "workspace": bench_workspace(tmp, args.files),
-            "workspace_dense": bench_workspace_dense(tmp, args.dense_files),
-            "notes": bench_notes(tmp, args.notes),
+            **{name: run() for name, run in runs.items() if name in only},
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "load_at_end": round(os.getloadavg()[0], 1),
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -308,3 +308,19 @@ def test_a_close_also_ends_a_restatement_of_the_same_value(env):
     assert objects(e.facts.query(subject="ci", as_of="2024-01-15")) == []
     e.facts.replay()
     assert objects(e.facts.query(subject="ci", as_of="2024-01-15")) == []  # the replay agrees
+
+
+def test_a_secret_in_a_scanned_note_never_reaches_its_facts_live_or_replayed(env):
+    """The scan hands the note hook the note as recorded (redacted once, in preparation) and
+    the hook does not redact it again: a preparation that kept the raw text would put the
+    secret in a fact row here."""
+    e, _clock, ws = env
+    token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    (ws / "ci.md").write_text(f"# CI\n\nrunner:: buildkite\napi token:: {token}\n")
+    e.index.scan()
+    got = {f["predicate"]: f["object"] for f in e.facts.query(subject="CI")["facts"]}
+    assert got["runner"] == "buildkite"  # control: the note's facts are read
+    assert token not in repr(live_rows(e)) and "[REDACTED:github-token]" in got["api token"]
+    before = live_rows(e)
+    e.facts.replay()  # the replay reads the raw file and redacts it itself: the same rows
+    assert live_rows(e) == before

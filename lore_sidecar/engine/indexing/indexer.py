@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager, nullcontext
 
 from lore_sidecar.engine.indexing.dense import BATCH, DenseWorker, Interrupted
+from lore_sidecar.engine.indexing.words_first import SCAN_WRITING, WRITES_PENDING
 from lore_sidecar.errors import FENCED, LoreError
 from lore_sidecar.model import INDEXED_SOURCES, Doc
 from lore_sidecar.ports import DenseModels, TextIndex, VectorIndex
@@ -98,9 +99,12 @@ class Indexer:
             with self._cond:
                 self._writing -= 1
 
-    def words_busy(self) -> bool:
-        """Whether the text leg has writes to index, or a scan is still writing them."""
-        return self.words_pending.is_set() or self._writing > 0
+    def words_busy(self) -> int:
+        """Whether a scan is still writing (SCAN_WRITING), the text leg has writes to index
+        (WRITES_PENDING), or neither (0): engine/indexing/words_first.py."""
+        if self._writing > 0:
+            return SCAN_WRITING
+        return WRITES_PENDING if self.words_pending.is_set() else 0
 
     def notify(self) -> None:
         self.words_pending.set()

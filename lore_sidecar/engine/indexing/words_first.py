@@ -1,8 +1,9 @@
 """Words first: the legs that follow the text leg (vectors, distilling) wait for it.
 
 They share the cores and the interpreter with indexing, and a write must be searchable by
-its words before anything else is done with it. Each wait is bounded, so a steady stream of
-writes still gets its vectors and distillations.
+its words before anything else is done with it. A wait on a stream of writes is bounded, so
+a steady stream still gets its vectors and distillations; a wait on a workspace scan lasts
+until the scan has written its last file (a scan ends).
 """
 
 from __future__ import annotations
@@ -11,11 +12,19 @@ import threading
 import time
 from collections.abc import Callable
 
-WORDS_FIRST_MAX_S = 5.0  # the longest one wait lasts
+WORDS_FIRST_MAX_S = 5.0  # the longest one wait on pending writes lasts
+WRITES_PENDING = 1  # what a `busy()` answers: writes the text leg has not drained
+SCAN_WRITING = 2  # a workspace scan is writing batch after batch (no bound: it ends)
 
 
-def wait_for_words(busy: Callable[[], bool], stop: threading.Event) -> None:
-    """Return once `busy()` is false, `stop` is set, or WORDS_FIRST_MAX_S have passed."""
+def wait_for_words(busy: Callable[[], int], stop: threading.Event) -> None:
+    """Return once `busy()` is false, `stop` is set, or WORDS_FIRST_MAX_S have passed with
+    no scan writing. Trigger: a first scan of a big folder (50,000 files: a minute or
+    more on two cores). Why: with the bound alone, the dense leg started a batch of MiniLM
+    every 5 s of it, taking a core and loading the model (~100 MB) while the files were not
+    yet searchable by their words. Outcome: during a scan the bound does not run."""
     deadline = time.monotonic() + WORDS_FIRST_MAX_S
-    while busy() and not stop.is_set() and time.monotonic() < deadline:
+    while (state := busy()) and not stop.is_set():
+        if state != SCAN_WRITING and time.monotonic() >= deadline:
+            return
         stop.wait(0.01)
