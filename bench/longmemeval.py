@@ -10,10 +10,11 @@ in another's BM25 statistics (measured: ~3-5 s a question on this machine). Each
 session is one `lore/recordMessages` call, its turns with their roles, the session's date
 as their time (one second apart, in order); a session the haystack lists twice is recorded
 once (the same for the peers). The question is asked with `lore/recall` limited to
-messages, `limit` DEPTH turns. With `--as-of` it is asked as of the question's date
-(relative words then count from it), but `asOf` also hides every message written after it,
-and 22 of the 233 dev questions have evidence sessions dated after their question (the
-data's dates): the default asks without it.
+messages, `limit` DEPTH turns, with `now` = the question's date: relative words ("last
+week", "two weeks ago") count from it, and nothing is hidden (`--no-now` asks without it).
+With `--as-of` it is also asked as of the question's date, but `asOf` hides every message
+written after it, and 22 of the 233 dev questions have evidence sessions dated after their
+question (the data's dates): the default asks without it.
 
 Metrics (the benchmark's own; abstention questions, ids ending `_abs`, left out):
 session recall_any@k and recall_all@k, sessions ranked by their best turn in the ranking;
@@ -92,8 +93,8 @@ def turns_of(q: dict) -> list[tuple[Turn, str]]:
 
 
 # -- systems: each returns, per question, its ranked turns and the query latencies ------------
-def run_lore(questions: list[dict], tmp: Path, options: dict, stores: Path | None = None, as_of: bool = False
-             ) -> tuple[list[list[Turn]], list[float], list[float]]:
+def run_lore(questions: list[dict], tmp: Path, options: dict, stores: Path | None = None, as_of: bool = False,
+             now: bool = True) -> tuple[list[list[Turn]], list[float], list[float]]:
     """`stores`: keep each question's store there and reuse it when a run finds it (only for
     experiments with recall settings: the record and its indexes do not depend on them)."""
     ranked, lat, ingest = [], [], []
@@ -127,7 +128,7 @@ def run_lore(questions: list[dict], tmp: Path, options: dict, stores: Path | Non
                 if stores is not None:
                     (store / "recorded").touch()
             t1 = time.perf_counter()
-            ask = {"query": q["question"], "sources": ["messages"], "limit": DEPTH}
+            ask = {"query": q["question"], "sources": ["messages"], "limit": DEPTH, **({"now": q["now"]} if now else {})}
             res = client.request("lore/recall", {**ask, "asOf": q["now"]} if as_of else ask)
             lat.append((time.perf_counter() - t1) * 1000)
             ids = []
@@ -250,6 +251,7 @@ def main() -> int:
     ap.add_argument("--options", default="{}", help="initializationOptions for the sidecar, as JSON (experiments)")
     ap.add_argument("--stores", default=None, help="keep each question's store in this folder and reuse it (recall-setting experiments only)")
     ap.add_argument("--as-of", action="store_true", help="ask with asOf = the question's date (it also hides later messages: 22 dev questions have evidence dated after their question)")
+    ap.add_argument("--no-now", action="store_true", help="ask without `now` (relative words then count from the clock)")
     ap.add_argument("--no-peers", action="store_true", help="lore-sidecar alone (experiments)")
     ap.add_argument("--dump", default=None, help="write each system's ranked turns per question here (JSON), to compare rankings")
     args = ap.parse_args()
@@ -258,7 +260,8 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="lore-lme-"))
     systems: dict[str, tuple[list, list]] = {}
     try:
-        ranked, lat, ingest = run_lore(questions, tmp, json.loads(args.options), Path(args.stores) if args.stores else None, args.as_of)
+        ranked, lat, ingest = run_lore(questions, tmp, json.loads(args.options), Path(args.stores) if args.stores else None, args.as_of,
+                                     not args.no_now)
         systems["lore-sidecar"] = (ranked, lat)
         if not args.no_peers:
             systems["SQLite FTS5"] = run_fts5(questions)
@@ -268,7 +271,7 @@ def main() -> int:
     table = {name: {**score(r, questions), "p50_ms": round(statistics.median(lat), 3), "p95_ms": round(pct(lat, 95), 3)}
              for name, (r, lat) in systems.items()}
     result = {
-        "machine": machine(), "lore_sidecar": __version__, "options": json.loads(args.options), "as_of": args.as_of,
+        "machine": machine(), "lore_sidecar": __version__, "options": json.loads(args.options), "as_of": args.as_of, "now": not args.no_now,
         "data": {"questions": len(questions), "turns": sum(len(turns_of(q)) for q in questions),
                  "types": sorted({q["type"] for q in questions})},
         "lore_ingest_s_p50": round(statistics.median(ingest), 2) if ingest else None,

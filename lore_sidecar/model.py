@@ -85,6 +85,7 @@ class Neighbours:
     after: int | None
     asks: bool
     reply: int | None = None
+    chars: int = 0  # the message's length
 
 
 def says_nothing(text: str) -> bool:

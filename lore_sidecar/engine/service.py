@@ -108,7 +108,7 @@ class Engine:
     # -- reads ------------------------------------------------------------------------------------
     def recall(self, query: str, *, project: str | None = None, scope: str = "project",
                sources: Sequence[str] | None = None, limit: int = 10, offset: int = 0, as_of: str | None = None,
-               lexical_only: bool = False, session_id: str | None = None, runtime: str | None = None) -> RecallResult:
+               now: str | None = None, lexical_only: bool = False, session_id: str | None = None, runtime: str | None = None) -> RecallResult:
         """`session_id` / `runtime`: the session and the runtime these leads are shown to
         (counted as recalled there; either one is enough)."""
         self.fresh()
@@ -120,6 +120,7 @@ class Engine:
             limit=limit,
             offset=offset,
             as_of=iso_utc(as_of) if as_of else None,
+            now=iso_utc(now) if now else None,
             lexical_only=lexical_only,
             fade=self.maintenance.retrievability,  # faded knowledge ranks lower, across every page
         )

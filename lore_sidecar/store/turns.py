@@ -36,11 +36,11 @@ def neighbours(reader: sqlite3.Connection, keys: list[int]) -> dict[int, Neighbo
     rows = select_in(
         reader,
         f"SELECT m.id, {nearest_sql('x.id', before=True)}, {nearest_sql('x.id', before=False)},"
-        " m.session_id, m.role, substr(m.text, -64) FROM messages m WHERE m.id IN ({})",
+        " m.session_id, m.role, substr(m.text, -64), length(m.text) FROM messages m WHERE m.id IN ({})",
         keys,
     )
     out: dict[int, Neighbours] = {}
-    for key, before, after, session, role, tail in rows:
+    for key, before, after, session, role, tail, chars in rows:
         asks = False
         # Only the two sides of the conversation ask; a tool's output ending in "?" (a prompt
         # it printed) asks no one.
@@ -49,7 +49,7 @@ def neighbours(reader: sqlite3.Connection, keys: list[int]) -> dict[int, Neighbo
             if not asks and tail.rstrip().endswith(FENCES):  # the block may open before the tail
                 asks = asks_question(reader.execute("SELECT text FROM messages WHERE id=?", (key,)).fetchone()[0])
         reply = _reply(reader, key, session, role) if asks and after is not None else None
-        out[key] = Neighbours(before=before, after=after, asks=asks, reply=reply)
+        out[key] = Neighbours(before=before, after=after, asks=asks, reply=reply, chars=chars)
     return out
 
 

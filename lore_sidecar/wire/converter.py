@@ -101,6 +101,8 @@ def _check(value: Any) -> list[str]:
         errors.append("params.query: must not be empty")
     if isinstance(value, t.RecallParams) and value.as_of is not None and not _is_time(value.as_of):
         errors.append(f"params.asOf: not an ISO-8601 date or time: {value.as_of[:40]!r}")
+    if isinstance(value, t.RecallParams) and value.now is not None and not _is_time(value.now):
+        errors.append(f"params.now: not an ISO-8601 date or time: {value.now[:40]!r}")
     if isinstance(value, t.RecordMessagesParams):
         for i, m in enumerate(value.messages):
             if m.created_at is not None and not _is_time(m.created_at):

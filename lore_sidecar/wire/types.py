@@ -67,6 +67,10 @@ class RecallParams:
     """The asking session (for usage accounting)."""
     as_of: str | None = None
     """Only messages created at or before this ISO-8601 time."""
+    now: str | None = None
+    """The ISO-8601 time the question is asked at: relative words ("last month",
+    "yesterday") count from it and messages age from it. Unlike `asOf` it hides nothing.
+    Default: `asOf`, else the clock."""
     lexical_only: bool = False
     """Skip the vector leg (diagnostics and benchmarks)."""
     harness: str | None = None

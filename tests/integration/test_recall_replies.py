@@ -214,3 +214,18 @@ def test_an_agent_sessions_context_passes_over_bare_tool_calls_live_and_rebuilt(
         assert [h.snippet for h in e.recall("zanzibar", sources=["messages"], limit=3).hits][0].startswith("[tool call Read]")
         e.index.rebuild("all")
         assert found() == live
+
+
+def test_a_long_turn_that_ends_asking_keeps_its_place_ahead_of_its_reply(tmp_path):
+    """A turn that tells at length and then asks holds its own answer: its reply is not
+    brought ahead of it (it still joins below, as a top hit's next turn). The short
+    question's reply is brought ahead: test_a_question_hit_brings_its_reply_in_just_ahead_of_it."""
+    long_question = ("I moved the nightly export to the new cluster last month, split the tables into four "
+                     "batches, turned on compression for the largest ones and raised the worker count from "
+                     "four to sixteen, and the export still takes the whole night and then stops half way "
+                     "through the third batch every time. Why does the nightly export time out?")
+    assert len(long_question) > 300
+    with engine_for(tmp_path / "store") as e:
+        record(e, "s", conversation(long_question))
+        e.index.wait()
+        assert reply_is_below(e, long_question[:40])

@@ -31,6 +31,13 @@ def days(ranges) -> list[tuple[str, str]]:
     ("what broke last week", [("2026-11-23", "2026-11-29")]),
     ("the plan this month", [("2026-12-01", "2026-12-02")]),
     ("the plan last month", [("2026-11-01", "2026-11-30")]),
+    # "N units ago": that day, give or take a quarter of the distance (at least a day, two
+    # for a week or more): people round.
+    ("the bug from 5 days ago", [("2026-11-26", "2026-11-28")]),
+    ("what I cooked a couple of days ago", [("2026-11-29", "2026-12-01")]),
+    ("the book I finished a week ago", [("2026-11-23", "2026-11-27")]),
+    ("what did I plant two weeks ago?", [("2026-11-15", "2026-11-21")]),
+    ("the trip 2 months ago", [("2026-09-18", "2026-10-18")]),
 ])
 def test_a_named_time_becomes_its_days(query, expected):
     when = mentioned(query, NOW)
@@ -66,6 +73,9 @@ def test_an_absolute_date_wins_over_relative_words():
     "error 404 on /v1/messages",
     "on 31 June 2023",  # no such day
     "version 3.2023.1",
+    "How many days ago did I meet Emma?",  # asks how far back; names no day ("two days ago" does)
+    "it broke an hour ago",
+    "the build takes two weeks",  # a duration, not a day back  # within today's slack anyway: no window of its own
     "",
 ])
 def test_words_that_only_look_like_dates_name_no_time(query):

@@ -17,6 +17,7 @@ from lore_sidecar.engine.never_read import never_read
 from lore_sidecar.engine.recall import fusion, late_order
 from lore_sidecar.engine.recall import query as q
 from lore_sidecar.engine.recall import when as dates
+from lore_sidecar.engine.recall.neighbours import REPLY_LEAD, with_neighbours
 from lore_sidecar.engine.uris import chunk_uri, message_uri
 from lore_sidecar.filetypes import is_code_path
 from lore_sidecar.model import GLOBAL_PROJECT, INDEXED_SOURCES, SIDES, Candidate, Hit, RecallResult
@@ -26,9 +27,6 @@ from lore_sidecar.settings import RecallSettings
 CUE_TEXT_LIMIT = 50_000
 
 
-NEIGHBOUR_FACTOR = 0.95
-REPLY_DEPTH = 10  # a question among the top this-many message hits brings its reply with it
-REPLY_LEAD = 1e-9  # ... just ahead of it: the reply holds the answer, the question only its topic
 MEMORY_KINDS = ("distillations", "knowledge", "entities")
 TELLS_WHEN_CHARS = 4000  # of a message, read for the time it tells (its opening)
 PRIORITY_BONUS = 0.002  # per priority level above 4, against an RRF score of ~1/60 at rank 1
@@ -75,11 +73,14 @@ class Recaller:
         limit: int,
         offset: int = 0,
         as_of: str | None = None,
+        now: str | None = None,
         lexical_only: bool = False,
         fade: Callable[[list[str]], dict[str, float]] | None = None,
     ) -> RecallResult:
         """`fade`: knowledge URIs -> retrievability (engine/maintenance/decay.py), folded into
-        the ranking before the page is cut, so a page is a slice of the one full ranking."""
+        the ranking before the page is cut, so a page is a slice of the one full ranking.
+        `now`: the time the question is asked at ("last month" counts from it, and recency);
+        unlike `as_of` it hides nothing. Default: `as_of`, else the clock."""
         t0 = time.perf_counter()
         s = self.settings
         kinds = [k for k in sources if k in INDEXED_SOURCES]
@@ -87,8 +88,9 @@ class Recaller:
         # A query that names a time ("on 3 June 2023", "last week") prefers the messages of
         # that window. Its words stay in the query (measured: the same either way; a date may
         # also be written in the text looked for).
-        # Relative words ("yesterday") count from the recall's asOf, else now.
-        when = dates.mentioned(query, dates.parse_time(as_of)) if "messages" in kinds and s.date_weight > 0 else None
+        # Relative words ("yesterday") count from the recall's now, else its asOf, else the clock.
+        asked_at = dates.parse_time(now) or dates.parse_time(as_of)
+        when = dates.mentioned(query, asked_at) if "messages" in kinds and s.date_weight > 0 else None
         # A question asking when ("When did we move to Postgres?") prefers the messages that
         # tell a time: the answer says "last Friday" or "in 2022"; one asking how long, the
         # messages that tell a duration ("for four years").
@@ -130,13 +132,13 @@ class Recaller:
             # The texts read to see which candidates tell the time asked, kept for a second
             # ranking below.
             told = _Told(tells) if tells is not None else None
-            scored = self._rank(cands, as_of, chunk_rows, when, told, fade)
+            scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at)
             last = scored[offset + limit - 1][0] if limit > 0 and len(scored) >= offset + limit else None
             if deferred and held and (last is None or last <= self._backfill_ceiling(lex, kinds, when, told is not None)):
                 vec = self._dense(query, kinds, project_ids, pool, held)
                 if vec:
                     cands, chunk_rows = self._fused(lex, vec)
-                    scored = self._rank(cands, as_of, chunk_rows, when, told, fade)
+                    scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at)
             hits = self._page(scored[offset : offset + limit], terms, told)
             total = len(scored)
         else:
@@ -169,7 +171,7 @@ class Recaller:
         else:
             cands = fusion.fuse(lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight,
                                 k=s.rrf_k, mode=s.fusion)
-        return self._with_neighbours(cands), chunk_rows
+        return with_neighbours(cands, self.records, s.neighbours), chunk_rows
 
     def _backfill_ceiling(self, lex, kinds, when=None, asks_time: bool = False) -> float:
         """The most a backfilled vector-only hit can score once ranked: the first place below
@@ -260,43 +262,9 @@ class Recaller:
         seen = {(k, key) for k, key, _ in strict}
         return strict + [h for h in loose if (h[0], h[1]) not in seen][: pool - len(strict)]
 
-    def _with_neighbours(self, cands: list[Candidate]) -> list[Candidate]:
-        """The turns right around a top message hit are often the rest of the answer (the
-        question it replies to, the detail that follows): they join just below it. A hit
-        that asks a question brings its reply (the other side's next message that says
-        something: past an agent's tool calls and results) in right ahead of it: the words
-        the query shares with the question are the topic, the reply holds the answer
-        (measured on a public conversation benchmark: R@5 +0.03 over joining below)."""
-        n = self.settings.neighbours
-        depth = max(n, REPLY_DEPTH if n else 0)
-        top = [(i, c, c.fused) for i, c in enumerate(cands[:depth]) if c.kind == "messages"]
-        if not top:
-            return cands
-        by_id = {(c.kind, c.key): c for c in cands}
-        around = self.records.message_neighbours([c.key for _, c, _ in top])
-
-        def join(key: int, score: float) -> None:
-            have = by_id.get(("messages", key))
-            if have is None:
-                by_id[("messages", key)] = Candidate("messages", key, fused=score)
-            elif have.fused < score:
-                have.fused = score
-
-        for rank, c, fused in top:
-            place = around.get(c.key)
-            if place is None:
-                continue
-            if rank < n:
-                for key in (place.before, place.after):
-                    if key is not None:
-                        join(key, fused * NEIGHBOUR_FACTOR)
-            if place.reply is not None:
-                # Ties are ordered by key, and the reply's is the larger: it follows the question.
-                join(place.reply, fused + REPLY_LEAD)
-        return sorted(by_id.values(), key=lambda c: (-c.fused, c.kind, c.key))
-
     def _rank(self, cands, as_of, chunk_rows=None, when: dates.When | None = None,
-              told: _Told | None = None, fade=None) -> list[tuple[float, Candidate, object]]:
+              told: _Told | None = None, fade=None, asked_at: datetime | None = None
+              ) -> list[tuple[float, Candidate, object]]:
         """The candidates that still stand (not deleted, suppressed, superseded or after
         `asOf`), each with its final score and its row, best first. `told`: given when the
         query asks about time ("when", "how long"; what `_tell_when` has read so far)."""
@@ -318,6 +286,8 @@ class Recaller:
         retrievable = fade([r["uri"] for r in knows.values()]) if fade is not None and knows else {}
         lift = fusion.session_lift(cands, msg_rows, s.session_weight) if s.session_weight > 0 else {}
         now = time.time()
+        # Messages age from the time the question is asked at; knowledge and its expiry from the clock.
+        asked = asked_at.timestamp() if asked_at is not None else now
         now_iso = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         scored: list[tuple[float, Candidate, object]] = []
         for c in cands:
@@ -333,7 +303,7 @@ class Recaller:
                 if as_of is not None and row["created_at"] > as_of:
                     continue
                 score += fusion.recency_bonus(
-                    dates.age_days(row["created_at"], now),
+                    dates.age_days(row["created_at"], asked),
                     weight=s.recency_weight,
                     half_life_days=s.recency_half_life_days,
                     k=s.rrf_k,

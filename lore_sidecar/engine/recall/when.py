@@ -45,8 +45,14 @@ _FORMS = [
 ]
 # Every form above and below holds a digit, a month's first three letters or one of these
 # words: a query without any of them names no time (most queries; ~1 us instead of ~18).
-_MAYBE = re.compile(r"\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|today|yesterday|week|month|year", re.I)
+_MAYBE = re.compile(r"\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|today|yesterday|week|month|year|ago", re.I)
 _RELATIVE = re.compile(r"\b(?P<w>today|yesterday|(?:this|last) (?:week|month|year))\b", re.I)
+# "five days ago", "a week ago", "a couple of months ago": a day that far back, give or take.
+_AGO = re.compile(r"\b(?P<n>\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|(?:a\s+)?couple\s+of|(?:a\s+)?few)"
+                  r"\s+(?P<u>day|week|month)s?\s+ago\b", re.I)
+_AGO_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+               "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3}
+_AGO_UNIT_DAYS = {"day": 1, "week": 7, "month": 30}
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +109,18 @@ def _ranges(kind: str, m: re.Match, ref: date) -> list[tuple[int, int]]:
     return [r for r in out if r is not None]
 
 
+def _ago(m: re.Match, ref: date) -> tuple[int, int]:
+    """"N units ago": the day that far back, widened by a quarter of the distance (at least
+    two days past a day's own slack for weeks and months) — people round: "a week ago" is
+    said of eight days back, "two months ago" of seven weeks."""
+    word = " ".join(m.group("n").lower().split()).removeprefix("a ") if not m.group("n").isdigit() else m.group("n")
+    n = int(word) if word.isdigit() else _AGO_COUNTS[word]
+    back = n * _AGO_UNIT_DAYS[m.group("u").lower()]
+    slack = max(DAY_SLACK + (1 if back >= 7 else 0), back // 4)
+    day = _n(ref) - back
+    return day - slack, day + slack + 1
+
+
 def _relative(word: str, ref: date) -> tuple[int, int]:
     word = " ".join(word.lower().split())
     today = _n(ref)
@@ -150,6 +168,7 @@ def mentioned(query: str, now: datetime | None = None) -> When | None:
         left = form.sub(claim(lambda m, kind=kind: _ranges(kind, m, ref)), left)
     if not ranges:
         left = _RELATIVE.sub(claim(lambda m: [_relative(m.group("w"), ref)]), left)
+        left = _AGO.sub(claim(lambda m: [_ago(m, ref)]), left)
     return When(ranges=tuple(sorted(ranges)), rest=" ".join(left.split())) if ranges else None
 
 

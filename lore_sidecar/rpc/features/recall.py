@@ -20,7 +20,7 @@ def handlers(c: Calls) -> dict[str, Any]:
     async def recall(params: Any) -> dict[str, Any]:
         p = structure(params, t.RecallParams)
         result = await c.read("recall", p.query, project=p.project, scope=p.scope, sources=p.sources, limit=p.limit,
-                            offset=p.offset, as_of=p.as_of, lexical_only=p.lexical_only, session_id=p.session_id,
+                            offset=p.offset, as_of=p.as_of, now=p.now, lexical_only=p.lexical_only, session_id=p.session_id,
                             runtime=p.harness)
         return recall_to_wire(result)
 
