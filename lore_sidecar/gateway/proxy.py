@@ -39,6 +39,21 @@ REPLY_HOP = {"transfer-encoding", "connection", "keep-alive", "proxy-authenticat
 NO_AUTO = ("Accept", "Accept-Encoding", "User-Agent", "Content-Type")
 DEFAULT_UPSTREAM = {"anthropic-messages": "https://api.anthropic.com", "openai-chat": "https://api.openai.com",
                     "openai-responses": "https://api.openai.com"}
+# Codex signed in with ChatGPT (`run codex` gives it `<gateway>/v1/codex` as its base URL):
+# the ChatGPT backend, where its `codex/...` calls go without the gateway.
+CHATGPT_CODEX = ("/v1/codex", "https://chatgpt.com/backend-api")
+
+
+def upstream_of(upstream: str | None, api: str | None, path: str) -> tuple[str, str]:
+    """(base, path) a request to `path` is forwarded to: an explicit upstream takes every path
+    as it came; else `/v1/codex/...` goes to the ChatGPT backend's `codex/...` (the `/v1`
+    dropped), a known API to its provider, anything else to Anthropic's. Pure."""
+    if upstream:
+        return upstream, path
+    prefix, chatgpt = CHATGPT_CODEX
+    if path == prefix or path.startswith(prefix + "/"):
+        return chatgpt, path[len("/v1"):]
+    return DEFAULT_UPSTREAM.get(api or "", DEFAULT_UPSTREAM["anthropic-messages"]), path
 
 
 def harness_of(headers: Any) -> str:
@@ -108,9 +123,9 @@ class Gateway:
         session, sent, stream = None, raw, False
         if api is not None:
             session, sent, stream = await self._assemble(api, request, raw)
-        base = self.upstream or DEFAULT_UPSTREAM.get(api or "", DEFAULT_UPSTREAM["anthropic-messages"])
+        base, forward = upstream_of(self.upstream, api, path)
         headers = CIMultiDict((k, v) for k, v in request.headers.items() if k.lower() not in HOP)
-        target = URL(base + path + (f"?{query}" if query else ""), encoded=True)  # the caller's bytes, not requoted
+        target = URL(base + forward + (f"?{query}" if query else ""), encoded=True)  # the caller's bytes, not requoted
         assert self.client is not None
         try:
             return await self._forward(request, api, target, headers, sent, session, stream)

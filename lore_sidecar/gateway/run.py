@@ -66,7 +66,7 @@ def command_for(harness: str, url: str, args: list[str]) -> tuple[list[str], dic
         env["ANTHROPIC_BASE_URL"] = url
         return [exe, *args], env
     if harness == "codex":
-        return codex_command(exe, url, args)
+        return codex_command(exe, url, args, chatgpt=codex_login(codex_auth(os.environ), os.environ) == "chatgpt")
     if harness == "copilot":
         # Bring-your-own-key mode: Chat Completions or Responses (COPILOT_PROVIDER_WIRE_API) under
         # /v1, or Anthropic Messages (COPILOT_PROVIDER_TYPE=anthropic) with the base URL bare.
@@ -85,17 +85,48 @@ def command_for(harness: str, url: str, args: list[str]) -> tuple[list[str], dic
 CODEX_TOKEN_ENV = "LORE_GATEWAY_TOKEN"
 
 
-def codex_command(exe: str, url: str, args: list[str]) -> tuple[list[str], dict[str, str]]:
+def codex_auth(env: dict[str, str] | os._Environ) -> object:
+    """`$CODEX_HOME/auth.json` (default `~/.codex`), parsed; None when there is none or it
+    does not parse (a login kept in the OS keyring, say)."""
+    home = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else Path(env.get("HOME") or Path.home()) / ".codex"
+    try:
+        return json.loads((home / "auth.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def codex_login(auth: object, env: dict[str, str] | os._Environ) -> str:
+    """How Codex will sign its model calls: "key" (an API key: api.openai.com's `/v1/responses`)
+    or "chatgpt" (a ChatGPT login: the ChatGPT backend's `codex/responses`, with the login's
+    access token). CODEX_API_KEY in the environment, an `auth_mode` naming one, an API key in
+    auth.json, then ChatGPT tokens, in that order; anything else is left as a key login (the
+    route that has always been taken). Pure."""
+    if env.get("CODEX_API_KEY"):
+        return "key"
+    if not isinstance(auth, dict):
+        return "key"
+    mode = str(auth.get("auth_mode") or "").replace("_", "").lower()
+    if mode.startswith("chatgpt"):  # "chatgpt", "chatgptAuthTokens"
+        return "chatgpt"
+    if mode == "apikey" or auth.get("OPENAI_API_KEY") or auth.get("CODEX_API_KEY"):
+        return "key"
+    return "chatgpt" if isinstance(auth.get("tokens"), dict) and auth["tokens"].get("access_token") else "key"
+
+
+def codex_command(exe: str, url: str, args: list[str], *, chatgpt: bool = False) -> tuple[list[str], dict[str, str]]:
     """Codex takes its base URL on the command line, which any local account can read in
     /proc/<pid>/cmdline; its environment is the owner's alone. So the base URL goes without
     the secret, and the secret goes in the environment, which a provider of our own sends as
     the `x-lore-token` header (`env_http_headers`; Codex refuses to redefine the built-in
     `openai` provider). `requires_openai_auth` makes that provider authenticate as the
-    built-in one does: the user's own login (an API key or ChatGPT) or CODEX_API_KEY."""
+    built-in one does: the user's own login (an API key or ChatGPT) or CODEX_API_KEY.
+    Signed in with ChatGPT, Codex calls `<base>/responses` (and `<base>/models`) with the
+    ChatGPT access token, which only the ChatGPT backend takes: the base is then
+    `<gateway>/v1/codex`, which the gateway forwards there (proxy.upstream_of)."""
     base, _, secret = url.rpartition("/")
     provider = "model_providers.lore"
     argv = [exe, "-c", "model_provider=lore", "-c", f'{provider}.name="lore gateway"',
-            "-c", f'{provider}.base_url="{base}/v1"', "-c", f'{provider}.wire_api="responses"',
+            "-c", f'{provider}.base_url="{base}/v1{"/codex" if chatgpt else ""}"', "-c", f'{provider}.wire_api="responses"',
             "-c", f"{provider}.requires_openai_auth=true",
             "-c", f'{provider}.env_http_headers={{"{HEADER}"="{CODEX_TOKEN_ENV}"}}', *args]
     return argv, {CODEX_TOKEN_ENV: secret}

@@ -55,3 +55,60 @@ def test_codex_chatgpt_path_is_assembled_like_responses_and_its_answer_streams_t
         finally:
             proc.terminate()
             proc.wait(10)
+
+
+def test_without_an_upstream_the_codex_path_goes_to_the_chatgpt_backend_and_responses_to_openai(tmp_path, workspace):
+    """No `--upstream`: `/v1/codex/...` (Codex signed in with ChatGPT, whose access token only
+    the ChatGPT backend takes) is forwarded to chatgpt.com, `/v1/responses` (an API key) to
+    api.openai.com, as Codex itself would call them. Seen offline at the user's HTTPS proxy,
+    which is asked to CONNECT to the host and refuses; the path is the pure upstream_of's."""
+    import os
+    import subprocess
+    import sys
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[str] = []
+
+    class Proxy(BaseHTTPRequestHandler):
+        def do_CONNECT(self) -> None:  # noqa: N802
+            seen.append(self.path)
+            self.send_response(403)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    at = f"http://127.0.0.1:{proxy.server_address[1]}"
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy", "no_proxy", "all_proxy")}
+    proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "gateway", "--store-dir", str(tmp_path / "store"),
+                             "--workspace", str(workspace)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env={**env, "LORE_DISTILLER": "off", "https_proxy": at, "HTTPS_PROXY": at})
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        for path in ("/v1/codex/responses", "/v1/responses"):
+            try:
+                call(url + path, body("cx5"))
+                raise AssertionError(f"{path} answered offline")
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 502, exc.read()
+        assert seen == ["chatgpt.com:443", "api.openai.com:443"], seen
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        proxy.shutdown()
+        proxy.server_close()
+    from lore_sidecar.gateway.proxy import upstream_of
+
+    assert upstream_of(None, "openai-responses", "/v1/codex/responses") == ("https://chatgpt.com/backend-api",
+                                                                            "/codex/responses")
+    assert upstream_of(None, None, "/v1/codex/models") == ("https://chatgpt.com/backend-api", "/codex/models")
+    # The controls: an explicit upstream (the fake server) takes the path as it came; the
+    # public path and a look-alike keep their providers.
+    assert upstream_of("http://127.0.0.1:9", "openai-responses", "/v1/codex/responses") == ("http://127.0.0.1:9",
+                                                                                           "/v1/codex/responses")
+    assert upstream_of(None, "openai-responses", "/v1/responses") == ("https://api.openai.com", "/v1/responses")
+    assert upstream_of(None, None, "/v1/codexes") == ("https://api.anthropic.com", "/v1/codexes")
