@@ -241,6 +241,8 @@ def test_a_prefix_over_its_budget_keeps_the_newest_facts_and_says_how_many_were_
     assert len(evicted) > 20
     newest = evicted[-1]
     assert f"$ pytest tests/test_case_{newest}.py" in prefix and f"case {newest} differs" in prefix, newest
+    # Within a kind the newest first: the newest evicted request is kept, the oldest left out.
+    assert f"user asked: case {newest}:" in prefix and f"user asked: case {evicted[0]}:" not in prefix, newest
 
 
 def codex_turn(k: int) -> list[dict]:

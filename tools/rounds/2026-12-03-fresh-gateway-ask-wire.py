@@ -61,8 +61,8 @@ ROUND = [
     Mutation("gw-gzip-usage-unread", DECODE, "return 16 + zlib.MAX_WBITS", "return zlib.MAX_WBITS",
              (GW_PEERS,), by=BY),
     # `run codex`: the secret goes into the base URL on Codex's command line (/proc/<pid>/cmdline).
-    Mutation("run-codex-secret-on-command-line", RUN, """f'{provider}.base_url="{base}/v1"'""",
-             """f'{provider}.base_url="{url}/v1"'""", (GW_CALLERS, "tests/e2e/test_codex_run_secret.py"), by=BY),
+    Mutation("run-codex-secret-on-command-line", RUN, """f'{provider}.base_url="{base}/v1{"/codex" if chatgpt else ""}"'""",
+             """f'{provider}.base_url="{url}/v1{"/codex" if chatgpt else ""}"'""", (GW_CALLERS, "tests/e2e/test_codex_run_secret.py"), by=BY),
     # --- the ask agent ------------------------------------------------------------------------
     # A tool's result reaches the model unredacted (a secret in an ordinary file goes to the model).
     # SURVIVED (the never-read tests refuse credential files before any text exists; no test put a

@@ -47,8 +47,8 @@ ROUND = [
              'NO_AUTO = ("Accept", "Accept-Encoding", "User-Agent", "Content-Type")',
              'NO_AUTO = ("Accept", "User-Agent", "Content-Type")', ALL, by=BY),
     Mutation("gw-query-dropped", PROXY,
-             'target = URL(base + path + (f"?{query}" if query else ""), encoded=True)',
-             "target = URL(base + path, encoded=True)", ALL, by=BY),
+             'target = URL(base + forward + (f"?{query}" if query else ""), encoded=True)',
+             "target = URL(base + forward, encoded=True)", ALL, by=BY),
     # Encodings.
     Mutation("gw-client-decompresses", PROXY, "auto_decompress=False", "auto_decompress=True", ALL, by=BY),
     # Survived (raw deflate was checked for passthrough, not for its usage): test_gateway_peers.py::test_the_usage_of_a_deflate_answer_is_read_whether_zlib_wrapped_or_raw

@@ -121,15 +121,14 @@ ROUND = [
     # tests/e2e/test_context_layers.py::test_a_user_message_carrying_tool_results_beside_text_never_opens_a_window.
     # "the newest facts kept first" when the parts pass the prefix budget: the oldest kept.
     Mutation("f3a-digest-keeps-the-oldest", CTX_STUBS,
-             "    for line in reversed(lines):\n        safe = inert(line)\n        if len(safe) + 1 > room_chars:\n"
-             "            continue\n        kept.append(safe)\n        room_chars -= len(safe) + 1\n"
-             "    return list(reversed(kept)), len(lines) - len(kept)",
-             "    for line in lines:\n        safe = inert(line)\n        if len(safe) + 1 > room_chars:\n"
-             "            continue\n        kept.append(safe)\n        room_chars -= len(safe) + 1\n"
-             "    return kept, len(lines) - len(kept)",
+             "    for i in sorted(range(len(lines)), key=lambda i: (_rank(lines[i]), -i)):",
+             "    for i in sorted(range(len(lines)), key=lambda i: (_rank(lines[i]), i)):",
              (LAYERS, CTX, ECON), by=BY),
     # Survived the first run: now caught by
     # tests/e2e/test_context_layers.py::test_a_prefix_over_its_budget_keeps_the_newest_facts_and_says_how_many_were_left_out.
+    # (2026-12-07: the digest's rank — files, errors, commands, then requests — left only
+    # requests cut in that test, and the mutant survived once more: the test now also holds
+    # the newest evicted request kept and the oldest left out.)
     # The Responses dialect: a function_call_output's text read from `content` (as in Chat),
     # so the digest of a Codex session loses every command's output, status and error lines.
     Mutation("f3a-responses-outputs-read-from-content", CTX_STUBS,

@@ -78,8 +78,8 @@ ROUND = [
     # GPT-5 "with automatic caching (no write surcharge)": the write multiplier left at the
     # default 1.25x, so an OpenAI session pays a write surcharge it never pays.
     Mutation("f4a-gpt5-write-surcharge", PRICES,
-             '"gpt-5": Price(1.25, 10.0, write=1.0, window=400_000),',
-             '"gpt-5": Price(1.25, 10.0, window=400_000),',
+             '"gpt-5": Price(1.25, 10.0, write=1.0, window=400_000, ttl_1h=False),',
+             '"gpt-5": Price(1.25, 10.0, window=400_000, ttl_1h=False),',
              (PRICES_T, ECON_UNIT, CTX, LAYERS, GW_CODEX), by=BY),
     # SURVIVED (no test priced a cache write at OpenAI). Added: test_context_prices.py::
     # test_a_cache_write_costs_the_surcharge_at_anthropic_and_none_at_openai -> caught.
@@ -120,8 +120,8 @@ ROUND = [
     # "A move appends one part for the messages it evicted (naming only paths not named
     # before)": the new part's files line repeats every path of the evicted messages.
     Mutation("f4a-files-line-repeats-paths", STUBS,
-             '            fresh = [p for p in line[7:].split(", ") if inert(p) not in named]',
-             '            fresh = [p for p in line[7:].split(", ")]',
+             '    fresh = [p for p in dict.fromkeys(named_paths("\\n".join(lines))) if inert(p) not in named]',
+             '    fresh = [p for p in dict.fromkeys(named_paths("\\n".join(lines)))]',
              (FRESH4, LAYERS, CTX, ECON), by=BY),
     # SURVIVED (the earlier test checked each evicted path is named, not that it is named once).
     # Added: test_context_fresh_promises.py::test_an_appended_part_names_no_path_an_earlier_part_named -> caught.
