@@ -181,7 +181,7 @@ def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
     engine_ms = in_process(s, store.parent / "inproc" / "store")
     return {
         "session": s.name, "harness": s.harness, "requests": len(s.calls), "largest_sent_tokens": largest,
-        "cost_l0_usd": round(cost0, 2), "cost_lore_usd": round(cost1, 2), "ratio": round(cost1 / cost0, 3),
+        "cost_l0_usd": round(cost0, 2), "cost_lore_usd": round(cost1, 2), "ratio": round(cost1 / cost0, 3), "ratio_exact": cost1 / cost0,
         "floor_ratio": round(floor / cost0, 3), "evicted_kept": kept,
         "busts": dict(busts), "content_busts_per_25": round(25 * (busts["content"] + busts["front"]) / len(s.calls), 2),
         "rewritten_pct_of_input": round(100 * rewritten / max(1, total_in), 2),
