@@ -1,0 +1,98 @@
+"""Independent review round on the code issue 36 changed (597cce7 "merge ctx"): the bust
+budget (gradient.may_bust and where plan() consults it), the smaller pinned window, the
+per-directory digest and its ranking when the prefix budget is short (stubs.py), 1-hour TTL
+breakpoints and their price (prices.py, cache_sim.py, gradient.hour_pays, the mark chosen in
+requests.py), and the budget throttle (engine/context/throttle.py, `delayMs` of
+lore/assembleContext).
+
+Method: the bugs were chosen from `git diff 240658d..597cce7` of lore_sidecar/engine/context,
+gateway/proxy.py and settings.py, with the docstrings there and docs/context.md,
+docs/protocol.md and docs/configuration.md for what is promised, before any test was opened;
+tools/mutations.py and the earlier rounds under tools/rounds/ were read only for the format
+and to leave out a bug already planted. Each bug breaks a documented promise (cost math, TTL
+choice, bust budget, digest content, throttle cap, the wire field) and is a small, plausible
+slip. The guarding test files were chosen by file name (`ls tests/*/ | grep -i context`) and
+`grep -rlF <name> tests/` only.
+
+First run: (pending)
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mutations import Mutation  # noqa: E402
+
+BY = "reviewer: issue 36 round"
+GRAD, CTX_REQ = "lore_sidecar/engine/context/gradient.py", "lore_sidecar/engine/context/requests.py"
+PRICES, SIM = "lore_sidecar/engine/context/prices.py", "lore_sidecar/engine/context/cache_sim.py"
+STUBS, THROTTLE = "lore_sidecar/engine/context/stubs.py", "lore_sidecar/engine/context/throttle.py"
+ECON_U = "tests/unit/test_context_window_economics.py"
+ECON_E = "tests/e2e/test_context_economics.py"
+LAYERS = "tests/e2e/test_context_layers.py"
+CTX = "tests/e2e/test_context_assembly.py"
+THR_U = "tests/unit/test_context_throttle.py"
+PRICES_U = "tests/unit/test_context_prices.py"
+
+ROUND = [
+    # may_bust: "within one per CALLS_PER_MOVE calls (counting this call)" -- the +1 dropped lets one bust more.
+    Mutation("i36-bust-budget-one-more", GRAD,
+             "(state.content_busts + 1) * CALLS_PER_MOVE <= state.calls + 1",
+             "state.content_busts * CALLS_PER_MOVE <= state.calls + 1",
+             (ECON_U, ECON_E), by=BY),
+    # plan(): "a cold cache (nothing to lose) ... move[s] at once" -- leaving L0 on a cold call waits for the budget.
+    Mutation("i36-cold-leave-waits-for-budget", GRAD,
+             "        elif not (cold or may_bust(state)):\n",
+             "        elif not may_bust(state):\n",
+             (ECON_U, ECON_E), by=BY),
+    # plan(): a due window move on a warm cache ignores the bust budget (moves whenever the slack is used up).
+    Mutation("i36-move-ignores-bust-budget", GRAD,
+             "(due and (cold or may_bust(state)))",
+             "due",
+             (ECON_U, ECON_E, LAYERS), by=BY),
+    # requests: the system prompt's TTL is chosen "only on a call that writes the system prompt anyway".
+    Mutation("i36-ttl-rechosen-on-warm-calls", CTX_REQ,
+             "            if state.last_at <= 0 or now - state.last_at > TTL_S:\n",
+             "            if True:\n",
+             (ECON_U, ECON_E), by=BY),
+    # requests: at L0 the system prompt's breakpoint is always the 5-minute one (the hour never reaches L0 bodies).
+    Mutation("i36-l0-system-never-hour", CTX_REQ,
+             "out, marks = self._l0(api, body, conv, mark)",
+             "out, marks = self._l0(api, body, conv, b.MARK)",
+             (ECON_U, ECON_E, CTX), by=BY),
+    # prices.usd: a 1-hour write priced at the 5-minute rate (1.25x instead of 2x).
+    Mutation("i36-1h-write-priced-at-5min", PRICES,
+             "write_1h * p.input * p.write_1h",
+             "write_1h * p.input * p.write",
+             (PRICES_U, ECON_U), by=BY),
+    # cache_sim: "a read renews the entry's own TTL" -- a read of an hour-long entry renews it for 5 minutes.
+    Mutation("i36-sim-read-renews-5min", SIM,
+             "self.entries[hashes[read_at]] = (tok, at + ttl, ttl)",
+             "self.entries[hashes[read_at]] = (tok, at + TTL_S, ttl)",
+             (ECON_U, LAYERS), by=BY),
+    # stubs.named_paths: paths named by directory counted by their bare name, so later parts repeat them.
+    Mutation("i36-dir-paths-misparsed", STUBS,
+             'out += [f"{folder}/{n}" for n in names.split(", ")]',
+             'out += names.split(", ")',
+             (ECON_U, CTX, LAYERS), by=BY),
+    # stubs.fit: "the newest of each kind first when they do not all fit" -- the oldest kept instead.
+    Mutation("i36-fit-keeps-oldest", STUBS,
+             "key=lambda i: (_rank(lines[i]), -i)",
+             "key=lambda i: (_rank(lines[i]), i)",
+             (ECON_U, CTX, LAYERS), by=BY),
+    # throttle: "never longer than keeps the call inside the 5-minute cache TTL since the session's last call".
+    Mutation("i36-throttle-cap-from-now", THROTTLE,
+             "warm_for = ttl_s - MARGIN_S - (now - last_at if last_at > 0 else 0.0)",
+             "warm_for = ttl_s - MARGIN_S",
+             (THR_U, ECON_E), by=BY),
+    # throttle: "this call's estimate included" -- the spend compared leaves this call out.
+    Mutation("i36-throttle-without-this-call", THROTTLE,
+             "    total = sum(usd for _, usd in calls) + cost\n",
+             "    total = sum(usd for _, usd in calls)\n",
+             (THR_U, ECON_E), by=BY),
+    # the wire: delayMs carries seconds (the gateway waits a thousandth of the advice).
+    Mutation("i36-delayMs-in-seconds", CTX_REQ,
+             '"delayMs": int(delay * 1000)',
+             '"delayMs": int(delay)',
+             (THR_U, ECON_E), by=BY),
+]
