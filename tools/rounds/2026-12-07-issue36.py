@@ -40,53 +40,70 @@ LAYERS = "tests/e2e/test_context_layers.py"
 CTX = "tests/e2e/test_context_assembly.py"
 THR_U = "tests/unit/test_context_throttle.py"
 PRICES_U = "tests/unit/test_context_prices.py"
+U2, E2 = f"{ECON_U}::", f"{ECON_E}::"
 
 ROUND = [
     # may_bust: "within one per CALLS_PER_MOVE calls (counting this call)" -- the +1 dropped lets one bust more.
+    # Survived the first run (the committed tests checked a third bust at 31 vs 75 calls, where (busts +
+    # 1) and busts both decide alike); test added:
+    # test_a_second_bust_waits_for_twice_calls_per_move_calls_counting_this_one.
     Mutation("i36-bust-budget-one-more", GRAD,
              "(state.content_busts + 1) * CALLS_PER_MOVE <= state.calls + 1",
              "state.content_busts * CALLS_PER_MOVE <= state.calls + 1",
-             (ECON_U, ECON_E), by=BY),
+             (U2 + "test_a_second_bust_waits_for_twice_calls_per_move_calls_counting_this_one", ECON_U, ECON_E), by=BY),
     # plan(): "a cold cache (nothing to lose) ... move[s] at once" -- leaving L0 on a cold call waits for the budget.
+    # Survived the first run (the cold-cache case was tested for a window move (L1), never for leaving
+    # L0); test added: test_leaving_l0_on_a_cold_cache_needs_no_budget_even_after_a_bust.
     Mutation("i36-cold-leave-waits-for-budget", GRAD,
              "        elif not (cold or may_bust(state)):\n",
              "        elif not may_bust(state):\n",
-             (ECON_U, ECON_E), by=BY),
+             (U2 + "test_leaving_l0_on_a_cold_cache_needs_no_budget_even_after_a_bust", ECON_U, ECON_E), by=BY),
     # plan(): a due window move on a warm cache ignores the bust budget (moves whenever the slack is used up).
     Mutation("i36-move-ignores-bust-budget", GRAD,
              "(due and (cold or may_bust(state)))",
              "due",
              (ECON_U, ECON_E, LAYERS), by=BY),
     # requests: the system prompt's TTL is chosen "only on a call that writes the system prompt anyway".
+    # Survived the first run (the committed test's rhythm pays for the hour both on the cold call and
+    # after it, so re-choosing changed nothing); test added:
+    # test_the_system_prompts_ttl_changes_only_on_a_call_that_rewrites_it.
     Mutation("i36-ttl-rechosen-on-warm-calls", CTX_REQ,
              "            if state.last_at <= 0 or now - state.last_at > TTL_S:\n",
              "            if True:\n",
-             (ECON_U, ECON_E), by=BY),
+             (E2 + "test_the_system_prompts_ttl_changes_only_on_a_call_that_rewrites_it", ECON_U, ECON_E), by=BY),
     # requests: at L0 the system prompt's breakpoint is always the 5-minute one (the hour never reaches L0 bodies).
+    # Survived the first run (the committed 1-hour test's session was at L1 by the call checked; nothing
+    # looked at an L0 body's mark); test added:
+    # test_a_session_still_at_l0_gets_the_hour_long_system_breakpoint_after_a_gap.
     Mutation("i36-l0-system-never-hour", CTX_REQ,
              "out, marks = self._l0(api, body, conv, mark)",
              "out, marks = self._l0(api, body, conv, b.MARK)",
-             (ECON_U, ECON_E, CTX), by=BY),
+             (E2 + "test_a_session_still_at_l0_gets_the_hour_long_system_breakpoint_after_a_gap", ECON_U, ECON_E, CTX), by=BY),
     # prices.usd: a 1-hour write priced at the 5-minute rate (1.25x instead of 2x).
     Mutation("i36-1h-write-priced-at-5min", PRICES,
              "write_1h * p.input * p.write_1h",
              "write_1h * p.input * p.write",
              (PRICES_U, ECON_U), by=BY),
     # cache_sim: "a read renews the entry's own TTL" -- a read of an hour-long entry renews it for 5 minutes.
+    # Survived the first run (the committed simulator test reads once, never after a renewal); test
+    # added: test_a_read_renews_a_1h_entry_for_an_hour.
     Mutation("i36-sim-read-renews-5min", SIM,
              "self.entries[hashes[read_at]] = (tok, at + ttl, ttl)",
              "self.entries[hashes[read_at]] = (tok, at + TTL_S, ttl)",
-             (ECON_U, LAYERS), by=BY),
+             (U2 + "test_a_read_renews_a_1h_entry_for_an_hour", ECON_U, LAYERS), by=BY),
     # stubs.named_paths: paths named by directory counted by their bare name, so later parts repeat them.
     Mutation("i36-dir-paths-misparsed", STUBS,
              'out += [f"{folder}/{n}" for n in names.split(", ")]',
              'out += names.split(", ")',
              (ECON_U, CTX, LAYERS), by=BY),
     # stubs.fit: "the newest of each kind first when they do not all fit" -- the oldest kept instead.
+    # Survived the first run (the committed fit test had one line of each kind competing, so the order
+    # within a kind never mattered); test added:
+    # test_when_two_error_lines_do_not_fit_the_newest_is_kept.
     Mutation("i36-fit-keeps-oldest", STUBS,
              "key=lambda i: (_rank(lines[i]), -i)",
              "key=lambda i: (_rank(lines[i]), i)",
-             (ECON_U, CTX, LAYERS), by=BY),
+             (U2 + "test_when_two_error_lines_do_not_fit_the_newest_is_kept", ECON_U, CTX, LAYERS), by=BY),
     # throttle: "never longer than keeps the call inside the 5-minute cache TTL since the session's last call".
     Mutation("i36-throttle-cap-from-now", THROTTLE,
              "warm_for = ttl_s - MARGIN_S - (now - last_at if last_at > 0 else 0.0)",
@@ -98,8 +115,11 @@ ROUND = [
              "    total = sum(usd for _, usd in calls)\n",
              (THR_U, ECON_E), by=BY),
     # the wire: delayMs carries seconds (the gateway waits a thousandth of the advice).
+    # Survived the first run (the committed e2e test checked delayMs > 0 and <= 283 000, which 283
+    # (seconds) also passes); test added:
+    # test_delay_ms_is_in_milliseconds_capped_at_the_ttl_less_the_margin_and_the_gap.
     Mutation("i36-delayMs-in-seconds", CTX_REQ,
              '"delayMs": int(delay * 1000)',
              '"delayMs": int(delay)',
-             (THR_U, ECON_E), by=BY),
+             (E2 + "test_delay_ms_is_in_milliseconds_capped_at_the_ttl_less_the_margin_and_the_gap", THR_U, ECON_E), by=BY),
 ]
