@@ -22,6 +22,17 @@ or error outcome.
 - survived: i36-bust-budget-one-more, i36-cold-leave-waits-for-budget,
   i36-ttl-rechosen-on-warm-calls, i36-l0-system-never-hour, i36-sim-read-renews-5min,
   i36-fit-keeps-oldest, i36-delayMs-in-seconds.
+
+Survivors (each commented at its entry): all 7 are real promises of the docs or docstrings and
+got a test that fails with the bug planted by hand in a scratch copy of the tree and passes
+without, beside a control (listed first among the entry's guarding tests; four in
+tests/unit/test_context_window_economics.py, three in tests/e2e/test_context_economics.py,
+all with explicit call times, none timed). None is equivalent. No product bug was found.
+
+Rerun with the tests added (`python tools/mutations.py <the 7 survivors>`, 02:59:45-03:00:55
+UTC): 7 of 7 caught. Round after the rerun: 12 of 12 caught (100%). The six context test
+files (window economics, context economics, throttle, prices, layers, assembly) pass as a
+whole on the unplanted tree (49 passed).
 """
 
 import sys
