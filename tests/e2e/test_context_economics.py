@@ -147,3 +147,66 @@ def test_after_a_gap_within_the_hour_the_system_prompt_is_cached_for_an_hour(sid
     c = sidecar(minLayer0Tokens=2000)
     assert system_mark("s-gap", 20 * 60, c) == {"type": "ephemeral", "ttl": "1h"}
     assert system_mark("s-steady", 60, c) == {"type": "ephemeral"}
+
+
+def test_delay_ms_is_in_milliseconds_capped_at_the_ttl_less_the_margin_and_the_gap(sidecar):
+    """protocol.md: `delayMs` is milliseconds. Calls 2 s apart spending far past
+    `throttleUsdPerHour` are each told to wait until the cache would die less the 15 s
+    margin: exactly (300 - 15 - 2) x 1000 ms. The control: the first call (nothing spent
+    yet, no last call) gets 0."""
+    c = sidecar(throttleUsdPerHour=0.01)
+    msgs: list[dict] = []
+    got = []
+    for k in range(8):
+        msgs += turn(k)
+        got.append(c.request("lore/assembleContext", {"sessionId": "s-ms", "body": body(msgs),
+                                                      "at": f"2026-12-01T10:00:{2 * k:02d}Z"}, timeout=60)["delayMs"])
+    assert got[0] == 0, got
+    assert (300 - 15 - 2) * 1000 in got, got
+
+
+def test_a_session_still_at_l0_gets_the_hour_long_system_breakpoint_after_a_gap(sidecar):
+    """context.md: the 1-hour system breakpoint is chosen at L0 too (the harness set none):
+    five calls of a short session, the last after a 20-minute gap, stay at L0 and the
+    system prompt is marked for an hour. The control: the same calls with a 1-minute gap
+    keep the 5-minute mark."""
+    def last(session: str, gap_s: int, c: StdioClient) -> dict:
+        msgs: list[dict] = []
+        t = 1_764_583_200
+        r = None
+        for k in range(5):
+            t += gap_s if k == 4 else 5
+            msgs += turn(k)
+            at = datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
+            r = c.request("lore/assembleContext", {"sessionId": session, "body": body(msgs), "at": at}, timeout=60)
+        return r
+
+    c = sidecar()
+    gap, steady = last("s-l0-gap", 20 * 60, c), last("s-l0-steady", 60, c)
+    assert gap["layer"] == steady["layer"] == 0
+    assert gap["body"]["system"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert steady["body"]["system"][-1]["cache_control"] == {"type": "ephemeral"}
+
+
+def test_the_system_prompts_ttl_changes_only_on_a_call_that_rewrites_it(sidecar):
+    """context.md: the 1-hour TTL is chosen only on a call that writes the system prompt
+    anyway (the first, or one after the cache died), so switching never costs an extra
+    write. A session whose early gaps (two past the hour, two of 20 minutes) make the hour
+    not pay when last chosen (call 8) goes on with 5-second gaps until its rhythm would pay
+    (call 30): a warm call keeps the 5-minute mark. The control: the same session whose
+    30th call comes after a 20-minute gap (the cache died) takes the hour there."""
+    def last_mark(session: str, final_gap: int, c: StdioClient) -> dict:
+        gaps = {1: 7_200, 2: 7_200, 3: 1_200, 7: 1_200, 29: final_gap}
+        msgs: list[dict] = []
+        t = 1_764_583_200
+        r = None
+        for k in range(30):
+            t += gaps.get(k, 5)
+            msgs += turn(k)
+            at = datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
+            r = c.request("lore/assembleContext", {"sessionId": session, "body": body(msgs), "at": at}, timeout=60)
+        return r["body"]["system"][-1]["cache_control"]
+
+    c = sidecar()
+    assert last_mark("s-warm-end", 5, c) == {"type": "ephemeral"}
+    assert last_mark("s-cold-end", 1_200, c) == {"type": "ephemeral", "ttl": "1h"}  # control

@@ -171,3 +171,51 @@ def test_leaving_l0_prices_the_first_prefix_at_its_measured_digest_not_at_the_bu
     measured = ContextRequests._first_prefix(ANTHROPIC, conv, State(), sizes, starts, budget)
     assert 0 < measured < PREFIX_TOKENS[1] // 4
     assert ContextRequests._first_prefix(ANTHROPIC, conv, State(layer=1), sizes, starts, budget) == PREFIX_TOKENS[1]
+
+
+def test_a_second_bust_waits_for_twice_calls_per_move_calls_counting_this_one():
+    """The bust budget (gradient.may_bust): one content bust per CALLS_PER_MOVE calls,
+    counting the call that would bust. A session at L1 with one bust behind it and a window
+    past its slack moves on its 2 x CALLS_PER_MOVE-th call; the control, one call earlier,
+    waits (the window stays where it is)."""
+    state, kw = _at_l1(calls=2 * CALLS_PER_MOVE - 2, busts=1, window=40_000)
+    assert plan(state, at=1_010.0, **kw).window_start == 1  # 2 busts in 49 calls: waits
+    state, kw = _at_l1(calls=2 * CALLS_PER_MOVE - 1, busts=1, window=40_000)
+    assert plan(state, at=1_010.0, **kw).window_start > 1  # control: 2 in 50 calls moves
+
+
+def test_leaving_l0_on_a_cold_cache_needs_no_budget_even_after_a_bust():
+    """A cold cache has nothing to lose: leaving L0 after a gap past the TTL does not wait
+    for the bust budget, even in a session that has busted before. The control: the same
+    call on a warm cache waits."""
+    kw = dict(sizes=[2_000] * 25, fixed=26_000, starts=list(range(1, 25)), price=SONNET, max_output=16_000,
+              budget=Budget(min_raw=4_000, max_raw=60_000), prefix_budget=4_000)
+    state = State(calls=20, growth=2_000.0, last_at=1_000.0, content_busts=1)
+    assert plan(state, at=1_400.0, **kw).layer == 1  # 400 s after the last call: cold
+    assert plan(state, at=1_010.0, **kw).layer == 0  # control: warm, the budget says wait
+
+
+def test_a_read_renews_a_1h_entry_for_an_hour():
+    """cache_sim: a read renews the entry's own TTL, so an hour-long entry read 50 minutes
+    after it was written is still there 35 minutes later. The control: without that read it
+    has expired by then."""
+    from lore_sidecar.engine.context.cache_sim import CacheSim
+
+    blocks = [("system", 20_000), ("m1", 1_000)]
+    for middle_read, read_after in ((True, 20_000), (False, 0)):
+        sim = CacheSim()
+        sim.request(blocks, [0], at=0.0, long=frozenset({0}))
+        if middle_read:
+            assert sim.request(blocks, [0], at=3_000.0, long=frozenset({0})).read == 20_000
+        assert sim.request(blocks, [0], at=5_100.0, long=frozenset({0})).read == read_after
+
+
+def test_when_two_error_lines_do_not_fit_the_newest_is_kept():
+    """stubs.fit: within a kind, the newest line is kept first when they do not all fit.
+    The control: with room for both, both are kept in their order."""
+    from lore_sidecar.engine.context.stubs import fit
+
+    lines = ["error: old failure " + "a" * 40, "error: new failure " + "b" * 40]
+    room = len(lines[1]) + 1
+    assert fit(lines, room) == ([lines[1]], 1)
+    assert fit(lines, 2 * room) == (lines, 0)  # control
