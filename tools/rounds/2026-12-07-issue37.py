@@ -1,0 +1,87 @@
+"""Independent review round on the code issue 37 changed (`git diff 240658d HEAD` of
+lore_sidecar/engine/indexing, engine/workspace, store/dense_order.py, llm, engine/facts/
+service.py, app.py, settings.py): vendored/generated files kept out of the meaning index
+unless `embedVendored` (engine/indexing/priority.py), the most useful chunks embedded first
+(store/dense_order.py, DenseWorker._once/_first and the position over what is done), "words
+first" (engine/indexing/words_first.py, Indexer.words_busy), the walk's relative paths and
+ignore/never-read checks (engine/workspace/walk.py), and a note's facts read from redacted
+text (engine/facts/service.py).
+
+Method: the bugs were chosen from that diff, with the docstrings there and docs/configuration.md
+(`embedVendored`) for what is promised, before any test was opened; tools/mutations.py and the
+earlier rounds under tools/rounds/ were read only for the format and to leave out a bug already
+planted. Each bug breaks a documented or docstring promise (what is found by words only vs by
+meaning, what is embedded and in which order, the position advancing only over what is done,
+the walk's entries and ignore rules, the never-read list, redaction reaching facts, the
+bounds of the words-first wait) and is a small, plausible slip. The guarding test files were
+chosen by file name (`ls tests/*/`) and `grep -l <name> -r tests/` only.
+
+First run: (pending)
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mutations import Mutation  # noqa: E402
+
+BY = "reviewer: issue 37 round"
+PRI = "tests/integration/test_dense_priority.py"
+DENSE = "tests/integration/test_dense_leg.py"
+WORDS = "tests/unit/test_words_first.py"
+WS = "tests/integration/test_workspace_indexing.py"
+NR_I = "tests/integration/test_never_read.py"
+NR_U = "tests/unit/test_never_read.py"
+FACTS = "tests/integration/test_facts.py"
+
+ROUND = [
+    # "any folder on the way": only the top folder looked at (src/_vendor/ embedded).
+    Mutation("i37-vendored-dir-top-only", "lore_sidecar/engine/indexing/priority.py",
+             "if any(p in VENDORED_DIRS for p in parts[:-1]):", "if parts[0] in VENDORED_DIRS:",
+             (PRI, DENSE), by=BY),
+    # *.min.js / *.bundle.js / source maps by name: dropped (only a minified body is caught).
+    Mutation("i37-minified-names-forgotten", "lore_sidecar/engine/indexing/priority.py",
+             'name.endswith(".lock") or name.endswith(MINIFIED_SUFFIXES)', 'name.endswith(".lock")',
+             (PRI, DENSE), by=BY),
+    # hot paths are absolute (file:// URIs); compared with the project-relative path: never hot.
+    Mutation("i37-hot-by-relative-path", "lore_sidecar/engine/indexing/priority.py",
+             "elif file.absolute in hot:", "elif file.path in hot:",
+             (PRI,), by=BY),
+    # mtime in ns read as us: every file counts as changed this week.
+    Mutation("i37-recent-mtime-units", "lore_sidecar/engine/indexing/priority.py",
+             "now_s - file.mtime_ns / 1e9 <= RECENT_S", "now_s - file.mtime_ns / 1e6 <= RECENT_S",
+             (PRI,), by=BY),
+    # embedVendored=true ignored when choosing the step: vendored chunks never get vectors.
+    Mutation("i37-embed-vendored-ignored", "lore_sidecar/engine/indexing/dense.py",
+             "not self.embed_vendored and priority.vendored(f.path)", "priority.vendored(f.path)",
+             (PRI, DENSE), by=BY),
+    # the chunk's body no longer judged: a minified chunk in a .js file is embedded.
+    Mutation("i37-minified-body-embedded", "lore_sidecar/engine/indexing/dense.py",
+             "priority.vendored(d.path, d.body)", "priority.vendored(d.path)",
+             (PRI, DENSE), by=BY),
+    # the position moves to just before the LAST entry not done, over earlier ones not done.
+    Mutation("i37-position-over-undone", "lore_sidecar/engine/indexing/dense.py",
+             "                done = e.seq - 1\n                break\n", "                done = e.seq - 1\n",
+             (DENSE, PRI), by=BY),
+    # a scan writing reported as mere pending writes: the 5 s bound runs during a scan.
+    Mutation("i37-scan-reported-as-pending", "lore_sidecar/engine/indexing/indexer.py",
+             "            return SCAN_WRITING\n", "            return WRITES_PENDING\n",
+             (WORDS, DENSE), by=BY),
+    # constants swapped: a stream of writes waits unbounded, a scan is bounded.
+    Mutation("i37-wait-bounds-swapped", "lore_sidecar/engine/indexing/words_first.py",
+             "if state != SCAN_WRITING and time.monotonic() >= deadline:",
+             "if state != WRITES_PENDING and time.monotonic() >= deadline:",
+             (WORDS, DENSE), by=BY),
+    # never-read judged by the file's name only: files inside credential folders are read.
+    Mutation("i37-walk-never-read-by-name", "lore_sidecar/engine/workspace/walk.py",
+             "if rules.ignored(rel, False) or never_read(rel):", "if rules.ignored(rel, False) or never_read(e.name):",
+             (NR_I, NR_U, WS), by=BY),
+    # a folder's ignore check by its name, not its path: anchored patterns (src/build/) miss.
+    Mutation("i37-walk-dir-ignored-by-name", "lore_sidecar/engine/workspace/walk.py",
+             "if e.name in SKIP_DIRS or rules.ignored(rel, True):", "if e.name in SKIP_DIRS or rules.ignored(e.name, True):",
+             (WS, NR_I), by=BY),
+    # the unredacted text used always: a replay's notes (read from disk) put secrets in facts.
+    Mutation("i37-note-facts-unredacted", "lore_sidecar/engine/facts/service.py",
+             "text if redacted else redact(text)", "text",
+             (FACTS,), by=BY),
+]
