@@ -122,3 +122,17 @@ def test_a_watched_change_inside_a_credential_folder_is_not_indexed(tmp_path, wo
         assert set(LOOK_ALIKES) <= indexed, indexed
     finally:
         e.close()
+
+
+def test_a_folder_is_ignored_by_its_path_from_the_ignore_files_folder_not_by_its_name(tmp_path):
+    """A pattern with a slash is anchored to its ignore file's folder (gitignore): the walk
+    judges a folder by its path from there, which it builds from its parent's and its name."""
+    root = tmp_path / "ws"
+    for rel in ("src/generated/api.py", "src/tmp/keep.py", "tmp/scratch.py", "generated/keep.py",
+                "lib/src/generated/keep.py", "pkg/out/gone.py", "pkg/sub/out/keep.py"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x = 1\n")
+    (root / ".gitignore").write_text("src/generated/\n/tmp/\n")
+    (root / "pkg/.gitignore").write_text("/out/\n")
+    assert paths(root) == [".gitignore", "generated/keep.py", "lib/src/generated/keep.py", "pkg/.gitignore",
+                           "pkg/sub/out/keep.py", "src/tmp/keep.py"]

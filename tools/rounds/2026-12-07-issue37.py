@@ -45,11 +45,16 @@ ROUND = [
     # "any folder on the way": only the top folder looked at (src/_vendor/ embedded).
     Mutation("i37-vendored-dir-top-only", "lore_sidecar/engine/indexing/priority.py",
              "if any(p in VENDORED_DIRS for p in parts[:-1]):", "if parts[0] in VENDORED_DIRS:",
-             (PRI, DENSE), by=BY),
+             # Survived the first run (every vendored folder of the test was at the top): the
+             # test's VENDORED now holds src/pip/_vendor/six.py, kept out of the meaning index.
+             (f"{PRI}::test_vendored_and_generated_files_stay_out_of_the_meaning_index_but_are_found_by_their_words", PRI, DENSE), by=BY),
     # *.min.js / *.bundle.js / source maps by name: dropped (only a minified body is caught).
     Mutation("i37-minified-names-forgotten", "lore_sidecar/engine/indexing/priority.py",
              'name.endswith(".lock") or name.endswith(MINIFIED_SUFFIXES)', 'name.endswith(".lock")',
-             (PRI, DENSE), by=BY),
+             # Survived the first run (the walk skips *.min.js and *.map, and the test's bundle
+             # was minified by its body): VENDORED now holds web/app.bundle.js written as
+             # readable code, kept out of the meaning index by its name alone.
+             (f"{PRI}::test_vendored_and_generated_files_stay_out_of_the_meaning_index_but_are_found_by_their_words", PRI, DENSE), by=BY),
     # hot paths are absolute (file:// URIs); compared with the project-relative path: never hot.
     Mutation("i37-hot-by-relative-path", "lore_sidecar/engine/indexing/priority.py",
              "elif file.absolute in hot:", "elif file.path in hot:",
@@ -73,7 +78,10 @@ ROUND = [
     # a scan writing reported as mere pending writes: the 5 s bound runs during a scan.
     Mutation("i37-scan-reported-as-pending", "lore_sidecar/engine/indexing/indexer.py",
              "            return SCAN_WRITING\n", "            return WRITES_PENDING\n",
-             (WORDS, DENSE), by=BY),
+             # Survived the first run (the test asked only that words_busy() was truthy during
+             # a scan): it now asks for SCAN_WRITING at every file the scan writes, 0 after.
+             (f"{DENSE}::test_a_scan_holds_the_legs_that_follow_the_text_leg_until_it_has_written_its_last_batch",
+              WORDS, DENSE), by=BY),
     # constants swapped: a stream of writes waits unbounded, a scan is bounded.
     Mutation("i37-wait-bounds-swapped", "lore_sidecar/engine/indexing/words_first.py",
              "if state != SCAN_WRITING and time.monotonic() >= deadline:",
@@ -86,7 +94,11 @@ ROUND = [
     # a folder's ignore check by its name, not its path: anchored patterns (src/build/) miss.
     Mutation("i37-walk-dir-ignored-by-name", "lore_sidecar/engine/workspace/walk.py",
              "if e.name in SKIP_DIRS or rules.ignored(rel, True):", "if e.name in SKIP_DIRS or rules.ignored(e.name, True):",
-             (WS, NR_I), by=BY),
+             # Survived the first run (every ignored folder of the tests sat beside its ignore
+             # file): a new test has anchored patterns (src/generated/, /tmp/, pkg's /out/)
+             # that must ignore by path and must not by name (src/tmp/, pkg/sub/out/ kept).
+             (f"{WS}::test_a_folder_is_ignored_by_its_path_from_the_ignore_files_folder_not_by_its_name",
+              WS, NR_I), by=BY),
     # the unredacted text used always: a replay's notes (read from disk) put secrets in facts.
     Mutation("i37-note-facts-unredacted", "lore_sidecar/engine/facts/service.py",
              "text if redacted else redact(text)", "text",
