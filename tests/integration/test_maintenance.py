@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from lore_sidecar.client import StdioClient, sidecar_command
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.seeded import seed
@@ -145,10 +147,12 @@ def test_dream_in_model_mode_follows_the_models_verdicts(tmp_path):
     assert restored["project://shop/pattern/retry-a"]["content"] == before["project://shop/pattern/retry-a"]["content"]
 
 
-def test_a_merge_into_a_priority_0_node_never_rewrites_its_text_though_the_model_offers_one(tmp_path):
+@pytest.mark.parametrize("priority", [0, 1])
+def test_a_merge_into_a_priority_0_or_1_node_never_rewrites_its_text_though_the_model_offers_one(tmp_path, priority):
     """The model may write a merged text for the kept node; a priority 0-1 keeper keeps its own
     words (docs/maintenance.md: they are never changed) while its lower-priority duplicates
-    still go. The control is the model-mode test above: a priority-2 keeper is rewritten."""
+    still go — both ends of that range (fresh round 5 planted a bug that protected only 0).
+    The control is the model-mode test above: a priority-2 keeper is rewritten."""
     merged = "MERGED TEXT the model wrote for the keeper"
 
     def responder(body):
@@ -162,7 +166,7 @@ def test_a_merge_into_a_priority_0_node_never_rewrites_its_text_though_the_model
         env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test-not-a-real-key", "ANTHROPIC_BASE_URL": fake.url}
         c, _ = seed(tmp_path, env)
         try:
-            c.request("lore/createNode", {"uri": "project://shop/pattern/retry-rule", "priority": 0,
+            c.request("lore/createNode", {"uri": "project://shop/pattern/retry-rule", "priority": priority,
                                           "category": "pattern", "content": words})
             run = c.request("lore/dream", {})
             after = nodes(c)
@@ -172,7 +176,7 @@ def test_a_merge_into_a_priority_0_node_never_rewrites_its_text_though_the_model
     got = {ch["uri"]: ch for ch in run["changes"]}
     merged_away = [u for u, ch in got.items() if ch["action"] == "merge" and ch["related"] == "project://shop/pattern/retry-rule"]
     assert merged_away and all(got[u]["applied"] for u in merged_away)  # the duplicates went
-    assert after["project://shop/pattern/retry-rule"]["content"] == words  # ... the priority-0 keeper kept its words
+    assert after["project://shop/pattern/retry-rule"]["content"] == words  # ... the keeper kept its words
     assert merged not in json.dumps(after)
 
 
@@ -438,36 +442,3 @@ def test_the_evidence_of_a_node_tells_a_current_source_from_a_changed_and_a_miss
         "kept.py": (True, True), "edited.py": (True, False), "gone.py": (False, False)}
     assert got["kept.py"]["currentSha256"] == got["kept.py"]["sha256"] and got["gone.py"]["currentSha256"] is None
     assert got["edited.py"]["sha256"] and got["edited.py"]["currentSha256"] != got["edited.py"]["sha256"]
-
-
-# -- independent review, fresh round 5 (tools/rounds/2026-12-07-fresh5.py) --------------------------
-
-def test_a_merge_into_a_priority_1_node_never_rewrites_its_text_though_the_model_offers_one(tmp_path):
-    """The boundary of the test above: docs/maintenance.md protects priorities 0 *and* 1. A
-    priority-1 keeper keeps its own words while its duplicates go; the control is the
-    model-mode test, where a priority-2 keeper is rewritten."""
-    merged = "MERGED TEXT the model wrote for the priority-1 keeper"
-
-    def responder(body):
-        if "You review proposed maintenance" not in json.dumps(body.get("system")):
-            return "- nothing"
-        return "\n".join(json.dumps({"uri": json.loads(line)["uri"], "decision": "apply", "reason": "same",
-                                      "content": merged}) for line in judged(body))
-
-    words = "Every HTTP call to the payment gateway retries three times with exponential backoff!"
-    with FakeAnthropic(responder) as fake:
-        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test-not-a-real-key", "ANTHROPIC_BASE_URL": fake.url}
-        c, _ = seed(tmp_path, env)
-        try:
-            c.request("lore/createNode", {"uri": "project://shop/pattern/retry-rule", "priority": 1,
-                                          "category": "pattern", "content": words})
-            run = c.request("lore/dream", {})
-            after = nodes(c)
-        finally:
-            c.close()
-    assert run["mode"] == "model"
-    got = {ch["uri"]: ch for ch in run["changes"]}
-    merged_away = [u for u, ch in got.items() if ch["action"] == "merge" and ch["related"] == "project://shop/pattern/retry-rule"]
-    assert merged_away and all(got[u]["applied"] for u in merged_away)  # the duplicates went
-    assert after["project://shop/pattern/retry-rule"]["content"] == words  # ... the priority-1 keeper kept its words
-    assert merged not in json.dumps(after)

@@ -241,10 +241,10 @@ ROUND = [
     Mutation("f5-dream-merge-rewrites-priority-1-keeper", DREAM_REQ,
              'and by_uri[ch.related]["priority"] >= 2):',
              'and by_uri[ch.related]["priority"] >= 1):',
-             (f"{MNT}::test_a_merge_into_a_priority_1_node_never_rewrites_its_text_though_the_model_offers_one", JUDGE, MNT), by=BY),
+             (f"{MNT}::test_a_merge_into_a_priority_0_or_1_node_never_rewrites_its_text_though_the_model_offers_one", JUDGE, MNT), by=BY),
     # Survived (the keeper test used priority 0 only). Real: docs/maintenance.md protects 0-1.
-    # Added test_maintenance.py::test_a_merge_into_a_priority_1_node_never_rewrites_its_text_
-    # though_the_model_offers_one; fails planted.
+    # Added test_maintenance.py::test_a_merge_into_a_priority_1_node_..., fails planted (since
+    # folded into the priority-0 test as its second parameter: ..._priority_0_or_1_node_...).
     # Supersession across domains: a newer decision on a similar topic elsewhere suppresses
     # an older one it has nothing to do with.
     Mutation("f5-dream-supersede-across-domains", DREAM,
