@@ -182,7 +182,8 @@ def test_a_recall_walk_ends_when_asof_leaves_fewer_hits_than_the_word_leg_found(
         q = {"query": "zircon", "sources": ["messages"], "lexicalOnly": True, "asOf": "2025-01-01T00:00:00Z"}
         full = c.request("lore/recall", {**q, "limit": 200})
         uris, offset, pages = [], 0, 0
-        for pages in range(1, 20):
+        while pages < 20:
+            pages += 1
             r = c.request("lore/recall", {**q, "limit": 2, "offset": offset})
             uris += [h["uri"] for h in r["hits"]]
             if not r["truncated"]:
