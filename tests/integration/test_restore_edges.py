@@ -111,3 +111,28 @@ def test_a_healthy_backup_of_many_sessions_that_open_alike_restores(tmp_path):
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["sampleRecalled"] >= 1
     assert messages_in(target) == 30
+
+
+def test_a_sampled_message_past_the_first_page_of_hits_is_found_on_a_later_page(tmp_path):
+    """The same, with more sessions opening alike than one page holds (the proof by use asks
+    50 hits a page): of three samples spread over 120 such sessions, at least one ranks past
+    the first page whichever way the ties fall, and it is found on a later page. Reviewer
+    round 2026-12-07-gateway-recall, gr-restore-sample-first-page-only (the 30 sessions above
+    all fit one page). The control: the store restored holds every session's message."""
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    (ws / ".git").mkdir(parents=True)
+    c = StdioClient(sidecar_command())
+    try:
+        c.initialize(ws, options={"storeDir": str(store), "watch": False, "indexWorkspace": False, "distiller": "off"})
+        for i in range(120):
+            c.request("lore/recordMessages", {"sessionId": f"s{i:03d}", "messages": [
+                {"role": "user", "id": f"m{i}", "content": "please continue with the next step of the plan"}]})
+    finally:
+        c.close()
+    made = cli("backup", "--store-dir", str(store), "--out", str(tmp_path / "backups"), "--json", cwd=ws)
+    assert made.returncode == 0, made.stderr
+    target = tmp_path / "target"
+    r = cli("restore", json.loads(made.stdout)["path"], "--store-dir", str(target), "--json", cwd=ws)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["sampleRecalled"] == 3
+    assert messages_in(target) == 120

@@ -25,6 +25,17 @@ def test_tokens_without_a_key_are_a_chatgpt_login_a_key_is_a_key_login():
     assert codex_login(["not", "an", "object"], {}) == "key"
 
 
+
+def test_an_auth_mode_naming_a_key_wins_over_chatgpt_tokens_left_in_auth_json():
+    # Reviewer round 2026-12-07-gateway-recall, gr-codex-apikey-mode-ignored: "an `auth_mode`
+    # naming one" decides before the tokens: a login switched to an API key may leave the old
+    # ChatGPT tokens in auth.json, and that user's calls go to api.openai.com, not ChatGPT.
+    assert codex_login({"auth_mode": "apikey", "tokens": TOKENS}, {}) == "key"
+    assert codex_login({"auth_mode": "apikey", "OPENAI_API_KEY": None, "tokens": TOKENS}, {}) == "key"
+    # The control: the same tokens with no auth_mode (or a ChatGPT one) are a ChatGPT login.
+    assert codex_login({"tokens": TOKENS}, {}) == "chatgpt"
+    assert codex_login({"auth_mode": "chatgpt", "tokens": TOKENS}, {}) == "chatgpt"
+
 def test_auth_json_is_read_from_codex_home_and_a_chatgpt_login_gets_the_codex_base_url(tmp_path):
     home = tmp_path / "codex-home"
     home.mkdir()

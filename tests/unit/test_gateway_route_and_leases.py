@@ -1,0 +1,81 @@
+"""The gateway's way out and its lifetime, as pure parts: which proxy a request to the
+provider goes through (gateway/upstream.py: loopback never proxied, whatever its address in
+127/8), which leases still hold a gateway `run` started (gateway/leases.py: a dead run's
+lease neither counted nor kept), and its quiet clock (renewed by every answer)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from aiohttp import BasicAuth
+from yarl import URL
+
+from lore_sidecar.gateway import leases
+from lore_sidecar.gateway.upstream import ProxyRoute
+
+
+def _route(monkeypatch, **env: str) -> ProxyRoute:
+    for k in list(os.environ):
+        if k.lower().endswith("_proxy"):
+            monkeypatch.delenv(k)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    return ProxyRoute()
+
+
+def test_no_loopback_address_is_sent_to_the_proxy_a_remote_provider_is(monkeypatch):
+    # Reviewer round 2026-12-07-gateway-recall, gr-proxy-loopback-net-proxied: the whole of
+    # 127/8 is this machine's loopback, which a proxy cannot reach.
+    route = _route(monkeypatch, http_proxy="http://alice:s3cret@proxy.example:3128",
+                   https_proxy="http://alice:s3cret@proxy.example:3128")
+    for upstream in ("http://127.0.0.2:8080/v1/messages", "http://127.1.2.3:9/v1/models",
+                     "http://127.0.0.1:9/v1/messages", "http://localhost:9/v1/messages", "http://[::1]:9/v1"):
+        assert route(URL(upstream)) == (None, None), upstream
+    # The control: a provider elsewhere goes through the proxy, its credentials apart.
+    assert route(URL("https://api.anthropic.com/v1/messages")) == (URL("http://proxy.example:3128"),
+                                                                    BasicAuth("alice", "s3cret"))
+    assert route(URL("http://128.0.0.1:9/v1")) == (URL("http://proxy.example:3128"), BasicAuth("alice", "s3cret"))
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_dead_runs_lease_is_removed_and_not_counted_a_live_one_is(tmp_path):
+    # Reviewer round 2026-12-07-gateway-recall, gr-lease-of-a-dead-run-counted: a run that died
+    # without removing its lease (killed) must not keep the gateway forever.
+    held = tmp_path / leases.LEASES
+    held.mkdir()
+    dead = _dead_pid()
+    (held / str(dead)).touch()
+    (held / "notes").touch()  # not a pid: ignored
+    assert leases.live_leases(tmp_path) == 0
+    assert not (held / str(dead)).exists()
+    # The control: this live process's lease counts (and stays), beside another dead one.
+    dead = _dead_pid()
+    (held / str(dead)).touch()
+    with leases.lease(tmp_path):
+        assert (held / str(os.getpid())).exists()
+        assert leases.live_leases(tmp_path) == 1
+        assert (held / str(os.getpid())).exists() and not (held / str(dead)).exists()
+    assert leases.live_leases(tmp_path) == 0
+
+
+def test_the_quiet_clock_is_zero_while_answering_and_starts_again_at_each_answer(monkeypatch):
+    # Reviewer round 2026-12-07-gateway-recall, gr-quiet-not-renewed-by-answers: a gateway that
+    # answered a moment ago has not been quiet for the linger, however long it has lived.
+    clock = [1000.0]
+    monkeypatch.setattr(leases.time, "monotonic", lambda: clock[0])
+    quiet = leases.Quiet()
+    clock[0] += 600
+    assert quiet() == 600  # the control: nothing answered for ten minutes
+    quiet.begin()
+    clock[0] += 30
+    assert quiet() == 0.0  # an answer in flight
+    quiet.end()
+    clock[0] += 5
+    assert quiet() == 5
