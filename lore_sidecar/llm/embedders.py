@@ -99,9 +99,11 @@ class WordLlamaEmbedder:
             got = _sha256(path)
             if got != want:
                 raise EmbedderUnavailable(f"{path}: sha256 {got} does not match pinned {want}")
-        # Kept as stored (float16, mapped); a text's rows are widened to float32 before the
-        # mean, which is exact, so the vectors are the same as from a float32 copy.
-        self._weights = _read_safetensor(root / "weights/l2_supercat_256.safetensors", "embedding.weight")
+        # Widened to float32 once, in private memory (33 MB): numpy converts float16 in
+        # software, and averaging a text's rows from the mapped float16 table made each text
+        # ~3x dearer (30 against 9.5 us) and ingest ~25% slower; the vectors are the same.
+        table = _read_safetensor(root / "weights/l2_supercat_256.safetensors", "embedding.weight")
+        self._weights = np.ascontiguousarray(table.astype(np.float32))
         self._tok = Tokenizer.from_file(str(root / "tokenizers/l2_supercat_tokenizer_config.json"))
         self._tok.no_padding()
         self._tok.no_truncation()
@@ -117,7 +119,7 @@ class WordLlamaEmbedder:
             for i, enc in enumerate(encs, start):
                 ids = enc.ids[:MAX_TOKENS]
                 if ids:
-                    out[i] = weights[ids].astype(np.float32).mean(axis=0)
+                    out[i] = weights[ids].mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
