@@ -87,44 +87,15 @@ def test_the_store_a_restore_puts_in_place_is_its_owners_alone(tmp_path):
 
 # -- independent review, fresh round 5 (tools/rounds/2026-12-07-fresh5.py): a product bug ------------
 
-def test_a_healthy_backup_of_many_sessions_that_open_alike_restores(tmp_path):
-    """A restore's proof by use recalls each sampled message's opening words and looks for
-    its session among the hits. Harnesses open many sessions with the same words ("please
-    continue with the next step"): with more such sessions than one page of hits, the sampled
-    one ranked past the first page and a healthy backup was refused as backupCorrupt. The
-    sample is looked for through the pages, so it restores; the control: the store restored
-    holds every session's message."""
+def restore_sessions_opening_alike(tmp_path: Path, sessions: int) -> tuple[dict, Path]:
+    """A store of `sessions` sessions that all open with the same words, backed up and
+    restored into a new store: (restore's JSON answer, the restored store)."""
     ws, store = tmp_path / "ws", tmp_path / "store"
     (ws / ".git").mkdir(parents=True)
     c = StdioClient(sidecar_command())
     try:
         c.initialize(ws, options={"storeDir": str(store), "watch": False, "indexWorkspace": False, "distiller": "off"})
-        for i in range(30):
-            c.request("lore/recordMessages", {"sessionId": f"s{i:02d}", "messages": [
-                {"role": "user", "id": f"m{i}", "content": "please continue with the next step of the plan"}]})
-    finally:
-        c.close()
-    made = cli("backup", "--store-dir", str(store), "--out", str(tmp_path / "backups"), "--json", cwd=ws)
-    assert made.returncode == 0, made.stderr
-    target = tmp_path / "target"
-    r = cli("restore", json.loads(made.stdout)["path"], "--store-dir", str(target), "--json", cwd=ws)
-    assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["sampleRecalled"] >= 1
-    assert messages_in(target) == 30
-
-
-def test_a_sampled_message_past_the_first_page_of_hits_is_found_on_a_later_page(tmp_path):
-    """The same, with more sessions opening alike than one page holds (the proof by use asks
-    50 hits a page): of three samples spread over 120 such sessions, at least one ranks past
-    the first page whichever way the ties fall, and it is found on a later page. Reviewer
-    round 2026-12-07-gateway-recall, gr-restore-sample-first-page-only (the 30 sessions above
-    all fit one page). The control: the store restored holds every session's message."""
-    ws, store = tmp_path / "ws", tmp_path / "store"
-    (ws / ".git").mkdir(parents=True)
-    c = StdioClient(sidecar_command())
-    try:
-        c.initialize(ws, options={"storeDir": str(store), "watch": False, "indexWorkspace": False, "distiller": "off"})
-        for i in range(120):
+        for i in range(sessions):
             c.request("lore/recordMessages", {"sessionId": f"s{i:03d}", "messages": [
                 {"role": "user", "id": f"m{i}", "content": "please continue with the next step of the plan"}]})
     finally:
@@ -134,5 +105,27 @@ def test_a_sampled_message_past_the_first_page_of_hits_is_found_on_a_later_page(
     target = tmp_path / "target"
     r = cli("restore", json.loads(made.stdout)["path"], "--store-dir", str(target), "--json", cwd=ws)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["sampleRecalled"] == 3
+    return json.loads(r.stdout), target
+
+
+def test_a_healthy_backup_of_many_sessions_that_open_alike_restores(tmp_path):
+    """A restore's proof by use recalls each sampled message's opening words and looks for
+    its session among the hits. Harnesses open many sessions with the same words ("please
+    continue with the next step"): with more such sessions than one page of hits, the sampled
+    one ranked past the first page and a healthy backup was refused as backupCorrupt. The
+    sample is looked for through the pages, so it restores; the control: the store restored
+    holds every session's message."""
+    restored, target = restore_sessions_opening_alike(tmp_path, 30)
+    assert restored["sampleRecalled"] >= 1
+    assert messages_in(target) == 30
+
+
+def test_a_sampled_message_past_the_first_page_of_hits_is_found_on_a_later_page(tmp_path):
+    """The same, with more sessions opening alike than one page holds (the proof by use asks
+    50 hits a page): of three samples spread over 120 such sessions, at least one ranks past
+    the first page whichever way the ties fall, and it is found on a later page. Reviewer
+    round 2026-12-07-gateway-recall, gr-restore-sample-first-page-only (the 30 sessions above
+    all fit one page). The control: the store restored holds every session's message."""
+    restored, target = restore_sessions_opening_alike(tmp_path, 120)
+    assert restored["sampleRecalled"] == 3
     assert messages_in(target) == 120
