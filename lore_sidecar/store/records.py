@@ -360,6 +360,16 @@ class Records:
         sql = f"SELECT COUNT(*) FROM index_outbox WHERE seq>? AND op='upsert' AND kind IN ({','.join('?' * len(kinds)) or 'NULL'})"
         return int(self.db.reader().execute(sql, (seq, *kinds)).fetchone()[0])
 
+    def outbox_file_upserts(self, after: int, upto: int) -> list[tuple[int, str]]:
+        """(seq, file path) of the workspace chunk upserts in (after, upto]: lets a caller
+        tell the ones of files the dense leg will not embed (vendored ones)."""
+        rows = self.db.reader().execute(
+            "SELECT o.seq, f.path FROM index_outbox o JOIN chunks c ON c.id=o.key JOIN files f ON f.id=c.file_id"
+            " WHERE o.seq>? AND o.seq<=? AND o.op='upsert' AND o.kind='files'",
+            (after, upto),
+        )
+        return [(int(r[0]), r[1]) for r in rows]
+
     def outbox_trim(self, upto: int) -> None:
         with self.db.write() as c:
             c.execute("DELETE FROM index_outbox WHERE seq<=?", (upto,))

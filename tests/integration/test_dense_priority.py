@@ -126,3 +126,50 @@ def test_the_meaning_index_embeds_opened_then_recent_then_documents_then_the_res
     assert _embedding_order(tmp_path, "ws", prioritised=True) == ["c_opened.py", "d_new.py", "b_guide.md", "a_old.py"]
     # Control: the same scan and the same opened file, taken in outbox order.
     assert _embedding_order(tmp_path, "ws2", prioritised=False) == ["a_old.py", "b_guide.md", "c_opened.py", "d_new.py"]
+
+
+LATER = {"_vendor/idna/core.py": "def encode(label):\n    return label\n", "src/ledger.py": "def total(rows):\n    return 0\n"}
+
+
+def _owed_while_paused(tmp_path: Path, name: str, **options) -> tuple[list[int], dict[str, int]]:
+    """chunksToGo after a scan searchable by its words, then again after a second scan that
+    added LATER, the dense leg held before it embedded anything; with each file's chunks.
+    Once the leg is let go and done, nothing is owed."""
+    ws = tmp_path / name
+
+    def write(files):
+        for rel, text in files.items():
+            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+            (ws / rel).write_text(text)
+
+    write({**VENDORED, **OWN})
+    e = engine_for(tmp_path / f"{name}-store", [str(ws)], watch=False, **options)
+    try:
+        owed = []
+        with e.view.indexer.dense.paused():
+            for files in ({}, LATER):
+                write(files)
+                e.index.scan()
+                assert e.view.indexer.wait_for(e.records.outbox_head(), 120)
+                owed.append(e.index.progress(None)["meaning"]["chunksToGo"])
+        rows = e.records.db.reader().execute("SELECT files.path, COUNT(*) FROM chunks JOIN files ON files.id = chunks.file_id GROUP BY files.path")
+        per_file = dict(rows)
+        assert e.index.wait(120)
+        assert e.index.progress(None)["meaning"]["chunksToGo"] == 0
+        return owed, per_file
+    finally:
+        e.close()
+
+
+def test_meaning_progress_counts_only_chunks_it_will_embed(tmp_path):
+    """"N chunks to go" is what the dense leg will embed: the chunks of a file vendored by its
+    path, which it passes by without a vector, are not owed (a pip checkout said 5,018 to go
+    of ~1,000). A chunk found minified only by its text (static/bundle.js) still counts until
+    the leg reaches it: telling needs its text, too dear for every answer."""
+    (first, then), per_file = _owed_while_paused(tmp_path, "ws")
+    assert set(per_file) == set(VENDORED) | set(OWN) | set(LATER)
+    assert first == sum(n for p, n in per_file.items() if p in OWN or p == "static/bundle.js") > 0
+    assert then == first + per_file["src/ledger.py"]  # what came later is told apart as well
+    # Control: with embedVendored every chunk is owed, the vendored ones included.
+    (first, then), per_file = _owed_while_paused(tmp_path, "ws2", embedVendored=True)
+    assert then == sum(per_file.values()) > first + per_file["src/ledger.py"]

@@ -69,6 +69,7 @@ class DenseWorker:
         self.embed_vendored = embed_vendored  # else vendored/generated chunks are searched by their words only
         self.seq = vectors.saved_seq
         self._ahead: dict[tuple[str, int], int] = {}  # embedded past the position: (kind, key) -> entry seq covered
+        self._vectorless: set[tuple[str, int]] = set()  # of those, done without a vector (deleted, vendored, no model)
         self.lock = threading.Lock()  # one batch, or one rebuild, at a time
         self.fenced = False
         self.error: str | None = None
@@ -110,7 +111,8 @@ class DenseWorker:
 
     @property
     def ahead(self) -> int:
-        return len(self._ahead)
+        """Items embedded past the position (those done there without a vector left out)."""
+        return len(self._ahead) - len(self._vectorless)
 
     @contextmanager
     def paused(self):
@@ -180,6 +182,7 @@ class DenseWorker:
                 deletes.append((kind, key, pid, seq))
             elif self.models.for_kind(kind) is None:
                 self._ahead[(kind, key)] = seq  # searched by its words only: nothing to read for it
+                self._vectorless.add((kind, key))
             else:
                 todo.append((kind, key, pid, seq))
         self._remove(deletes)
@@ -189,6 +192,7 @@ class DenseWorker:
         for kind, keys in step.items():
             self.add(self.load(kind, list(keys)), yielding=True)
             self._ahead.update({(kind, key): seq for key, seq in keys.items()})
+            self._vectorless.difference_update((kind, key) for key in keys)
         done = entries[-1].seq
         for e in entries:
             if self._ahead.get((e.kind, e.key), -1) < e.seq:
@@ -197,6 +201,7 @@ class DenseWorker:
         if done > self.seq:
             self._advance(done)
             self._ahead = {k: v for k, v in self._ahead.items() if v > done}
+            self._vectorless &= self._ahead.keys()
         return True
 
     def _remove(self, items: list[tuple[str, int, int, int]]) -> None:
@@ -205,6 +210,7 @@ class DenseWorker:
         for kind, key, pid, seq in items:
             groups.setdefault((kind, pid), []).append(key)
             self._ahead[(kind, key)] = seq
+            self._vectorless.add((kind, key))
         for (kind, pid), keys in groups.items():
             self.vectors.remove(kind, pid, keys)
 

@@ -9,8 +9,12 @@ full scan runs, "done" once one finished), so a follower, or the next CLI call, 
 
 from __future__ import annotations
 
+import bisect
+import threading
+import weakref
 from typing import Any
 
+from lore_sidecar.engine.indexing import priority
 from lore_sidecar.engine.project import canonical_root
 from lore_sidecar.model import INDEXED_SOURCES
 
@@ -63,13 +67,64 @@ def meaning(engine: Any) -> dict[str, int]:
     if view.vectors is None or engine.embedder is None:
         return {"percent": 100, "chunksToGo": 0, "embedded": 0}
     at = view.indexer.dense_seq if view.indexer is not None else view.vectors.saved_seq
-    kinds = [k for k in INDEXED_SOURCES if engine.embedder.for_kind(k) is not None]
-    to_go = records.outbox_upserts_after(at, kinds) if at < records.outbox_head() else 0
+    head = records.outbox_head()
+    to_go = _owed(engine, at, head) if at < head else 0
     if to_go and view.indexer is not None:  # the writer embeds the most useful first, past its position
         to_go = max(1, to_go - getattr(view.indexer, "dense_ahead", 0))
     embedded = view.vectors.size()
     percent = 100 if not to_go else min(99, int(100 * embedded / max(1, embedded + to_go)))
     return {"percent": percent, "chunksToGo": to_go, "embedded": embedded}
+
+
+def _owed(engine: Any, at: int, head: int) -> int:
+    """Upserts after `at` the dense leg will embed: of every kind with a model, a workspace
+    chunk counted only when its file is not vendored by its path (or `embedVendored` is set),
+    since the leg passes those by without a vector (engine/indexing/priority.py). A chunk the
+    leg finds minified by its text counts until it gets there: reading every pending chunk's
+    text is too dear for a line every answer carries."""
+    kinds = [k for k in INDEXED_SOURCES if engine.embedder.for_kind(k) is not None]
+    owed = engine.records.outbox_upserts_after(at, kinds)
+    if "files" in kinds and not engine.settings.index.embed_vendored:
+        with _LOCK:
+            skipped = _SKIPPED.get(engine.records)
+            if skipped is None:
+                skipped = _SKIPPED[engine.records] = VendoredUpserts()
+            owed -= skipped.after(engine.records, at, head)
+    return owed
+
+
+class VendoredUpserts:
+    """The outbox positions of vendored files' chunk upserts, read once each: each call
+    reads only the entries written since the last (joining every pending entry to its file
+    took ~0.5 s at 200k pending, on every answer) and forgets those the leg has passed."""
+
+    def __init__(self) -> None:
+        self.read_to = self.at = 0
+        self.seqs: list[int] = []  # ascending
+        self._vendored: dict[str, bool] = {}
+
+    def after(self, records: Any, at: int, head: int) -> int:
+        if at < self.at:  # the leg went back (a rebuild): what it had passed is owed again
+            self.read_to, self.seqs = 0, []
+        self.at = at
+        if head > self.read_to:
+            start = max(self.read_to, at)
+            for seq, path in records.outbox_file_upserts(start, head):
+                v = self._vendored.get(path)
+                if v is None:
+                    v = self._vendored[path] = priority.vendored(path)
+                if v:
+                    self.seqs.append(seq)
+            self.seqs.sort()
+            self.read_to = head
+        del self.seqs[: bisect.bisect_right(self.seqs, at)]
+        if not self.seqs:
+            self._vendored.clear()  # a path's verdict is cheap to find again; do not hoard paths
+        return len(self.seqs)
+
+
+_LOCK = threading.Lock()
+_SKIPPED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def progress_of(engine: Any, root: str) -> dict[str, Any]:
