@@ -19,7 +19,7 @@ from typing import Any
 
 from lore_sidecar.engine.capture.messages import iso_utc
 from lore_sidecar.engine.context import bodies as b
-from lore_sidecar.engine.context import stubs, throttle
+from lore_sidecar.engine.context import calibrate, stubs, throttle
 from lore_sidecar.engine.context.gradient import (
     TTL_1H_S,
     TTL_S,
@@ -79,7 +79,8 @@ class ContextRequests:
             price = price_of(model or body.get("model"))
             raw_sizes = [*state.sizes[:known], *(estimate(x) for x in conv[known:])]
             fixed_raw = estimate({k: v for k, v in body.items() if k not in ("messages", "input")})
-            sizes = [int(s * state.ratio) + 1 for s in raw_sizes]
+            conv_ratio = state.conv_ratio or state.ratio  # the conversation's own, once measured (calibrate.py)
+            sizes = [int(s * conv_ratio) + 1 for s in raw_sizes]
             fixed = int(fixed_raw * state.ratio)
             starts = [s for s in b.cut_points(api, conv) if s > 0]
             budget = self._budget()
@@ -123,6 +124,7 @@ class ContextRequests:
             state.last_expected_read = read
             state.last_at = now
             state.last_raw_estimate = sent_raw
+            state.last_fixed_raw = fixed_raw
             state.expect_read = sent
             state.sizes = tuple(raw_sizes)
             state.captured = len(conv)
@@ -149,7 +151,7 @@ class ContextRequests:
             return PREFIX_TOKENS[1]
         kept, _ = stubs.fit(stubs.digest_lines(api, conv[:window_for(sizes, starts, budget.min_raw)]),
                             PREFIX_TOKENS[1] * 4 - PART_OVERHEAD)
-        return int((sum(len(x) + 1 for x in kept) + PART_OVERHEAD) / 4 * state.ratio) + 1
+        return int((sum(len(x) + 1 for x in kept) + PART_OVERHEAD) / 4 * (state.conv_ratio or state.ratio)) + 1
 
     def _usd_per_hour(self) -> float:
         """The budget throttle's limit (setting `throttleUsdPerHour`; 0: off)."""
@@ -285,6 +287,17 @@ class ContextRequests:
         kept, left = stubs.fit(stubs.digest_lines(api, conv[:start]), room - PART_OVERHEAD)
         return (stubs.part(session_id, 1, 0, start - 1, kept, left),)
 
+    @staticmethod
+    def _calibrate_conversation(state: State, real: int) -> None:
+        """Fold this call's count into the conversation's ratio (calibrate.py): against the
+        last measured call, when both sent the same system prompt and tools."""
+        conv_raw = state.last_raw_estimate - state.last_fixed_raw
+        if state.prev_real and state.prev_fixed_raw == state.last_fixed_raw and conv_raw != state.prev_conv_raw:
+            state.fit_xx, state.fit_xy = calibrate.fold(state.fit_xx, state.fit_xy, conv_raw - state.prev_conv_raw,
+                                                        real - state.prev_real)
+            state.conv_ratio = calibrate.slope(state.fit_xx, state.fit_xy) or state.conv_ratio
+        state.prev_fixed_raw, state.prev_conv_raw, state.prev_real = state.last_fixed_raw, conv_raw, real
+
     # -- lore/recordUsage -----------------------------------------------------------------------------
     def record_usage(self, *, session_id: str, model: str | None = None, usage: dict[str, Any] | None = None,
                      error: dict[str, Any] | None = None, at: str | None = None) -> dict[str, Any]:
@@ -307,6 +320,7 @@ class ContextRequests:
                     state.ratio = chosen
                     state.expect_read = int(state.last_raw_estimate * state.ratio)
                     calibrated = True
+                    self._calibrate_conversation(state, real)
                 cached = int(usage.get("cache_read_input_tokens") or 0) + int(usage.get("cache_creation_input_tokens") or 0)
                 state.uncached_calls = 0 if cached else state.uncached_calls + 1
                 if state.uncached_calls >= 3:
