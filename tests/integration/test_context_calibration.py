@@ -71,10 +71,12 @@ def test_the_window_after_a_move_holds_the_setting_in_the_conversations_own_toke
     assert all(w <= PINNED * 1.05 for w in windows[1:]), windows
 
 
-def test_the_conversations_ratio_is_the_slope_of_count_differences():
-    xx = xy = 0.0
-    for d in (400, 350, -2_000, 600):  # estimate differences between calls (a move shrinks it)
-        xx, xy = calibrate.fold(xx, xy, d, int(1.5 * d))
-    assert calibrate.slope(xx, xy) == pytest.approx(1.5, abs=0.01)
-    assert calibrate.slope(0.0, 0.0) is None  # nothing measured yet
-    assert calibrate.slope(*calibrate.fold(0.0, 0.0, 100, 1_000)) is None  # 10x: not a body's ratio
+def test_the_share_comes_from_a_short_conversation_and_the_ratio_is_the_latest_calls():
+    """Counts of 1.0 x an 8,000-token system prompt plus 1.5 x the conversation: measured on
+    a call with 100 tokens of conversation, the share errs by under 1%; the ratio is the
+    latest call's, even when the conversation's make-up changed."""
+    share = calibrate.fixed_share(8_000, 100, 8_000 + 150)
+    assert share == pytest.approx(8_000, rel=0.01)
+    assert calibrate.conversation_ratio(8_000 + 2 * 20_000, 20_000, share) == pytest.approx(2.0, abs=0.01)
+    assert calibrate.conversation_ratio(8_000 + 40_000, 4_000, share) is None  # 10x: not a body's ratio
+    assert calibrate.conversation_ratio(8_000, 0, share) is None  # no conversation: nothing to measure

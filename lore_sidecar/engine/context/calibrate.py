@@ -7,27 +7,29 @@ Trigger / Why / Outcome:
   and logs, which a tokenizer splits finer. The window's sizes priced at the whole body's
   ratio make a `minLayer0Tokens` window larger than the setting says, and every call re-reads
   it.
-- Outcome: the conversation's own ratio, from how the provider's count changes between two
-  calls whose system prompt and tools are the same (their share cancels in the difference):
-  the least-squares slope through the origin of count differences on estimate differences,
-  over sums that decay per call so the latest calls weigh most. Used for the conversation's
-  sizes; the whole body's ratio still prices the whole body.
+- Outcome: the provider's count is split into the system prompt's and tools' share, the same
+  on every call that sends them unchanged, and the conversation's. The share is taken from
+  the call with the smallest conversation (the first, or the first after the harness's own
+  compaction), where not knowing the conversation's ratio errs least: that call's count
+  split in proportion to the two estimates. The conversation's ratio is then the latest
+  call's count less the share, over its conversation estimate — the window as it is now.
+  A session whose system prompt is small (Pi) gets about the whole body's ratio back.
 """
 
 from __future__ import annotations
 
-DECAY = 0.8  # weight of the earlier sums at each new difference
 PLAUSIBLE = (0.4, 2.5)  # tokens per estimated token a body can have (as the whole-body ratio)
 
 
-def fold(xx: float, xy: float, d_estimate: int, d_counted: int) -> tuple[float, float]:
-    """The sums after one more pair of differences (estimate, provider's count)."""
-    return DECAY * xx + d_estimate * d_estimate, DECAY * xy + d_estimate * d_counted
+def fixed_share(fixed_raw: int, conv_raw: int, counted: int) -> float:
+    """The tokens of the system prompt and tools in `counted`, as their share of the estimate."""
+    return counted * fixed_raw / max(1, fixed_raw + conv_raw)
 
 
-def slope(xx: float, xy: float) -> float | None:
-    """The conversation's ratio, or None while the sums say nothing plausible."""
-    if xx <= 0:
+def conversation_ratio(counted: int, conv_raw: int, share: float) -> float | None:
+    """Tokens per estimated token of a call's conversation, or None (nothing to measure, or
+    not a body's ratio)."""
+    if conv_raw <= 0:
         return None
-    ratio = xy / xx
+    ratio = (counted - share) / conv_raw
     return ratio if PLAUSIBLE[0] <= ratio <= PLAUSIBLE[1] else None

@@ -51,12 +51,10 @@ class State:
     ratio: float = 1.0
     ratios: tuple[float, ...] = ()
     conv_ratio: float = 0.0  # tokens per estimated token of the conversation alone (0: not measured yet)
-    fit_xx: float = 0.0  # the conversation's calibration: decayed sums over call-to-call differences
-    fit_xy: float = 0.0
+    share: float = 0.0  # the system prompt's and tools' tokens, measured on the call with the smallest conversation
+    share_fixed_raw: int = 0  # their estimate then (another system prompt measures again)
+    share_conv_raw: int = 0  # that call's conversation estimate
     last_fixed_raw: int = 0  # the estimate of the last body's system prompt and tools (uncalibrated)
-    prev_fixed_raw: int = 0  # the call before that one, measured: its system/tools estimate,
-    prev_conv_raw: int = 0  # conversation estimate
-    prev_real: int = 0  # and tokens the provider counted
     calls: int = 0
     compactions: int = 0
     last_raw_estimate: int = 0
