@@ -9,8 +9,8 @@ Trigger / Why / Outcome:
   it.
 - Outcome: the provider's count is split into the system prompt's and tools' share, the same
   on every call that sends them unchanged, and the conversation's. The share is taken from
-  the call with the smallest conversation (the first, or the first after the harness's own
-  compaction), where not knowing the conversation's ratio errs least: that call's count
+  the call with the smallest conversation so far (usually the first), where not knowing the
+  conversation's ratio errs least: that call's count
   split in proportion to the two estimates. The conversation's ratio is then the latest
   call's count less the share, over its conversation estimate — the window as it is now.
   A session whose system prompt is small (Pi) gets about the whole body's ratio back.
