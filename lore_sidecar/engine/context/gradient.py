@@ -50,6 +50,11 @@ class State:
     last_at: float = 0.0
     ratio: float = 1.0
     ratios: tuple[float, ...] = ()
+    conv_ratio: float = 0.0  # tokens per estimated token of the conversation alone (0: not measured yet)
+    share: float = 0.0  # the system prompt's and tools' tokens, measured on the call with the smallest conversation
+    share_fixed_raw: int = 0  # their estimate then (another system prompt measures again)
+    share_conv_raw: int = 0  # that call's conversation estimate
+    last_fixed_raw: int = 0  # the estimate of the last body's system prompt and tools (uncalibrated)
     calls: int = 0
     compactions: int = 0
     last_raw_estimate: int = 0

@@ -19,7 +19,7 @@ from typing import Any
 
 from lore_sidecar.engine.capture.messages import iso_utc
 from lore_sidecar.engine.context import bodies as b
-from lore_sidecar.engine.context import stubs, throttle
+from lore_sidecar.engine.context import calibrate, stubs, throttle
 from lore_sidecar.engine.context.gradient import (
     TTL_1H_S,
     TTL_S,
@@ -42,6 +42,7 @@ PART_OVERHEAD = 400  # characters of a digest part's own tags
 REWRITTEN = "history rewritten by the harness"
 STUB_CHARS = 600
 RATIO_PLAUSIBLE = (0.4, 2.5)
+LOOKBACK = 20  # blocks before a breakpoint where the provider still finds a cached prefix (Anthropic)
 TOO_LONG = ("prompt is too long", "context length", "maximum context", "context_length_exceeded", "too many tokens")
 
 
@@ -79,7 +80,8 @@ class ContextRequests:
             price = price_of(model or body.get("model"))
             raw_sizes = [*state.sizes[:known], *(estimate(x) for x in conv[known:])]
             fixed_raw = estimate({k: v for k, v in body.items() if k not in ("messages", "input")})
-            sizes = [int(s * state.ratio) + 1 for s in raw_sizes]
+            conv_ratio = state.conv_ratio or state.ratio  # the conversation's own, once measured (calibrate.py)
+            sizes = [int(s * conv_ratio) + 1 for s in raw_sizes]
             fixed = int(fixed_raw * state.ratio)
             starts = [s for s in b.cut_points(api, conv) if s > 0]
             budget = self._budget()
@@ -94,7 +96,7 @@ class ContextRequests:
                 seen = replace(state, gaps=state.gaps + (gap > 0), cold_gaps=state.cold_gaps + (gap > TTL_S),
                                long_gaps=state.long_gaps + (gap > TTL_1H_S))
                 state.ttl_1h = hour_pays(price, rhythm(seen))
-            out, breakpoints, prefix = self._build(api, body, conv, p, state, session_id)
+            out, breakpoints, prefix = self._build(api, body, conv, p, state, session_id, self._last_tail(api, state, conv, known))
             sent_raw = fixed_raw + sum(raw_sizes) if p.layer == 0 else estimate(out)  # passthrough: already known
             sent = int(sent_raw * state.ratio)
             within_ttl = state.last_at > 0 and now - state.last_at <= TTL_S
@@ -123,6 +125,7 @@ class ContextRequests:
             state.last_expected_read = read
             state.last_at = now
             state.last_raw_estimate = sent_raw
+            state.last_fixed_raw = fixed_raw
             state.expect_read = sent
             state.sizes = tuple(raw_sizes)
             state.captured = len(conv)
@@ -149,7 +152,7 @@ class ContextRequests:
             return PREFIX_TOKENS[1]
         kept, _ = stubs.fit(stubs.digest_lines(api, conv[:window_for(sizes, starts, budget.min_raw)]),
                             PREFIX_TOKENS[1] * 4 - PART_OVERHEAD)
-        return int((sum(len(x) + 1 for x in kept) + PART_OVERHEAD) / 4 * state.ratio) + 1
+        return int((sum(len(x) + 1 for x in kept) + PART_OVERHEAD) / 4 * (state.conv_ratio or state.ratio)) + 1
 
     def _usd_per_hour(self) -> float:
         """The budget throttle's limit (setting `throttleUsdPerHour`; 0: off)."""
@@ -185,11 +188,26 @@ class ContextRequests:
         return Plan(p.layer, window_for(sizes, starts, pinned), True, REWRITTEN)
 
     # -- building the body ------------------------------------------------------------------------------
+    @staticmethod
+    def _last_tail(api: str, state: State, conv: list[Any], known: int) -> int | None:
+        """The item whose last block closed the last call's prompt, when more blocks were
+        appended after it than the provider looks back from a breakpoint.
+
+        Trigger: a call that appends many blocks (a dozen parallel tool calls and their
+        results). Why: the last call wrote its cache entry at its tail; this call's tail
+        breakpoint looks back only LOOKBACK blocks for it, and missing it re-writes the whole
+        raw window. Outcome: a spare breakpoint goes on that block (None when not needed)."""
+        if api != b.ANTHROPIC or known <= 0 or known != state.captured - 1:
+            return None
+        appended = sum(len(x["content"]) if isinstance(x, dict) and isinstance(x.get("content"), list) else 1
+                       for x in conv[state.captured:])
+        return known if appended >= LOOKBACK else None
+
     def _build(self, api: str, body: dict[str, Any], conv: list[Any], p: Plan, state: State,
-               session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]], tuple[str, ...]]:
+               session_id: str, last_tail: int | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], tuple[str, ...]]:
         mark = b.MARK_1H if state.ttl_1h else b.MARK  # for the system prompt's breakpoint
         if p.layer == 0:
-            out, marks = self._l0(api, body, conv, mark)
+            out, marks = self._l0(api, body, conv, mark, last_tail)
             return out, marks, ()
         start = p.window_start
         head = b.leading_system(api, conv[:start])  # the harness's own instructions stay first, whole
@@ -213,11 +231,14 @@ class ContextRequests:
         if api == b.ANTHROPIC:
             # The breakpoint closes the prefix itself (not the acknowledgement after it): a
             # move appends a part, and the parts before it are read from that entry.
-            out, marks = self._marks(out, boundary=len(head) if start > 0 else None, mark=mark)
+            kept_tail = None
+            if last_tail is not None and not p.rebuild and start <= last_tail and p.layer < 2:
+                kept_tail = len(items) - (len(conv) - last_tail)  # the window is conv[start:], unchanged at L1
+            out, marks = self._marks(out, boundary=len(head) if start > 0 else None, mark=mark, last_tail=kept_tail)
         return out, marks, parts
 
-    def _l0(self, api: str, body: dict[str, Any], conv: list[Any],
-            mark: dict[str, str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def _l0(self, api: str, body: dict[str, Any], conv: list[Any], mark: dict[str, str],
+            last_tail: int | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Passthrough; on Anthropic bodies without breakpoints, one on the system prompt
         and one on the last message (the harness's own markers are left as they are)."""
         if api != b.ANTHROPIC or b.count_marks(body) or not conv:
@@ -232,12 +253,16 @@ class ContextRequests:
         if last is not conv[-1]:
             out["messages"] = [*conv[:-1], last]
             marks.append({"at": "tail", "index": len(conv) - 1})
+            if last_tail is not None and last_tail < len(conv) - 1:
+                out["messages"][last_tail] = b.mark_last_block(conv[last_tail])
+                marks.append({"at": "last call's tail", "index": last_tail})
         return out, marks
 
-    def _marks(self, out: dict[str, Any], boundary: int | None,
-               mark: dict[str, str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """Message markers replaced by ours: the prefix boundary and the tail; system and
-        tools keep theirs; never more than 4 in all (Anthropic's limit)."""
+    def _marks(self, out: dict[str, Any], boundary: int | None, mark: dict[str, str],
+               last_tail: int | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Message markers replaced by ours: the prefix boundary, the tail, and the last
+        call's tail when it is too far back to be found (`_last_tail`); system and tools keep
+        theirs; never more than 4 in all (Anthropic's limit)."""
         msgs = [b.strip_marks(m) for m in out["messages"]]
         kept = b.count_marks({k: v for k, v in out.items() if k != "messages"})
         marks = []
@@ -258,6 +283,10 @@ class ContextRequests:
         if spare > 0 and boundary is not None and boundary < len(msgs) - 1:
             msgs[boundary] = b.mark_last_block(msgs[boundary])
             marks.append({"at": "prefix", "index": boundary})
+            spare -= 1
+        if spare > 0 and last_tail is not None and (boundary is None or boundary < last_tail) and last_tail < len(msgs) - 1:
+            msgs[last_tail] = b.mark_last_block(msgs[last_tail])
+            marks.append({"at": "last call's tail", "index": last_tail})
         return {**out, "messages": msgs}, marks
 
     @staticmethod
@@ -285,6 +314,16 @@ class ContextRequests:
         kept, left = stubs.fit(stubs.digest_lines(api, conv[:start]), room - PART_OVERHEAD)
         return (stubs.part(session_id, 1, 0, start - 1, kept, left),)
 
+    @staticmethod
+    def _calibrate_conversation(state: State, real: int) -> None:
+        """Fold this call's count into the conversation's ratio (calibrate.py): a smaller
+        conversation than any before, or another system prompt, measures the share again."""
+        conv_raw = state.last_raw_estimate - state.last_fixed_raw
+        if state.share_fixed_raw != state.last_fixed_raw or conv_raw < state.share_conv_raw:
+            state.share = calibrate.fixed_share(state.last_fixed_raw, conv_raw, real)
+            state.share_fixed_raw, state.share_conv_raw = state.last_fixed_raw, conv_raw
+        state.conv_ratio = calibrate.conversation_ratio(real, conv_raw, state.share) or state.conv_ratio
+
     # -- lore/recordUsage -----------------------------------------------------------------------------
     def record_usage(self, *, session_id: str, model: str | None = None, usage: dict[str, Any] | None = None,
                      error: dict[str, Any] | None = None, at: str | None = None) -> dict[str, Any]:
@@ -307,6 +346,7 @@ class ContextRequests:
                     state.ratio = chosen
                     state.expect_read = int(state.last_raw_estimate * state.ratio)
                     calibrated = True
+                    self._calibrate_conversation(state, real)
                 cached = int(usage.get("cache_read_input_tokens") or 0) + int(usage.get("cache_creation_input_tokens") or 0)
                 state.uncached_calls = 0 if cached else state.uncached_calls + 1
                 if state.uncached_calls >= 3:
