@@ -252,6 +252,20 @@ def in_process(s: Session, store: Path) -> dict[str, Any]:
             "p95_ms": round(pct(top, 95), 1)}
 
 
+def settled(c: StdioClient, timeout: float = 300) -> None:
+    """Wait until every captured message is searchable by its words and its meaning: the
+    index follows the record asynchronously, and a probe asked the moment the replay ends,
+    on a loaded machine, measured the lag instead of recall (one miss in 25, once)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        st = c.request("lore/status", {})
+        if st["indexLagMs"] == 0 and st["vectorLag"] == 0:
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the index did not catch up within {timeout:.0f} s: {st['indexLagMs']=}, {st['vectorLag']=}")
+        time.sleep(0.2)
+
+
 def run_probes(c: StdioClient, s: Session, sent: dict[str, Any], want: int) -> dict[str, Any]:
     """Distinctive identifiers from messages the final body no longer carries verbatim."""
     final = json.dumps(sent, ensure_ascii=False)
@@ -272,6 +286,7 @@ def run_probes(c: StdioClient, s: Session, sent: dict[str, Any], want: int) -> d
     if len(chosen) < want:  # a session that never left L0 keeps everything: probe what it kept
         kept = [w for w in unique if w in final]
         chosen += kept[:: max(1, len(kept) // max(1, want - len(chosen)))][: want - len(chosen)]
+    settled(c)
     found = 0
     missed = []
     for word in chosen:
