@@ -28,6 +28,12 @@ the bug planted by hand in a scratch copy of the tree (PYTHONPATH at the copy, s
 sidecars ran the planted code) and passes without; the test is listed first among the entry's
 guarding tests. h6-ctx-grown-last-item-not-recaptured is equivalent (why at its entry).
 No product bug was found.
+
+Rerun with the tests added (`python tools/mutations.py <the 9 survivors that got a test>`,
+05:15-05:28 UTC): 9 of 9 caught. h6-ctx-grown-last-item-not-recaptured (equivalent) was not
+rerun. Round after the rerun: 15 of 16 caught (94%; 15 of 15 of the non-equivalent ones). On
+the unplanted tree the nine new tests pass, and so do the touched files whole (103 passed in
+the five integration files, 17 in test_context_layers.py and test_savings.py).
 """
 
 import sys
