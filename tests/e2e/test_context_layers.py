@@ -355,3 +355,93 @@ def test_a_warm_cache_calibrates_the_estimate_like_a_cold_one(sidecar):
         got[session] = assemble(c, session, b)["estimate"]["inputTokens"] / raw
     assert got["s-warm"] == pytest.approx(1.2, abs=0.01), got
     assert got["s-cold"] == pytest.approx(1.2, abs=0.01), got  # the control
+
+
+# -- independent review, hunt round 6 (tools/rounds/2026-12-07-hunt6.py) ----------------------------
+
+def failing(k: int) -> list[dict]:
+    """A turn whose evicted facts are long: a request, a command, a ~150-character error line."""
+    errors = "\n".join(f"E   AssertionError: turn {k} check {i} expected {'x' * 90} got {i}" for i in range(1))
+    return [
+        {"role": "user", "content": [{"type": "text", "text": f"run check {k}"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": f"f{k}", "name": "Bash",
+                                           "input": {"command": f"pytest tests/test_f{k}.py"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"f{k}", "content": errors}]},
+        {"role": "assistant", "content": [{"type": "text", "text": f"Check {k} fails."}]},
+    ]
+
+
+def test_appended_parts_together_stay_within_the_prefix_budget(sidecar):
+    """docs/context.md: "When the parts would pass the prefix budget (6k tokens at L1)" the
+    prefix is compacted into one part: the parts sent together never pass it, however many
+    moves appended one. Measured as the assembler measures (4 characters a token). The
+    control: moves appended parts (three or more) before the budget made one of them."""
+    c = sidecar(maxLayer0Tokens=6000, minLayer0Tokens=2000)
+    parts, most, compacted = 0, 0, False
+    for msgs, r in growing(c, "s-prefix-budget", 130, make=failing):
+        if not r["layer"]:
+            continue
+        assert r["layer"] == 1
+        sent = r["body"]["messages"][0]["content"]
+        assert len(prefix_text(r["body"])) <= 6000 * 4, (len(msgs), len(sent), len(prefix_text(r["body"])))
+        compacted = compacted or (parts >= 2 and len(sent) < parts)
+        parts = len(sent)
+        most = max(most, parts)
+    assert most >= 3 and compacted, (most, parts)
+
+
+def refused(k: int) -> list[dict]:
+    """A turn whose command failed without an exit code in its output: the harness flags it."""
+    return [
+        {"role": "user", "content": [{"type": "text", "text": f"deploy stage {k}"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": f"d{k}", "name": "Bash",
+                                           "input": {"command": f"make deploy-{k}"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"d{k}", "is_error": True,
+                                      "content": f"the sandbox refused stage {k}"}]},
+        {"role": "user", "content": [{"type": "text", "text": f"that is fine, skip stage {k}"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": f"Skipped stage {k}."}]},
+    ]
+
+
+def test_a_command_the_harness_flagged_as_failed_is_digested_as_an_error(sidecar):
+    """docs/context.md: the digest keeps "every ... command with its exit status"; a tool
+    result the harness marks `is_error` with no exit code in its text is a failed command,
+    not an "ok" one. The control: the evicted commands are in the digest."""
+    c = sidecar()
+    msgs = [m for k in range(40) for m in refused(k)] + [{"role": "user", "content": [{"type": "text", "text": "go on"}]}]
+    too_long(c, "s-flagged")
+    r = assemble(c, "s-flagged", body(msgs))
+    prefix, raw = prefix_text(r["body"]), json.dumps(strip_marks(r["body"]["messages"][1:]))
+    evicted = [k for k in range(40) if f'"d{k}"' not in raw]
+    assert r["layer"] == 1 and len(evicted) > 5, evicted
+    for k in evicted:
+        assert f"$ make deploy-{k} (error)" in prefix, k
+
+
+def chat_turn(k: int) -> list[dict]:
+    return [
+        {"role": "user", "content": f"build target {k} " + "please " * 30},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": f"call_{k}", "type": "function", "function": {
+            "name": "shell", "arguments": json.dumps({"command": f"make target-{k}"})}}]},
+        {"role": "tool", "tool_call_id": f"call_{k}", "content": f"make: *** [target-{k}] Error 2\nexit code 2"},
+        {"role": "assistant", "content": f"target {k} does not build"},
+    ]
+
+
+def test_the_chat_digest_keeps_each_command_with_its_exit_status(sidecar):
+    """docs/context.md: the digest keeps "every ... command with its exit status" in all three
+    dialects. A Chat Completions tool call is named by its `id`, which the tool message's
+    `tool_call_id` answers. The control: the evicted turns' requests are in the digest."""
+    c = sidecar()
+    msgs = [{"role": "system", "content": "You are a coding agent."}, *[m for k in range(40) for m in chat_turn(k)]]
+    too_long(c, "s-chat-exit")
+    r = c.request("lore/assembleContext", {"sessionId": "s-chat-exit", "api": "openai-chat",
+                                           "body": {"model": "gpt-4.1", "messages": msgs}}, timeout=60)
+    sent = r["body"]["messages"]
+    prefix = next(m["content"] for m in sent if m["role"] == "user")
+    raw = json.dumps(sent[2:])
+    evicted = [k for k in range(40) if f'"call_{k}"' not in raw]
+    assert r["layer"] == 1 and len(evicted) > 5, evicted
+    for k in evicted:
+        assert f"user asked: build target {k} please" in prefix, k  # the control
+        assert f"$ make target-{k} (exit 2)" in prefix, k

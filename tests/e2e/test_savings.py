@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 
 import pytest
 
@@ -156,3 +157,27 @@ def test_the_savings_table_and_the_status_line_on_a_terminal(sidecar):
     assert code == 0 and "lore-sidecar savings per session" in out and "s-table" in out
     code, out = on_a_terminal(["status", "--store-dir", str(store), "--workspace", str(ws)], env=wide)
     assert code == 0 and "savings, 7 days" in out and f"${total['usd']:,.4f} sent" in out
+
+
+# -- independent review, hunt round 6 (tools/rounds/2026-12-07-hunt6.py) ----------------------------
+
+def test_l0_reads_the_last_body_from_cache_only_while_the_cache_is_warm(sidecar):
+    """docs/context.md: above layer 0, L0 is estimated as a call at L0 would be: "the last
+    call's body read from cache within the TTL, the rest written". A call that comes after
+    the cache expired (more than 5 minutes on) would have read nothing at L0 either: its L0
+    writes the whole body. The control: a warm call's L0 reads from cache."""
+    c, _, _ = sidecar
+    msgs: list[dict] = []
+    t0 = 1_780_000_000
+    for k in range(60):
+        msgs += [*turn(k), {"role": "user", "content": [{"type": "text", "text": f"continue {k}"}]}]
+        at = t0 + 60 * k + (900 if k == 59 else 0)  # a minute apart; the last a quarter hour after
+        r = c.request("lore/assembleContext", {"sessionId": "s-cold-l0", "body": body(msgs),
+                                               "at": datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")},
+                      timeout=60)
+        if k == 58:
+            warm = r
+        msgs.pop()
+    assert warm["layer"] >= 1 and warm["l0"]["cacheReadTokens"] > 0  # the control: warm, read
+    assert r["layer"] >= 1 and r["l0"]["inputTokens"] > 0
+    assert r["l0"]["cacheReadTokens"] == 0 and r["l0"]["cacheWriteTokens"] == r["l0"]["inputTokens"], r["l0"]

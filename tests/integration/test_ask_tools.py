@@ -231,3 +231,24 @@ def test_a_grep_pattern_that_starts_with_a_dash_is_searched_for_never_read_as_an
     assert t.grep("plain words")["matches"] == ["src/flags.txt:2:plain words"]  # the control
     assert t.grep("--help-me")["matches"] == ["src/flags.txt:1:call it with --help-me please"]
     assert t.grep(f"-f{outside}")["matches"] == []  # searched as text (it occurs nowhere), not read
+
+
+# -- independent review, hunt round 6 (tools/rounds/2026-12-07-hunt6.py) ----------------------------
+
+def test_find_paths_lists_exactly_the_depth_asked_and_never_past_four(project):
+    """docs/ask.md: `find_paths` is "the folder tree under a path (depth ≤ 4)": depth 1 is the
+    folder's own entries, depth 2 one level more, and a deeper ask is cut at four levels. The
+    control: each level that should be listed is."""
+    deep = project / "l1" / "l2" / "l3" / "l4" / "l5"
+    deep.mkdir(parents=True)
+    (deep / "leaf.txt").write_text("leaf\n")
+    (project / "l1" / "top.txt").write_text("top\n")
+    t = tools(project)
+    one = t.find_paths(".", depth=1)["entries"]
+    assert "l1/" in one and "README.md" in one and not any(e.startswith("l1/") and e != "l1/" for e in one), one
+    two = t.find_paths(".", depth=2)["entries"]
+    assert {"l1/l2/", "l1/top.txt"} <= set(two) and "l1/l2/l3/" not in two, two
+    many = t.find_paths(".", depth=9)["entries"]
+    assert "l1/l2/l3/l4/" in many and "l1/l2/l3/l4/l5/" not in many, many
+    inside = t.find_paths("l1", depth=1)["entries"]
+    assert set(inside) == {"l1/l2/", "l1/top.txt"}, inside

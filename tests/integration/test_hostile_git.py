@@ -376,3 +376,26 @@ def test_the_home_of_a_process_killed_by_a_signal_is_swept_by_the_next_one(tmp_p
                           env=env, capture_output=True, text=True, timeout=60)
     assert made.returncode == 0, made.stderr
     assert not home.exists()
+
+
+# -- independent review, hunt round 6 (tools/rounds/2026-12-07-hunt6.py) ----------------------------
+
+def test_a_path_entry_that_is_another_repositorys_own_top_never_runs(tmp_path, monkeypatch):
+    """The module's promise: "entries inside any git repository" are dropped from PATH; the
+    top folder of another repository (which holds its `.git`, and here its own `git` and
+    `grep`) is inside it too. The control: an ordinary folder after it is kept."""
+    corpus = Corpus(tmp_path)
+    project = corpus.build("config-pager", hostile=False)
+    other = corpus.build("config-alias", hostile=False)
+    corpus.canaries.mkdir(exist_ok=True)
+    for tool in ("git", "grep"):
+        (other / tool).write_text(f"#!/bin/sh\necho own-{tool} >> {corpus.canaries / 'repo-top'}\n")
+        (other / tool).chmod(0o755)
+    plain = tmp_path / "plain-bin"
+    plain.mkdir()
+    monkeypatch.setenv("PATH", f"{other}:{plain}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    got, grep = every_git_call(tools(project)), tools(project).grep("walrus")["matches"]
+    assert corpus.fired() == {}, corpus.fired()
+    assert_answers("repo-top", got)
+    assert grep == ["a.txt:1:walrus two"]
+    assert gitsafe.clean_path(project).split(os.pathsep)[0] == str(plain)  # the control: an ordinary folder is kept

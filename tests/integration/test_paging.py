@@ -194,3 +194,37 @@ def test_a_recall_walk_ends_when_asof_leaves_fewer_hits_than_the_word_leg_found(
         c.close()
     assert [h["uri"] for h in full["hits"]] == ["session://s/m00", "session://s/m01"]  # the reference
     assert uris == ["session://s/m00", "session://s/m01"] and pages <= 2
+
+
+# -- independent review, hunt round 6 (tools/rounds/2026-12-07-hunt6.py) ----------------------------
+
+def test_a_short_page_that_goes_on_resumes_right_after_its_last_hit(tmp_path):
+    """docs/protocol.md: a truncated page says where to go on, and following `nextOffset`
+    reaches every match once. A page can be short and still go on: `asOf` dropped some of the
+    pool the word leg ranked, and a larger pool holds more. The next page must begin right
+    after the short page's last hit (its offset plus its hits, not plus the limit asked), or
+    the matches between are never shown. The reference: the same question in one call."""
+    ws = tmp_path / "shop"
+    (ws / ".git").mkdir(parents=True)
+    c = StdioClient(sidecar_command("--store-dir", str(tmp_path / "store")))
+    c.initialize(ws, options={"watch": False, "indexWorkspace": False, "distiller": "off", "recallCandidates": 5})
+    try:
+        c.request("lore/recordMessages", {"sessionId": "s", "messages": [
+            {"id": f"m{i:02d}", "role": "user", "content": " ".join(["zircon"] * (13 - i) + ["filler"] * i),
+             "createdAt": "2026-03-01T10:00:00Z" if i in (2, 3, 4) else "2024-03-01T10:00:00Z"} for i in range(12)]})
+        q = {"query": "zircon", "sources": ["messages"], "lexicalOnly": True, "asOf": "2025-01-01T00:00:00Z"}
+        full = c.request("lore/recall", {**q, "limit": 200})
+        uris, offset, short = [], 0, 0
+        for _ in range(30):
+            r = c.request("lore/recall", {**q, "limit": 4, "offset": offset})
+            uris += [h["uri"] for h in r["hits"]]
+            if not r["truncated"]:
+                break
+            short += len(r["hits"]) < 4
+            offset = r["nextOffset"]
+    finally:
+        c.close()
+    want = [f"session://s/m{i:02d}" for i in range(12) if i not in (2, 3, 4)]
+    assert [h["uri"] for h in full["hits"]] == want  # the reference
+    assert short >= 1  # the control: a short page went on
+    assert uris == want, uris

@@ -402,3 +402,29 @@ def test_a_write_racing_a_link_swap_is_refused_or_not_found_never_an_os_error(tm
                 kinds.add(exc.kind)
     assert kinds <= {"outsideWorkspace", "notFound"}, kinds
     assert list(victim.iterdir()) == []
+
+
+# -- independent review, hunt round 6 (tools/rounds/2026-12-07-hunt6.py) ----------------------------
+
+def test_the_harnesses_transcript_folders_are_roots_for_transcripts_only(tmp_path):
+    """docs/security.md: the harnesses' own transcript folders are jail roots "for transcripts
+    only": `lore/sessionEnd.transcriptPath` may read one, but `lore/getNode` (and every other
+    path a request names) refuses a file there as outside the workspace, the same answer as a
+    missing one. The control: sessionEnd reads the very same file."""
+    ws = project(tmp_path / "ws")
+    home = tmp_path / "home"
+    folder = home / ".claude" / "projects" / "-ws"
+    folder.mkdir(parents=True)
+    transcript = folder / "s1.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "sessionId": "s1", "uuid": "u1", "timestamp": "2026-12-01T10:00:00Z",
+                                      "message": {"role": "user", "content": "the quokka plan is private"}}) + "\n")
+    c = spawn(tmp_path / "store", ws, env={"HOME": str(home)})
+    try:
+        for uri in (transcript.as_uri() + "#L1-L1", (folder / "missing.jsonl").as_uri() + "#L1-L1"):
+            err = c.request_full("lore/getNode", {"uri": uri})["error"]
+            assert err["data"]["kind"] == "outsideWorkspace", (uri, err)
+            assert "quokka" not in json.dumps(err)
+        done = c.request("lore/sessionEnd", {"sessionId": "s1", "transcriptPath": str(transcript), "harness": "claude-code"})
+        assert done["recorded"] >= 1, done  # the control: a transcript reader may read it
+    finally:
+        c.close()

@@ -136,3 +136,33 @@ def test_a_folder_is_ignored_by_its_path_from_the_ignore_files_folder_not_by_its
     (root / "pkg/.gitignore").write_text("/out/\n")
     assert paths(root) == [".gitignore", "generated/keep.py", "lib/src/generated/keep.py", "pkg/.gitignore",
                            "pkg/sub/out/keep.py", "src/tmp/keep.py"]
+
+
+# -- independent review, hunt round 6 (tools/rounds/2026-12-07-hunt6.py) ----------------------------
+
+def test_a_project_scanned_to_the_end_once_is_never_still_being_indexed_again(tmp_path, workspace):
+    """engine/indexing/progress.py: "first" marks a project whose first full scan runs, "done"
+    one that finished; a later full scan (every start, a reindex) is no first scan: answers
+    given while it runs do not say "the workspace is still being indexed", and one cut short
+    leaves the project done. The control: during the very first scan they say it."""
+    e = engine_for(tmp_path / "store", [str(workspace)])
+    seen: list[bool] = []
+
+    def during(message: str, percent: int | None) -> None:
+        seen.append(e.index.progress(str(workspace))["stillIndexing"])
+
+    def cut(message: str, percent: int | None) -> None:
+        raise RuntimeError("stopped mid-scan")
+
+    try:
+        e.index.scan(progress=during)
+        first, seen[:] = list(seen), []
+        assert first and all(first), first  # the control: the first scan says so
+        assert not e.index.progress(str(workspace))["stillIndexing"]
+        (workspace / "docs/deploy.md").write_text("# Deploying\n\nWe moved to GitHub Actions.\n")
+        e.index.scan(progress=during, force=True)
+        assert seen and not any(seen), seen
+        e.index.scan(progress=cut, force=True)  # a full scan that never reaches its end
+        assert not e.index.progress(str(workspace))["stillIndexing"]
+    finally:
+        e.close()
