@@ -87,8 +87,8 @@ ROUND = [
     # looked at an L0 body's mark); test added:
     # test_a_session_still_at_l0_gets_the_hour_long_system_breakpoint_after_a_gap.
     Mutation("i36-l0-system-never-hour", CTX_REQ,
-             "out, marks = self._l0(api, body, conv, mark)",
-             "out, marks = self._l0(api, body, conv, b.MARK)",
+             "out, marks = self._l0(api, body, conv, mark, last_tail)",
+             "out, marks = self._l0(api, body, conv, b.MARK, last_tail)",
              (E2 + "test_a_session_still_at_l0_gets_the_hour_long_system_breakpoint_after_a_gap", ECON_U, ECON_E, CTX), by=BY),
     # prices.usd: a 1-hour write priced at the 5-minute rate (1.25x instead of 2x).
     Mutation("i36-1h-write-priced-at-5min", PRICES,
