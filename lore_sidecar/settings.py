@@ -54,7 +54,7 @@ class RecallSettings:
     fusion: str = "auto"
     files_vector_weight: float = 0.67
     code_vector_weight: float = 3.0
-    neighbours: int = 3
+    neighbours: int = 1  # the best message hit brings its turns before and after (more pushed direct hits out of the head)
     date_weight: float = 0.6
     when_weight: float = 0.25
     session_weight: float = 0.0  # a message's score moves this share of the way to its session's best candidate's
