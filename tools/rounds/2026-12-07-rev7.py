@@ -23,7 +23,10 @@ Survivors (each commented at its entry): all 4 are real promises and got a test 
 with the bug planted by hand in a scratch copy of the tree (PYTHONPATH at the copy) and passes
 without; it is listed first among the entry's guarding tests. No product bug was found.
 
-RERUN
+Rerun with the tests added (`python tools/mutations.py <the 4 survivors>`, 05:36:51-05:38:5x
+UTC): 4 of 4 caught. Round after the rerun: 12 of 12 caught. On the unplanted tree the three
+new tests pass (four times each for the two in test_dense_priority.py), and so do the touched
+files whole with test_dense_leg.py (18 passed).
 """
 
 import sys
