@@ -67,3 +67,34 @@ def test_a_dozen_parallel_tool_calls_still_read_the_last_prompt_from_the_cache(t
     finally:
         e.close()
     assert checked.get(0) and checked.get(1), checked  # the control: bursts were checked at both layers
+
+
+def test_a_harness_marking_system_and_tools_never_gets_more_than_four_breakpoints(tmp_path: Path):
+    """Anthropic refuses a body with more than 4 `cache_control` markers. A harness that marks
+    its system prompt and its tools itself leaves two: the tail and the prefix take them, and
+    the last call's tail gets none even after a burst (reviewer rev7, r7-ctx-fifth-breakpoint)."""
+    from lore_sidecar.engine.context.bodies import count_marks
+
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={
+        "storeDir": str(tmp_path / "store"), "indexWorkspace": False, "watch": False, "distiller": "off",
+        "minLayer0Tokens": 2000, "maxLayer0Tokens": 6000})
+    e = open_engine(settings, [])
+    system = [{**SYSTEM[0], "cache_control": {"type": "ephemeral"}}]
+    tools = [{"name": "Read", "description": "Read a file.", "input_schema": {"type": "object"},
+              "cache_control": {"type": "ephemeral"}}]
+    conv = [{"role": "user", "content": [{"type": "text", "text": "read every module"}]}]
+    bursts_with_a_prefix = 0
+    try:
+        for k in range(60):
+            burst = k % 7 == 3
+            conv += step(k, 12 if burst else 1)
+            body = {"model": "claude-sonnet-4-5", "max_tokens": 8000, "system": system, "tools": tools, "messages": conv}
+            r = e.context.assemble(session_id="s", body=body, api="anthropic-messages", model="claude-sonnet-4-5",
+                                   at=f"2026-12-01T10:{k // 6:02d}:{(k % 6) * 10:02d}Z")
+            assert count_marks(r["body"]) <= 4, (k, r["layer"], r["breakpoints"])
+            assert r["body"]["system"][-1].get("cache_control") and r["body"]["tools"][-1].get("cache_control")
+            if burst and r["layer"] >= 1 and any(m["at"] == "prefix" for m in r["breakpoints"]):
+                bursts_with_a_prefix += 1
+    finally:
+        e.close()
+    assert bursts_with_a_prefix, "control: a burst at L1 with the prefix's breakpoint was checked"

@@ -6,10 +6,11 @@ the rest (engine/indexing/priority.py, engine/indexing/dense.py)."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
-from lore_sidecar.engine.indexing import dense
+from lore_sidecar.engine.indexing import dense, progress
 from tests.integration.test_store_and_index import engine_for
 
 # What the walk indexes of vendored and generated code (node_modules/, lock files and *.min.js
@@ -173,3 +174,85 @@ def test_meaning_progress_counts_only_chunks_it_will_embed(tmp_path):
     # Control: with embedVendored every chunk is owed, the vendored ones included.
     (first, then), per_file = _owed_while_paused(tmp_path, "ws2", embedVendored=True)
     assert then == sum(per_file.values()) > first + per_file["src/ledger.py"]
+
+
+def _write(ws: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+
+
+# Vendored by their path (static/bundle.js is minified by its text only: owed until reached).
+BY_PATH = set(VENDORED) - {"static/bundle.js"}
+
+
+def test_the_vendored_count_is_exact_at_the_legs_position_and_owed_again_when_it_goes_back(tmp_path):
+    """The vendored upserts subtracted from "to go" are those after the leg's position: one
+    exactly at it is passed, and a leg that goes back (a rebuild, an older snapshot) owes
+    again those it had passed (engine/indexing/progress.py VendoredUpserts; reviewer rev7,
+    r7-progress-bisect-left and r7-progress-rebuild-not-reread)."""
+    ws = tmp_path / "ws"
+    _write(ws, {**VENDORED, **OWN})
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False)
+    try:
+        with e.view.indexer.dense.paused():  # nothing embedded, nothing trimmed
+            e.index.scan()
+            assert e.view.indexer.wait_for(e.records.outbox_head(), 120)
+            head = e.records.outbox_head()
+            rows = e.records.db.reader().execute(
+                "SELECT o.seq, f.path FROM index_outbox o JOIN chunks c ON c.id = o.key JOIN files f ON f.id = c.file_id"
+                " WHERE o.op = 'upsert' AND o.kind = 'files'")
+            vendored = sorted(seq for seq, path in rows if path in BY_PATH)
+            assert len(vendored) >= 3
+            skipped = progress.VendoredUpserts()
+            assert skipped.after(e.records, 0, head) == len(vendored)
+            assert skipped.after(e.records, vendored[1], head) == len(vendored) - 2  # the one at the position is passed
+            assert skipped.after(e.records, head, head) == 0
+            assert skipped.after(e.records, 0, head) == len(vendored)  # went back: owed again
+    finally:
+        e.close()
+
+
+def test_chunks_to_go_mid_catch_up_does_not_subtract_what_was_passed_without_a_vector(tmp_path, monkeypatch):
+    """Mid catch-up, the vendored chunks the leg passed ahead of its position (no vector) were
+    never owed, so they are not taken off "to go" either: it is the chunks still to embed
+    (engine/indexing/dense.py `ahead`; reviewer rev7, r7-dense-ahead-counts-vectorless)."""
+    monkeypatch.setattr(dense, "STEP", 1)  # one chunk a step
+    ws = tmp_path / "ws"
+    _write(ws, OWN)
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False)
+    gate, held = threading.Event(), threading.Event()
+    loaded: list[str] = []
+    try:
+        worker = e.view.indexer.dense
+        load = worker.load
+
+        def second_step_waits(kind, keys):
+            if loaded:  # the first step embedded one chunk and passed every vendored one
+                held.set()
+                gate.wait(60)
+            docs = load(kind, keys)
+            loaded.extend(d.path for d in docs)
+            return docs
+
+        with worker.paused():  # own files first in the outbox, the vendored ones after them
+            e.index.scan()
+            assert e.view.indexer.wait_for(e.records.outbox_head(), 120)
+            _write(ws, VENDORED)
+            e.index.scan()
+            assert e.view.indexer.wait_for(e.records.outbox_head(), 120)
+            worker.load = second_step_waits
+        try:
+            assert held.wait(60)
+            to_go = e.index.progress(None)["meaning"]["chunksToGo"]
+            rows = e.records.db.reader().execute("SELECT files.path FROM chunks JOIN files ON files.id = chunks.file_id")
+            to_embed = [p for (p,) in rows if p not in BY_PATH]
+        finally:
+            gate.set()
+        assert len(loaded) == 1
+        assert to_go == len(to_embed) - 1 > 1, (to_go, to_embed, loaded)
+        assert e.index.wait(120)
+        assert e.index.progress(None)["meaning"]["chunksToGo"] == 0
+    finally:
+        gate.set()
+        e.close()
