@@ -46,6 +46,7 @@ class Indexer:
         self.generation = int(records.meta("generation", "0") or 0)
         self.words_pending = threading.Event()  # writes the text leg has not drained yet
         self._writing = 0  # scans writing batches now (engine/workspace/index.py)
+        self._draining = False  # the text leg is indexing writes now (words_pending is cleared then)
         self.dense = (DenseWorker(records, vectors, models, load=self._load, text_seq=lambda: self.applied_seq,
                                   words_busy=self.words_busy, order=dense_order, embed_vendored=embed_vendored,
                                   trim=self._trim) if vectors is not None and models is not None else None)
@@ -104,7 +105,7 @@ class Indexer:
         (WRITES_PENDING), or neither (0): engine/indexing/words_first.py."""
         if self._writing > 0:
             return SCAN_WRITING
-        return WRITES_PENDING if self.words_pending.is_set() else 0
+        return WRITES_PENDING if self.words_pending.is_set() or self._draining else 0
 
     def notify(self) -> None:
         self.words_pending.set()
@@ -186,10 +187,19 @@ class Indexer:
                     for ev in pending:
                         ev.set()
                     continue
-                self.words_pending.clear()  # set again by any write from here on
-                while self._drain_once():
-                    if self._stop.is_set():
-                        break
+                # Trigger: the flag is cleared before the drain (set again by any write from
+                # here on). Why: with the flag alone, the legs that follow saw no pending
+                # words while the text leg indexed a scan's last batches, and the dense leg
+                # loaded MiniLM (~0.5 s of a core) and embedded beside it. Outcome: they wait
+                # for the drain too.
+                self._draining = True
+                self.words_pending.clear()
+                try:
+                    while self._drain_once():
+                        if self._stop.is_set():
+                            break
+                finally:
+                    self._draining = False
                 if self.dense is None:
                     self._trim()
                 self.error = None
