@@ -136,3 +136,51 @@ def test_a_folder_is_ignored_by_its_path_from_the_ignore_files_folder_not_by_its
     (root / "pkg/.gitignore").write_text("/out/\n")
     assert paths(root) == [".gitignore", "generated/keep.py", "lib/src/generated/keep.py", "pkg/.gitignore",
                            "pkg/sub/out/keep.py", "src/tmp/keep.py"]
+
+
+def test_a_scan_of_many_batches_commits_the_text_index_once_it_has_written_its_last(tmp_path, monkeypatch):
+    """While a scan writes batch after batch the text leg adds them without committing each
+    (COMMIT_EVERY_S); every file is searchable by its words once the scan is done."""
+    from lore_sidecar.engine.indexing import indexer as indexer_mod
+    from lore_sidecar.engine.workspace import index as index_mod
+
+    monkeypatch.setattr(indexer_mod, "COMMIT_EVERY_S", 3600.0)
+    monkeypatch.setattr(index_mod, "SCAN_BATCH_FILES", 2)  # 20 files: 10 transactions
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(20):
+        (ws / f"note_{i}.md").write_text(f"# Note {i}\n\nquokka{i} lives here\n")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off")
+    try:
+        assert e.index.wait_words(30)
+        indexer = e.view.indexer
+        commits = []
+        commit = indexer.text.commit
+        indexer.text.commit = lambda seq: (commits.append(seq), commit(seq))[1]
+        for i in range(20):
+            (ws / f"note_{i}.md").write_text(f"# Note {i}\n\nwombat{i} lives here now\n")
+        e.index.scan()
+        assert e.index.wait_words(30)
+        assert len(commits) == 1  # one commit for the 10 batches (each committed alone before)
+        assert any("note_7.md" in h.uri for h in e.recall("wombat7", sources=["files"]).hits)
+        assert not e.recall("quokka7", sources=["files"]).hits  # the old text is gone
+    finally:
+        e.close()
+
+
+def test_someone_waiting_for_the_words_gets_a_commit_while_a_scan_still_writes(tmp_path, monkeypatch):
+    from lore_sidecar.engine.indexing import indexer as indexer_mod
+    from tests.integration.test_store_and_index import record
+
+    monkeypatch.setattr(indexer_mod, "COMMIT_EVERY_S", 3600.0)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off")
+    try:
+        indexer = e.view.indexer
+        with indexer.writing():  # a scan in progress, for the whole test
+            record(e, "s", ["the numbat crossed the road"])
+            assert indexer.wait_for(e.records.outbox_head(), 30)  # not held until the scan ends
+            assert e.recall("numbat", sources=["messages"]).hits
+    finally:
+        e.close()
