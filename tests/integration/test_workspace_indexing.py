@@ -184,3 +184,38 @@ def test_someone_waiting_for_the_words_gets_a_commit_while_a_scan_still_writes(t
             assert e.recall("numbat", sources=["messages"]).hits
     finally:
         e.close()
+
+
+def test_a_batch_of_files_written_together_never_reuses_an_id_and_replaces_what_was_there(tmp_path):
+    """A scan's batch is written in a few statements with ids given from AUTOINCREMENT's
+    counters: a chunk id once given (then deleted) is never given again, an edited file's
+    old chunks leave the index, and every new chunk gets its outbox row in order."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for name in ("a", "b", "c"):
+        (ws / f"{name}.md").write_text(f"# {name}\n\nfirst{name} words\n\n## more\n\nsecond{name} words\n")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off")
+    try:
+        e.index.scan()
+        assert e.index.wait_words(30)
+        conn = e.records.files.db.reader()
+        before = max(r[0] for r in conn.execute("SELECT id FROM chunks"))
+        (ws / "c.md").unlink()  # the highest ids go: MAX(id) falls below them
+        e.index.scan()
+        (ws / "a.md").write_text("# a\n\nthirda words\n")
+        (ws / "d.md").write_text("# d\n\nfirstd words\n")
+        head = e.records.outbox_head()
+        e.index.scan()
+        assert e.index.wait_words(30)
+        conn = e.records.files.db.reader()
+        fresh = [r[0] for r in conn.execute("SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id"
+                                            " WHERE f.path IN ('a.md', 'd.md') ORDER BY c.id")]
+        assert fresh and min(fresh) > before  # never an id given before
+        upserts = [e_.key for e_ in e.records.outbox_after(head, 1000) if e_.op == "upsert"]
+        assert upserts == fresh  # each new chunk's outbox row, in chunk order
+        assert any("a.md" in h.uri for h in e.recall("thirda", sources=["files"]).hits)
+        assert not e.recall("firsta", sources=["files"]).hits  # the edited file's old chunks are gone
+        assert not e.recall("firstc", sources=["files"]).hits  # and the deleted file's
+        assert any("b.md" in h.uri for h in e.recall("secondb", sources=["files"]).hits)  # control: untouched
+    finally:
+        e.close()
