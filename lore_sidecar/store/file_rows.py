@@ -43,7 +43,10 @@ class FileRows:
         if not files:
             return
         indexed_at = utc_now()  # one transaction, one moment (strftime per file was ~10 us)
-        with self.db.write() as c:
+        # Not fsynced (db.write): the files on disk are the record of these rows; a batch lost
+        # whole to a power cut is written again by the next scan, and the text leg makes the
+        # store durable before it indexes anything (Indexer._commit: records.sync()).
+        with self.db.write(durable=False) as c:
             if len({f.path for f in files}) == len(files):
                 self._replace_batch(c, project_id, files, indexed_at)
             else:  # a path twice: each write replaces the one before, in order
@@ -122,8 +125,9 @@ class FileRows:
         self, project_id: int, paths: Iterable[str], after: Callable[[sqlite3.Connection, str], None] | None = None,
         then: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
-        """`after(conn, path)` runs for each path, `then(conn)` once at the end; all in one transaction."""
-        with self.db.write() as c:
+        """`after(conn, path)` runs for each path, `then(conn)` once at the end; all in one
+        transaction (not fsynced, as replace_files)."""
+        with self.db.write(durable=False) as c:
             for path in paths:
                 self._drop_file(c, project_id, path)
                 if after is not None:

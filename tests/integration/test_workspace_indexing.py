@@ -219,3 +219,33 @@ def test_a_batch_of_files_written_together_never_reuses_an_id_and_replaces_what_
         assert any("b.md" in h.uri for h in e.recall("secondb", sources=["files"]).hits)  # control: untouched
     finally:
         e.close()
+
+
+def test_scan_rows_skip_the_fsync_but_the_index_never_takes_them_in_before_the_record_is_synced(tmp_path):
+    """A scan's batches commit without an fsync (the files are their record); the text leg
+    fsyncs the record before every index commit, and every other write stays FULL."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(5):
+        (ws / f"n{i}.md").write_text(f"# n{i}\n\nbilby{i}\n")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off")
+    try:
+        db = e.records.files.db
+        order, modes = [], []
+        sync, commit, execute_hook = db.sync, e.view.indexer.text.commit, db.write
+
+        def write(*, durable=True):
+            modes.append(durable)
+            return execute_hook(durable=durable)
+
+        db.sync = lambda: (order.append("sync"), sync())[1]
+        e.view.indexer.text.commit = lambda seq: (order.append("commit"), commit(seq))[1]
+        db.write = write
+        e.index.scan()
+        assert e.index.wait_words(30)
+        assert False in modes  # the scan's rows went without an fsync
+        assert order and order[0] == "sync"
+        assert all(order[i - 1] == "sync" for i, x in enumerate(order) if x == "commit")  # each commit after a sync
+        assert db._writer.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again for every other write
+    finally:
+        e.close()

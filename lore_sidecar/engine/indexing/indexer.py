@@ -305,7 +305,10 @@ class Indexer:
         # The index lives in this writer's own epoch directory, so committing it cannot harm
         # anyone; what makes it visible is the generation, published by a fenced
         # transaction. An ex-writer woken from a pause commits into a directory nobody
-        # reads and is refused here.
+        # reads and is refused here. The record is made durable first: a workspace scan's
+        # rows are committed without an fsync (store/file_rows.py), and the index must never
+        # hold what a power cut could take from the record.
+        self.records.sync()
         self.text.commit(seq)
         generation = self.generation + 1
 
