@@ -35,6 +35,11 @@ class FileRows:
         with self.db.write() as c:
             c.execute("UPDATE files SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, file_id))
 
+    def sync(self) -> None:
+        """The rows written without an fsync (below) on disk, with every other commit so far
+        (store/db.py: Database.sync)."""
+        self.db.sync()
+
     def replace_files(self, project_id: int, files: Sequence[FileWrite],
                       then: Callable[[sqlite3.Connection], None] | None = None) -> None:
         """Several files in one transaction: a commit is an fsync, and a first scan of a
@@ -45,7 +50,7 @@ class FileRows:
         indexed_at = utc_now()  # one transaction, one moment (strftime per file was ~10 us)
         # Not fsynced (db.write): the files on disk are the record of these rows; a batch lost
         # whole to a power cut is written again by the next scan, and the text leg makes the
-        # store durable before it indexes anything (Indexer._commit: records.sync()).
+        # store durable before it indexes anything (Indexer._commit: files.sync()).
         with self.db.write(durable=False) as c:
             if len({f.path for f in files}) == len(files):
                 self._replace_batch(c, project_id, files, indexed_at)

@@ -63,10 +63,6 @@ class Records:
         with self.db.write() as c:
             fn(c)
 
-    def sync(self) -> None:
-        """Every commit so far on disk (store/db.py: Database.sync)."""
-        self.db.sync()
-
     def index_epoch(self) -> int:
         """Which writer's index directory readers should use (0: the pre-epoch layout)."""
         return int(self.meta("index_epoch", "0") or 0)

@@ -241,21 +241,21 @@ class Indexer:
         with self._cond:
             self.applied_seq = self._added_seq = text_seq
             self._cond.notify_all()
-        while self._drain_once():
-            pass
+        self._drain()  # a scan started with the sidecar is not committed batch by batch either
 
     def _drain(self) -> None:
         """Add every pending write to the text index; commit when level (or every
         COMMIT_EVERY_S) unless a scan is still writing and nobody waits for the words."""
         while not self._stop.is_set():
+            scanning = self._writing > 0  # before the read: a scan ending during it is read again
             more = self._drain_once(commit=False)
             if self._added_seq > self.applied_seq and (
                     self._waiters or time.monotonic() - self._committed_at >= COMMIT_EVERY_S
-                    or (not more and self._writing == 0)):
+                    or (not more and not scanning)):
                 self._commit(self._added_seq)
                 if self.dense is not None:
                     self.dense.notify()
-            if not more:
+            if not more and not (scanning and self._writing == 0):
                 return
 
     def _drain_once(self, *, commit: bool = True) -> bool:
@@ -308,7 +308,7 @@ class Indexer:
         # reads and is refused here. The record is made durable first: a workspace scan's
         # rows are committed without an fsync (store/file_rows.py), and the index must never
         # hold what a power cut could take from the record.
-        self.records.sync()
+        self.records.files.sync()
         self.text.commit(seq)
         generation = self.generation + 1
 
