@@ -8,6 +8,7 @@ connection of this process.
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 import threading
 import time
@@ -192,39 +193,69 @@ class Database:
         return conn
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
         """One write transaction, fenced: it commits only if this instance's epoch is still
-        the store's. Refused outright when this instance is not the writer."""
+        the store's. Refused outright when this instance is not the writer. `durable=False`:
+        rows derived from something else that stays (a workspace file's rows: the file is
+        the record): the commit is atomic but not fsynced; a power loss may lose it whole,
+        never half, and `sync()` (before any index takes it in) or the next durable commit
+        makes it durable."""
         epoch = self.epoch
         if not epoch:
             raise LoreError("notWriter", "this instance does not hold the writer lock", retryable=True)
         with self._write_lock:
             c = self._writer
-            c.execute("BEGIN IMMEDIATE")
+            if not durable:
+                c.execute("PRAGMA synchronous=NORMAL")
             try:
-                current = int(c.execute("SELECT value FROM meta WHERE key='epoch'").fetchone()[0])
-                if current != epoch:
-                    raise StaleEpoch(epoch, current)
-                yield c
-                c.execute(
-                    "UPDATE epochs SET commits=commits+1, last_commit_ns=? WHERE epoch=?",
-                    (time.time_ns(), epoch),
-                )
-                c.execute("COMMIT")
-            except StaleEpoch as exc:
+                with self._transaction(c, epoch) as t:
+                    yield t
+            finally:
+                if not durable:
+                    c.execute("PRAGMA synchronous=FULL")
+
+    def sync(self) -> None:
+        """Every commit so far on disk, those made with `durable=False` too (the WAL
+        fsynced). Trigger: an index about to take in rows (engine/indexing/indexer.py).
+        Why: an index must never be ahead of the record, and a commit that is not yet on
+        disk could be lost after the index saved it. Outcome: one fsync per index commit,
+        not one per scan batch."""
+        try:
+            fd = os.open(f"{self.path}-wal", os.O_RDONLY)
+        except FileNotFoundError:
+            return  # no WAL: every commit is in the database file, synced by its checkpoint
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    @contextmanager
+    def _transaction(self, c: sqlite3.Connection, epoch: int) -> Iterator[sqlite3.Connection]:
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            current = int(c.execute("SELECT value FROM meta WHERE key='epoch'").fetchone()[0])
+            if current != epoch:
+                raise StaleEpoch(epoch, current)
+            yield c
+            c.execute(
+                "UPDATE epochs SET commits=commits+1, last_commit_ns=? WHERE epoch=?",
+                (time.time_ns(), epoch),
+            )
+            c.execute("COMMIT")
+        except StaleEpoch as exc:
+            c.execute("ROLLBACK")
+            self.epoch = 0
+            self.on_fenced(exc.details["epoch"])
+            raise
+        except BaseException as exc:
+            try:
                 c.execute("ROLLBACK")
-                self.epoch = 0
-                self.on_fenced(exc.details["epoch"])
-                raise
-            except BaseException as exc:
-                try:
-                    c.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass  # SQLite rolled back already (a full disk ends the transaction itself)
-                mapped = store_error(exc)
-                if mapped is not None:
-                    raise mapped from None
-                raise
+            except sqlite3.Error:
+                pass  # SQLite rolled back already (a full disk ends the transaction itself)
+            mapped = store_error(exc)
+            if mapped is not None:
+                raise mapped from None
+            raise
 
     def data_version(self) -> int:
         """Changes whenever another connection commits (cheap freshness probe for readers)."""

@@ -169,6 +169,8 @@ class FactRows:
         rows = c.execute(
             "SELECT id, slot FROM facts WHERE project_id=? AND origin='note' AND origin_path=?", (project_id, path)
         ).fetchall()
+        if not rows:
+            return set()  # a note without facts (most): one statement, not two
         for fid, _ in rows:
             c.execute("INSERT INTO index_outbox(op, kind, key, project_id) VALUES ('delete', 'facts', ?, ?)", (fid, project_id))
             c.execute("DELETE FROM facts_fts WHERE rowid=?", (fid,))

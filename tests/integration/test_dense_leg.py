@@ -207,6 +207,27 @@ def test_distilling_waits_while_the_text_leg_has_writes_to_index_and_then_catche
         e.close()
 
 
+def test_the_legs_that_follow_wait_while_the_text_leg_indexes_a_batch(tmp_path):
+    """The text leg clears its pending flag before it drains; while it indexes a scan's
+    last batch (after the scan stopped writing) the dense leg must still see the words as
+    busy, not load MiniLM and embed beside it."""
+    ws = _code_workspace(tmp_path / "code")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off")
+    try:
+        assert e.index.wait(30)
+        indexer = e.view.indexer
+        seen = []
+        upsert = indexer.text.upsert
+        indexer.text.upsert = lambda docs: (seen.append(indexer.words_busy()), upsert(docs))[1]
+        (ws / "late.py").write_text("def late():\n    return 1\n")
+        e.index.scan()
+        assert e.index.wait(60)
+        assert seen and 0 not in seen  # busy through every batch the text leg indexed
+        assert not indexer.words_busy()  # control: level again once drained
+    finally:
+        e.close()
+
+
 def test_a_stop_in_the_middle_of_embedding_waits_for_one_call_and_the_next_start_finishes_the_batch(tmp_path, workspace):
     """A slow model (MiniLM: ~60 ms a batch of 4, seconds in batches of 64) is called one batch at a
     time with a stop check between: closing mid catch-up waits for the call in flight, not

@@ -166,3 +166,116 @@ def test_a_project_scanned_to_the_end_once_is_never_still_being_indexed_again(tm
         assert not e.index.progress(str(workspace))["stillIndexing"]
     finally:
         e.close()
+
+
+def test_a_scan_of_many_batches_commits_the_text_index_once_it_has_written_its_last(tmp_path, monkeypatch):
+    """While a scan writes batch after batch the text leg adds them without committing each
+    (COMMIT_EVERY_S); every file is searchable by its words once the scan is done."""
+    from lore_sidecar.engine.indexing import indexer as indexer_mod
+    from lore_sidecar.engine.workspace import index as index_mod
+
+    monkeypatch.setattr(indexer_mod, "COMMIT_EVERY_S", 3600.0)
+    monkeypatch.setattr(index_mod, "SCAN_BATCH_FILES", 2)  # 20 files: 10 transactions
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(20):
+        (ws / f"note_{i}.md").write_text(f"# Note {i}\n\nquokka{i} lives here\n")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off")
+    try:
+        assert e.index.wait_words(30)
+        indexer = e.view.indexer
+        commits = []
+        commit = indexer.text.commit
+        indexer.text.commit = lambda seq: (commits.append(seq), commit(seq))[1]
+        for i in range(20):
+            (ws / f"note_{i}.md").write_text(f"# Note {i}\n\nwombat{i} lives here now\n")
+        e.index.scan()
+        assert e.index.wait_words(30)
+        assert len(commits) == 1  # one commit for the 10 batches (each committed alone before)
+        assert any("note_7.md" in h.uri for h in e.recall("wombat7", sources=["files"]).hits)
+        assert not e.recall("quokka7", sources=["files"]).hits  # the old text is gone
+    finally:
+        e.close()
+
+
+def test_someone_waiting_for_the_words_gets_a_commit_while_a_scan_still_writes(tmp_path, monkeypatch):
+    from lore_sidecar.engine.indexing import indexer as indexer_mod
+    from tests.integration.test_store_and_index import record
+
+    monkeypatch.setattr(indexer_mod, "COMMIT_EVERY_S", 3600.0)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off")
+    try:
+        indexer = e.view.indexer
+        with indexer.writing():  # a scan in progress, for the whole test
+            record(e, "s", ["the numbat crossed the road"])
+            assert indexer.wait_for(e.records.outbox_head(), 30)  # not held until the scan ends
+            assert e.recall("numbat", sources=["messages"]).hits
+    finally:
+        e.close()
+
+
+def test_a_batch_of_files_written_together_never_reuses_an_id_and_replaces_what_was_there(tmp_path):
+    """A scan's batch is written in a few statements with ids given from AUTOINCREMENT's
+    counters: a chunk id once given (then deleted) is never given again, an edited file's
+    old chunks leave the index, and every new chunk gets its outbox row in order."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for name in ("a", "b", "c"):
+        (ws / f"{name}.md").write_text(f"# {name}\n\nfirst{name} words\n\n## more\n\nsecond{name} words\n")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off")
+    try:
+        e.index.scan()
+        assert e.index.wait_words(30)
+        conn = e.records.files.db.reader()
+        before = max(r[0] for r in conn.execute("SELECT id FROM chunks"))
+        (ws / "c.md").unlink()  # the highest ids go: MAX(id) falls below them
+        e.index.scan()
+        (ws / "a.md").write_text("# a\n\nthirda words\n")
+        (ws / "d.md").write_text("# d\n\nfirstd words\n")
+        head = e.records.outbox_head()
+        e.index.scan()
+        assert e.index.wait_words(30)
+        conn = e.records.files.db.reader()
+        fresh = [r[0] for r in conn.execute("SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id"
+                                            " WHERE f.path IN ('a.md', 'd.md') ORDER BY c.id")]
+        assert fresh and min(fresh) > before  # never an id given before
+        upserts = [e_.key for e_ in e.records.outbox_after(head, 1000) if e_.op == "upsert"]
+        assert upserts == fresh  # each new chunk's outbox row, in chunk order
+        assert any("a.md" in h.uri for h in e.recall("thirda", sources=["files"]).hits)
+        assert not e.recall("firsta", sources=["files"]).hits  # the edited file's old chunks are gone
+        assert not e.recall("firstc", sources=["files"]).hits  # and the deleted file's
+        assert any("b.md" in h.uri for h in e.recall("secondb", sources=["files"]).hits)  # control: untouched
+    finally:
+        e.close()
+
+
+def test_scan_rows_skip_the_fsync_but_the_index_never_takes_them_in_before_the_record_is_synced(tmp_path):
+    """A scan's batches commit without an fsync (the files are their record); the text leg
+    fsyncs the record before every index commit, and every other write stays FULL."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(5):
+        (ws / f"n{i}.md").write_text(f"# n{i}\n\nbilby{i}\n")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off")
+    try:
+        db = e.records.files.db
+        order, modes = [], []
+        sync, commit, execute_hook = db.sync, e.view.indexer.text.commit, db.write
+
+        def write(*, durable=True):
+            modes.append(durable)
+            return execute_hook(durable=durable)
+
+        db.sync = lambda: (order.append("sync"), sync())[1]
+        e.view.indexer.text.commit = lambda seq: (order.append("commit"), commit(seq))[1]
+        db.write = write
+        e.index.scan()
+        assert e.index.wait_words(30)
+        assert False in modes  # the scan's rows went without an fsync
+        assert order and order[0] == "sync"
+        assert all(order[i - 1] == "sync" for i, x in enumerate(order) if x == "commit")  # each commit after a sync
+        assert db._writer.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again for every other write
+    finally:
+        e.close()

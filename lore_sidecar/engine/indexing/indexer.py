@@ -24,6 +24,14 @@ from lore_sidecar.ports import DenseModels, TextIndex, VectorIndex
 
 log = logging.getLogger(__name__)
 
+# While a workspace scan is writing, the text leg commits at most this often (a commit
+# flushes a segment, fsyncs, publishes a generation, and makes Tantivy merge segments).
+# Trigger: a scan of 20,000 notes writes ~80 batches. Why: the text leg committed each
+# (80 segments, their merges and fsyncs on the two cores the scan needs). Outcome: it adds
+# them to the writer as they come and commits every COMMIT_EVERY_S, at once when someone
+# waits for the words, and when the scan has written its last batch.
+COMMIT_EVERY_S = 1.0
+
 
 class Indexer:
     def __init__(
@@ -43,9 +51,13 @@ class Indexer:
         self.models = models
         self.on_commit = on_commit
         self.applied_seq = 0  # searchable by its words up to here
+        self._added_seq = 0  # added to the text writer up to here (committed: applied_seq)
+        self._committed_at = time.monotonic()
+        self._waiters = 0  # threads in wait_for: a deferred commit is made at once for them
         self.generation = int(records.meta("generation", "0") or 0)
         self.words_pending = threading.Event()  # writes the text leg has not drained yet
         self._writing = 0  # scans writing batches now (engine/workspace/index.py)
+        self._draining = False  # the text leg is indexing writes now (words_pending is cleared then)
         self.dense = (DenseWorker(records, vectors, models, load=self._load, text_seq=lambda: self.applied_seq,
                                   words_busy=self.words_busy, order=dense_order, embed_vendored=embed_vendored,
                                   trim=self._trim) if vectors is not None and models is not None else None)
@@ -98,13 +110,14 @@ class Indexer:
         finally:
             with self._cond:
                 self._writing -= 1
+            self._wake.set()  # a commit deferred while the scan wrote is due now
 
     def words_busy(self) -> int:
         """Whether a scan is still writing (SCAN_WRITING), the text leg has writes to index
         (WRITES_PENDING), or neither (0): engine/indexing/words_first.py."""
         if self._writing > 0:
             return SCAN_WRITING
-        return WRITES_PENDING if self.words_pending.is_set() else 0
+        return WRITES_PENDING if self.words_pending.is_set() or self._draining else 0
 
     def notify(self) -> None:
         self.words_pending.set()
@@ -114,11 +127,18 @@ class Indexer:
         """Block until everything up to outbox `seq` is searchable by its words (or timeout)."""
         deadline = time_left(timeout)
         with self._cond:
-            while self.applied_seq < seq:
-                left = deadline()
-                if left <= 0 or self._stop.is_set():
-                    return False
-                self._cond.wait(left)
+            if self.applied_seq >= seq:
+                return True
+            self._waiters += 1
+            self._wake.set()  # added but not committed yet: commit now (COMMIT_EVERY_S)
+            try:
+                while self.applied_seq < seq:
+                    left = deadline()
+                    if left <= 0 or self._stop.is_set():
+                        return False
+                    self._cond.wait(left)
+            finally:
+                self._waiters -= 1
         return True
 
     def wait_dense(self, seq: int, timeout: float) -> bool:
@@ -175,7 +195,7 @@ class Indexer:
             self.dense.start()
             self.dense.notify()
         while not self._stop.is_set():
-            self._wake.wait(timeout=1.0)
+            self._wake.wait(timeout=COMMIT_EVERY_S if self._added_seq > self.applied_seq else 1.0)
             self._wake.clear()
             try:
                 with self._cond:
@@ -186,10 +206,17 @@ class Indexer:
                     for ev in pending:
                         ev.set()
                     continue
-                self.words_pending.clear()  # set again by any write from here on
-                while self._drain_once():
-                    if self._stop.is_set():
-                        break
+                # Trigger: the flag is cleared before the drain (set again by any write from
+                # here on). Why: with the flag alone, the legs that follow saw no pending
+                # words while the text leg indexed a scan's last batches, and the dense leg
+                # loaded MiniLM (~0.5 s of a core) and embedded beside it. Outcome: they wait
+                # for the drain too.
+                self._draining = True
+                self.words_pending.clear()
+                try:
+                    self._drain()
+                finally:
+                    self._draining = False
                 if self.dense is None:
                     self._trim()
                 self.error = None
@@ -212,14 +239,32 @@ class Indexer:
             self._rebuild()
             return
         with self._cond:
-            self.applied_seq = text_seq
+            self.applied_seq = self._added_seq = text_seq
             self._cond.notify_all()
-        while self._drain_once():
-            pass
+        self._drain()  # a scan started with the sidecar is not committed batch by batch either
 
-    def _drain_once(self) -> bool:
-        entries = self.records.outbox_after(self.applied_seq, BATCH)
+    def _drain(self) -> None:
+        """Add every pending write to the text index; commit when level (or every
+        COMMIT_EVERY_S) unless a scan is still writing and nobody waits for the words."""
+        while not self._stop.is_set():
+            scanning = self._writing > 0  # before the read: a scan ending during it is read again
+            more = self._drain_once(commit=False)
+            if self._added_seq > self.applied_seq and (
+                    self._waiters or time.monotonic() - self._committed_at >= COMMIT_EVERY_S
+                    or (not more and not scanning)):
+                self._commit(self._added_seq)
+                if self.dense is not None:
+                    self.dense.notify()
+            if not more and not (scanning and self._writing == 0):
+                return
+
+    def _drain_once(self, *, commit: bool = True) -> bool:
+        """One batch of the outbox added to the text index (and committed, with `commit`);
+        True when there may be more."""
+        entries = self.records.outbox_after(self._added_seq, BATCH)
         if not entries:
+            if commit and self._added_seq > self.applied_seq:
+                self._commit(self._added_seq)
             return False
         latest: dict[tuple[str, int], str] = {}
         for e in entries:
@@ -234,9 +279,11 @@ class Indexer:
             docs = self._load(kind, keys)
             if docs:
                 self.text.upsert(docs)
-        self._commit(entries[-1].seq)
-        if self.dense is not None:
-            self.dense.notify()
+        self._added_seq = entries[-1].seq
+        if commit:
+            self._commit(self._added_seq)
+            if self.dense is not None:
+                self.dense.notify()
         return len(entries) == BATCH
 
     def _load(self, kind: str, keys: Sequence[int]) -> list[Doc]:
@@ -258,7 +305,10 @@ class Indexer:
         # The index lives in this writer's own epoch directory, so committing it cannot harm
         # anyone; what makes it visible is the generation, published by a fenced
         # transaction. An ex-writer woken from a pause commits into a directory nobody
-        # reads and is refused here.
+        # reads and is refused here. The record is made durable first: a workspace scan's
+        # rows are committed without an fsync (store/file_rows.py), and the index must never
+        # hold what a power cut could take from the record.
+        self.records.files.sync()
         self.text.commit(seq)
         generation = self.generation + 1
 
@@ -267,8 +317,9 @@ class Indexer:
             self.records.set_meta(conn, "indexed_seq", str(seq))
 
         self.records.fenced(publish)
+        self._committed_at = time.monotonic()
         with self._cond:
-            self.applied_seq = seq
+            self.applied_seq = self._added_seq = seq
             self.generation = generation
             self._cond.notify_all()
         self.on_commit(generation)

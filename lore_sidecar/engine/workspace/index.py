@@ -68,8 +68,9 @@ class WorkspaceIndex:
         self.link_roots = link_roots  # folders outside the workspace that symlinks may lead into
         self.max_file_bytes = max_file_bytes
         self.on_change = on_change
-        # note_hook(conn, project_id, rel, text or None): facts a markdown note states, kept
-        # in step with the note inside the same transaction.
+        # note_hook(conn, project_id, rel, text or None, facts=None): facts a markdown note
+        # states (read by prep when it could: then `facts`), kept in step with the note inside
+        # the same transaction.
         self.note_hook = note_hook
         # file_hook(conn, project_id, [(rel, sha256 or None)]): told of the files a transaction
         # changed, in it (knowledge citing one of them is flagged stale).
@@ -253,11 +254,11 @@ class WorkspaceIndex:
             return None
         if got.error:
             log.error("%s: %s", rel, got.error)
-        sha, text = got.sha256, got.text
+        sha, text, facts = got.sha256, got.text, got.facts
         note_hook = self.note_hook if is_note(rel) else None
 
         def after(c) -> None:
-            note_hook(c, project_id, rel, text)
+            note_hook(c, project_id, rel, text, facts=facts)
 
         return FileWrite(rel, sha, size, mtime_ns, got.chunks, after if note_hook is not None else None)
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from lore_sidecar.compound import CompoundParts
 from lore_sidecar.engine.capture.redact import redact
+from lore_sidecar.engine.facts.notes import NoteFact, extract_note_facts
 from lore_sidecar.engine.workspace.chunking import chunk_file
 from lore_sidecar.engine.workspace.walk import read_text
 from lore_sidecar.model import Chunk
@@ -34,20 +35,23 @@ def _parts(title: str, text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """One file read. `kind`: "text" (chunks, and the redacted text when asked for),
+    """One file read. `kind`: "text" (chunks, and a note's facts when asked for),
     "same" (its bytes hash to the known sha: nothing to re-chunk), "binary" (binary or not
     UTF-8), "unreadable" (`error` says why)."""
 
     kind: str
     sha256: str = ""
     chunks: tuple[Chunk, ...] = ()
-    text: str | None = None  # redacted; only when asked for (a note's facts are read from it)
+    text: str | None = None  # redacted; only when asked for and its facts could not be read here
     error: str | None = None  # "unreadable": the OSError; "text": a chunker failure (one chunk-less file)
+    # A note's facts, read from its redacted text here (in a scan's worker process, not on the
+    # scan's thread, which also writes the record), so the text itself need not travel back.
+    facts: tuple[NoteFact, ...] | None = None
 
 
-def prepare(rel: str, path: str | Path, known_sha: str | None, keep_text: bool) -> Prepared:
+def prepare(rel: str, path: str | Path, known_sha: str | None, note: bool) -> Prepared:
     """`path` (the file at `rel`) as it should be recorded. `known_sha`: the recorded hash,
-    when its content may be unchanged."""
+    when its content may be unchanged. `note`: a markdown note, whose facts are read too."""
     try:
         got = read_text(Path(path))
     except OSError as exc:
@@ -64,9 +68,15 @@ def prepare(rel: str, path: str | Path, known_sha: str | None, keep_text: bool) 
                        for c in chunk_file(rel, text))
     except Exception as exc:  # a chunker bug must not stop indexing: the file keeps no chunks
         chunks, error = (), f"chunking failed: {type(exc).__name__}: {exc}"
-    return Prepared("text", sha, chunks, text if keep_text else None, error)
+    if not note:
+        return Prepared("text", sha, chunks, None, error)
+    try:
+        facts = tuple(extract_note_facts(text, PurePosixPath(rel).stem))
+    except Exception:  # read again where they are written, which reports the failure there
+        return Prepared("text", sha, chunks, text, error)
+    return Prepared("text", sha, chunks, None, error=error, facts=facts)
 
 
 def prepare_all(items: list[tuple[str, str, str | None, bool]]) -> list[Prepared]:
-    """`prepare` over (rel, path, known_sha, keep_text) items, in order."""
+    """`prepare` over (rel, path, known_sha, note) items, in order."""
     return [prepare(*item) for item in items]

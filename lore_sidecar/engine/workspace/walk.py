@@ -164,10 +164,17 @@ def read_text(path: Path) -> tuple[str, str] | None:
     """(text, sha256) of a text file, or None if it looks binary or is not UTF-8. Read through
     the jail's one reader: the real file, regular, bounded, never a credential file (OSError
     otherwise, which the indexer records as unreadable)."""
-    if never_read_rules.secret_name(Path(path).name):
+    path = Path(path)
+    if never_read_rules.secret_name(path.name):
         raise OSError(f"secretFile: {path} is on the never-read list")
+    # Trigger: every file a scan reads. Why: realpath lstat()s each folder on the way (and
+    # builds Paths), ~a third of reading a small note; the open below refuses a final link
+    # (O_NOFOLLOW) and the walk descends into no linked folder, so only a file that is itself
+    # a link needs resolving. Outcome: the path as walked, unless it is a link; a file
+    # swapped for a link after this test is refused by the open, never followed.
+    real = Path(os.path.realpath(path)) if os.path.islink(path) else path
     try:
-        data = read_regular(Path(os.path.realpath(path)), max_bytes=READ_LIMIT, shown=str(path))
+        data = read_regular(real, max_bytes=READ_LIMIT, shown=str(path))
     except LoreError as exc:
         raise OSError(f"{exc.kind}: {exc.message}") from None
     if b"\x00" in data[:8192]:

@@ -30,6 +30,7 @@ try:
 except ImportError:  # not on POSIX
     fcntl = None  # type: ignore[assignment]
 
+from lore_sidecar.engine.facts.notes import NoteFact
 from lore_sidecar.engine.workspace.prep import Prepared, prepare_all
 from lore_sidecar.model import Chunk
 from lore_sidecar.spawn import module_command
@@ -132,8 +133,9 @@ class Workers:
             if i == len(batches) - 1:  # every reply read: the feeder has sent its last request
                 feeder.join()
                 self._finished = True
-            for kind, sha, chunks, text, error in got:
-                yield Prepared(kind, sha, tuple(Chunk(*c) for c in chunks), text, error)
+            for kind, sha, chunks, text, error, facts in got:
+                yield Prepared(kind, sha, tuple(Chunk(*c) for c in chunks), text, error,
+                               None if facts is None else tuple(NoteFact(*f) for f in facts))
         if not batches:
             feeder.join()
             self._finished = True
@@ -168,7 +170,9 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     several times faster than the dataclasses), until the input ends."""
     while (batch := _receive(stdin)) is not None:
         _send(stdout, [(p.kind, p.sha256, [(c.start_line, c.end_line, c.kind, c.title, c.text, c.parts) for c in p.chunks],
-                        p.text, p.error) for p in prepare_all(batch)])
+                        p.text, p.error, None if p.facts is None else [
+                            (f.subject, f.predicate, f.object, f.valid_from, f.valid_until, f.line) for f in p.facts])
+                       for p in prepare_all(batch)])
 
 
 if __name__ == "__main__":
