@@ -50,6 +50,16 @@ def search_terms(query: str) -> list[str]:
     return kept or query_terms(query)
 
 
+IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+")
+
+
+def identifiers(query: str) -> list[str]:
+    """The code names the query spells out (`line_numbers`, `parseConfig`, `TranscriptRenderer`),
+    as written. Stemmed and split into words they also match their kin (`line_number`,
+    `parse`), which can outnumber the one text that holds the name itself."""
+    return list(dict.fromkeys(m.group(0) for m in IDENTIFIER.finditer(query) if len(m.group(0)) >= 4))
+
+
 @functools.lru_cache(maxsize=4096)
 def stems_of(analyze: Callable[[str], list[str]], text: str) -> TextStems | frozenset[str]:
     """The stems a text holds (`stem in stems_of(...)`). Remembered per text: the same

@@ -132,13 +132,14 @@ class Recaller:
             # The texts read to see which candidates tell the time asked, kept for a second
             # ranking below.
             told = _Told(tells) if tells is not None else None
-            scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at)
+            named = q.identifiers(query)
+            scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at, named)
             last = scored[offset + limit - 1][0] if limit > 0 and len(scored) >= offset + limit else None
             if deferred and held and (last is None or last <= self._backfill_ceiling(lex, kinds, when, told is not None)):
                 vec = self._dense(query, kinds, project_ids, pool, held)
                 if vec:
                     cands, chunk_rows = self._fused(lex, vec)
-                    scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at)
+                    scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at, named)
             hits = self._page(scored[offset : offset + limit], terms, told)
             total = len(scored)
         else:
@@ -263,13 +264,16 @@ class Recaller:
         return strict + [h for h in loose if (h[0], h[1]) not in seen][: pool - len(strict)]
 
     def _rank(self, cands, as_of, chunk_rows=None, when: dates.When | None = None,
-              told: _Told | None = None, fade=None, asked_at: datetime | None = None
-              ) -> list[tuple[float, Candidate, object]]:
+              told: _Told | None = None, fade=None, asked_at: datetime | None = None,
+              named: Sequence[str] = ()) -> list[tuple[float, Candidate, object]]:
         """The candidates that still stand (not deleted, suppressed, superseded or after
         `asOf`), each with its final score and its row, best first. `told`: given when the
-        query asks about time ("when", "how long"; what `_tell_when` has read so far)."""
+        query asks about time ("when", "how long"; what `_tell_when` has read so far).
+        `named`: the code names the query spells out; a message or chunk holding them as
+        written ranks as if first in one more leg (a share of it per name held)."""
         s = self.settings
         msg_rows = self.records.message_rows([c.key for c in cands if c.kind == "messages"])
+        naming = self.records.messages_naming(list(msg_rows), named) if named else {}
         timed = self._tell_when(msg_rows, told) if told is not None else set()
         if chunk_rows is None:
             chunk_rows = self.records.files.chunk_rows([c.key for c in cands if c.kind == "files"])
@@ -313,6 +317,10 @@ class Recaller:
                 if c.key in timed:
                     score += self._when_bonus()
                 score += lift.get(c.key, 0.0)
+                if c.key in naming:
+                    score += naming[c.key] / len(named) / (s.rrf_k + 1)
+            elif c.kind == "files" and named:
+                score += sum(n in row["text"] for n in named) / len(named) / (s.rrf_k + 1)
             elif c.kind == "knowledge":
                 # Curated knowledge ranks by priority; priority 0-1 nodes never decay.
                 age = 0.0 if row["priority"] <= 1 else dates.age_days(row["updated_at"], now)
