@@ -137,3 +137,18 @@ def test_a_workspace_chunk_gains_a_share_of_one_leg_per_name_it_holds_as_written
         assert both - none == pytest.approx(leg, abs=1e-5)
     finally:
         e.close()
+
+
+def test_a_full_page_still_asks_the_vector_leg_when_a_named_text_could_climb_onto_it(tmp_path):
+    """The vector leg is skipped when no vector-only hit could reach the page (`_backfill_ceiling`);
+    a code name in the query lifts a text holding it by a first place in one more leg, so that
+    lift is counted in what such a hit could reach. Control: without a name the ceiling is lower
+    by exactly that."""
+    with engine_for(tmp_path / "store") as e:
+        record(e, "s", KIN)
+        e.index.wait()
+        r = e.view.recaller
+        lex = [("messages", i, 1.0) for i in range(10)]
+        plain = r._backfill_ceiling(lex, ["messages"])
+        named = r._backfill_ceiling(lex, ["messages"], named=True)
+        assert named - plain == pytest.approx(1 / (r.settings.rrf_k + 1))

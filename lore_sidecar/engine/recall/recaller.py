@@ -135,7 +135,7 @@ class Recaller:
             named = q.identifiers(query)
             scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at, named)
             last = scored[offset + limit - 1][0] if limit > 0 and len(scored) >= offset + limit else None
-            if deferred and held and (last is None or last <= self._backfill_ceiling(lex, kinds, when, told is not None)):
+            if deferred and held and (last is None or last <= self._backfill_ceiling(lex, kinds, when, told is not None, bool(named))):
                 vec = self._dense(query, kinds, project_ids, pool, held)
                 if vec:
                     cands, chunk_rows = self._fused(lex, vec)
@@ -174,15 +174,17 @@ class Recaller:
                                 k=s.rrf_k, mode=s.fusion)
         return with_neighbours(cands, self.records, s.neighbours), chunk_rows
 
-    def _backfill_ceiling(self, lex, kinds, when=None, asks_time: bool = False) -> float:
+    def _backfill_ceiling(self, lex, kinds, when=None, asks_time: bool = False, named: bool = False) -> float:
         """The most a backfilled vector-only hit can score once ranked: the first place below
-        its group's lexical hits, plus the largest bonuses one hit can get: recency, and a
-        message's date and time-told bonuses or a knowledge node's priority (a hit is one or
-        the other, never both)."""
+        its group's lexical hits, plus the largest bonuses one hit can get: recency, a code
+        name's when the query spells one out, and a message's date and time-told bonuses or
+        a knowledge node's priority (a hit is one or the other, never both)."""
         s = self.settings
         group = len(lex) if s.fusion == "backfill" else sum(1 for h in lex if h[0] != "files")
         ceiling = s.lexical_weight / (s.rrf_k + group + 1) * s.vector_weight
         ceiling += fusion.recency_bonus(0.0, weight=s.recency_weight, half_life_days=s.recency_half_life_days, k=s.rrf_k)
+        if named:  # a message or chunk holding every name the query spells out
+            ceiling += 1 / (s.rrf_k + 1)
         message = (self._date_bonus() if when is not None else 0.0) + (self._when_bonus() if asks_time else 0.0)
         message += s.session_weight * (s.lexical_weight / (s.rrf_k + 1) + REPLY_LEAD)  # the most a session's lift adds
         node = PRIORITY_BONUS * 4 if "knowledge" in kinds else 0.0
