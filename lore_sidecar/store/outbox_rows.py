@@ -4,7 +4,7 @@ apply them, trimmed once every leg has passed."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -23,9 +23,10 @@ class OutboxEntry(NamedTuple):
 
 
 class OutboxRows:
-    """The outbox's reads and trim; a part of Records (which sets `db`)."""
+    """The outbox's reads and trim; a part of Records (which sets `db` and has `meta`)."""
 
     db: Database
+    meta: Callable[[str, str | None], str | None]
 
     def outbox_after(self, seq: int, limit: int = 5000) -> list[OutboxEntry]:
         rows = self.db.reader().execute(
@@ -36,10 +37,8 @@ class OutboxRows:
 
     def outbox_head(self) -> int:
         """The newest outbox sequence ever written (trimmed entries included)."""
-        r = self.db.reader()
-        row = r.execute("SELECT MAX(seq) FROM index_outbox").fetchone()
-        trimmed = r.execute("SELECT value FROM meta WHERE key='outbox_trimmed'").fetchone()
-        return max(row[0] or 0, int(trimmed[0] if trimmed and trimmed[0] else 0))
+        row = self.db.reader().execute("SELECT MAX(seq) FROM index_outbox").fetchone()
+        return max(row[0] or 0, int(self.meta("outbox_trimmed", "0") or 0))
 
     def outbox_upserts_after(self, seq: int, kinds: Sequence[str]) -> int:
         """Upserts of these kinds after `seq`: what a leg at `seq` has still to do."""

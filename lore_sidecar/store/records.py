@@ -297,15 +297,8 @@ class Records(OutboxRows):
         if not names:
             return {}
         held = " + ".join("(instr(text, ?) > 0)" for _ in names)
-        out: dict[int, int] = {}
-        keys = list(keys)
-        for start in range(0, len(keys), 500):
-            part = keys[start : start + 500]
-            sql = f"SELECT id, {held} FROM messages WHERE id IN ({','.join('?' * len(part))})"
-            for r in self.db.reader().execute(sql, (*names, *part)):
-                if r[1]:
-                    out[r[0]] = r[1]
-        return out
+        rows = select_in(self.db.reader(), f"SELECT id, {held} FROM messages WHERE id IN ({{}})", list(keys), lead=names)
+        return {r[0]: r[1] for r in rows if r[1]}
 
     def message_texts(self, keys: Iterable[int]) -> dict[int, str]:
         return {r[0]: r[1] for r in self._in("SELECT id, text FROM messages WHERE id IN ({})", list(keys))}

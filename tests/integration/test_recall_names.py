@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from lore_sidecar.store.db import IN_BATCH
 from tests.integration.test_recall_replies import engine_for, record
 
 # One long tool output names `line_numbers` once; short turns say `line_number` again and again.
@@ -96,15 +97,17 @@ def test_a_text_holding_both_names_asked_for_outranks_one_holding_one(tmp_path):
         assert "parseConfig(path)" not in _top(e, "where do line_numbers meet", 1)[0]
 
 
-def test_every_message_holding_the_name_counts_past_a_batch_of_500(tmp_path):
-    named = [f"row {i}: line_numbers here" for i in range(600)]
+def test_every_message_holding_the_name_counts_past_a_batch_of_in_keys(tmp_path):
+    # More candidates than one batch of the store's IN (...) reads (store/db.py select_in).
+    n = IN_BATCH + 100
+    named = [f"row {i}: line_numbers here" for i in range(n)]
     kin = [f"line_number {i}, line_number and line_number: a line number of line numbers" for i in range(20)]
     with engine_for(tmp_path / "store") as e:
         record(e, "s", [*named, *kin])
         e.index.wait()
-        top = _top(e, "line_numbers", 620)
-        assert len(top) == 620
-        assert all("line_numbers here" in t for t in top[:600])
+        top = _top(e, "line_numbers", n + 20)
+        assert len(top) == n + 20
+        assert all("line_numbers here" in t for t in top[:n])
 
 
 def _chunk_workspace(root):

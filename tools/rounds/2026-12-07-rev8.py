@@ -86,24 +86,26 @@ ROUND = [
              '"(instr(text, ?) > 0)"', '"(instr(lower(text), lower(?)) > 0)"',
              (f"{NAMES}::test_a_camel_case_name_is_held_only_as_written_not_in_another_case", *RECALL), by=BY),
     # Batches of 499 read from a stride of 500: every 500th candidate is never checked.
-    # Survived the first run; real (a page of over 500 candidates): test_every_message_holding_the_name_counts_past_a_batch_of_500.
-    Mutation("r8-batch-drops-the-500th", RECORDS,
-             "part = keys[start : start + 500]", "part = keys[start : start + 499]",
-             (f"{NAMES}::test_every_message_holding_the_name_counts_past_a_batch_of_500", *RECALL), by=BY),
+    # Survived the first run; real (a page of over 500 candidates): test_every_message_holding_the_name_counts_past_a_batch_of_in_keys.
+    # Since the batching went to the shared store/db.py select_in (stride IN_BATCH), the same
+    # slip is planted there: the last key of every batch never read.
+    Mutation("r8-batch-drops-the-500th", "lore_sidecar/store/db.py",
+             "part = list(keys[i : i + IN_BATCH])", "part = list(keys[i : i + IN_BATCH - 1])",
+             (f"{NAMES}::test_every_message_holding_the_name_counts_past_a_batch_of_in_keys", *RECALL), by=BY),
     # A message holding one of two names gets the whole leg.
     # Survived the first run; real (a share per name held): test_a_text_holding_both_names_asked_for_outranks_one_holding_one.
     Mutation("r8-messages-count-as-any", RECORDS,
-             "                    out[r[0]] = r[1]\n", "                    out[r[0]] = len(names)\n",
+             "return {r[0]: r[1] for r in rows if r[1]}", "return {r[0]: len(names) for r in rows if r[1]}",
              (f"{NAMES}::test_a_text_holding_both_names_asked_for_outranks_one_holding_one", *RECALL), by=BY),
     # The bonus subtracted: a message naming the thing ranks lower.
     Mutation("r8-bonus-subtracted", RECALLER,
-             "score += naming[c.key] / len(named) / (s.rrf_k + 1)", "score -= naming[c.key] / len(named) / (s.rrf_k + 1)",
+             "score += self._name_bonus(naming[c.key] / len(named))", "score -= self._name_bonus(naming[c.key] / len(named))",
              RECALL, by=BY),
     # Chunks: each name held is a whole leg (not a share).
     # Survived the first run; real (chunks: a share per name, one leg at most): test_a_workspace_chunk_gains_a_share_of_one_leg_per_name_it_holds_as_written.
     Mutation("r8-files-not-shared-by-names", RECALLER,
-             'score += sum(n in row["text"] for n in named) / len(named) / (s.rrf_k + 1)',
-             'score += sum(n in row["text"] for n in named) / (s.rrf_k + 1)',
+             'score += self._name_bonus(sum(n in row["text"] for n in named) / len(named))',
+             'score += self._name_bonus(sum(n in row["text"] for n in named))',
              (f"{NAMES}::test_a_workspace_chunk_gains_a_share_of_one_leg_per_name_it_holds_as_written", *RECALL), by=BY),
     # Chunks never get the bonus.
     # Survived the first run (no test recalled files with a name); real: test_a_workspace_chunk_gains_a_share_of_one_leg_per_name_it_holds_as_written.

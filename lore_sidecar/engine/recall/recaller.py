@@ -184,7 +184,7 @@ class Recaller:
         ceiling = s.lexical_weight / (s.rrf_k + group + 1) * s.vector_weight
         ceiling += fusion.recency_bonus(0.0, weight=s.recency_weight, half_life_days=s.recency_half_life_days, k=s.rrf_k)
         if named:  # a message or chunk holding every name the query spells out
-            ceiling += 1 / (s.rrf_k + 1)
+            ceiling += self._name_bonus(1.0)
         message = (self._date_bonus() if when is not None else 0.0) + (self._when_bonus() if asks_time else 0.0)
         message += s.session_weight * (s.lexical_weight / (s.rrf_k + 1) + REPLY_LEAD)  # the most a session's lift adds
         node = PRIORITY_BONUS * 4 if "knowledge" in kinds else 0.0
@@ -195,6 +195,10 @@ class Recaller:
 
     def _when_bonus(self) -> float:
         return self.settings.when_weight / (self.settings.rrf_k + 1)
+
+    def _name_bonus(self, share: float) -> float:
+        """A first rank's score in one more leg, for the share of the query's code names held."""
+        return share / (self.settings.rrf_k + 1)
 
     def _tell_when(self, msg_rows, told: _Told) -> set[int]:
         """The message candidates, said by the user or the assistant, that tell the time the
@@ -320,9 +324,9 @@ class Recaller:
                     score += self._when_bonus()
                 score += lift.get(c.key, 0.0)
                 if c.key in naming:
-                    score += naming[c.key] / len(named) / (s.rrf_k + 1)
+                    score += self._name_bonus(naming[c.key] / len(named))
             elif c.kind == "files" and named:
-                score += sum(n in row["text"] for n in named) / len(named) / (s.rrf_k + 1)
+                score += self._name_bonus(sum(n in row["text"] for n in named) / len(named))
             elif c.kind == "knowledge":
                 # Curated knowledge ranks by priority; priority 0-1 nodes never decay.
                 age = 0.0 if row["priority"] <= 1 else dates.age_days(row["updated_at"], now)
