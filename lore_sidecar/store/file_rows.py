@@ -97,12 +97,9 @@ class FileRows:
     def _drop_files(self, c: sqlite3.Connection, project_id: int, paths: list[str]) -> None:
         """`_drop_file` for each of `paths` (those recorded), in a few statements."""
         ids = [r[0] for r in select_in(c, "SELECT id FROM files WHERE project_id=? AND path IN ({})", paths, (project_id,))]
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            marks = ",".join("?" * len(part))
-            c.execute(f"INSERT INTO index_outbox(op, kind, key, project_id) SELECT 'delete', 'files', id, ? FROM chunks"
-                      f" WHERE file_id IN ({marks}) ORDER BY file_id, id", (project_id, *part))
-            c.execute(f"DELETE FROM files WHERE id IN ({marks})", part)
+        select_in(c, "INSERT INTO index_outbox(op, kind, key, project_id) SELECT 'delete', 'files', id, ? FROM chunks"
+                     " WHERE file_id IN ({}) ORDER BY file_id, id", ids, (project_id,))
+        select_in(c, "DELETE FROM files WHERE id IN ({})", ids)
 
     def _replace(self, c: sqlite3.Connection, project_id: int, f: FileWrite, indexed_at: str) -> None:
         if f.after is not None:
