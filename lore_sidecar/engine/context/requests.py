@@ -41,7 +41,7 @@ PREFIX_TOKENS = {1: 6000, 2: 6000, 3: 1000, 4: 500}
 PART_OVERHEAD = 400  # characters of a digest part's own tags
 REWRITTEN = "history rewritten by the harness"
 STUB_CHARS = 600
-RATIO_PLAUSIBLE = (0.4, 2.5)
+RATIO_PLAUSIBLE = calibrate.PLAUSIBLE  # one bound for the whole body's ratio and the conversation's
 LOOKBACK = 20  # blocks before a breakpoint where the provider still finds a cached prefix (Anthropic)
 TOO_LONG = ("prompt is too long", "context length", "maximum context", "context_length_exceeded", "too many tokens")
 
