@@ -5,7 +5,7 @@ follows the load; the CPU figures say what the code costs. `-v` prints when each
 written, read back, added to Tantivy and committed, thread by thread.
 
     python bench/scan_timeline.py source 2000 [-v]
-    python bench/scan_timeline.py notes 20000
+    python bench/scan_timeline.py notes 20000 [--threads]   # also the CPU of each thread
     TREE=/other/checkout python bench/scan_timeline.py notes 20000   # that tree's code
 """
 
@@ -44,6 +44,22 @@ def _traced(cls, name: str) -> None:
     setattr(cls, name, call)
 
 
+def _thread_cpu() -> dict[str, float]:
+    """CPU seconds of each live thread of this process, summed by name (Linux /proc; a
+    Python thread by its Python name). Threads that have ended are not counted."""
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    out: dict[str, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            name = names.get(int(task.name)) or (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def _children_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -61,11 +77,13 @@ def main() -> int:
         e = engine(tmp / "store", [str(ws)])
         try:
             time.sleep(0.5)  # the engine's start-up work out of the way
+            threads0 = _thread_cpu()
             START[0], cpu0, kids0 = time.perf_counter(), time.process_time(), _children_cpu()
             e.index.scan()
             EVENTS.append((time.perf_counter() - START[0], "MainThread", "scan returned"))
             e.view.indexer.wait_for(e.records.outbox_head(), 3600)
             wall, cpu, kids = time.perf_counter() - START[0], time.process_time() - cpu0, _children_cpu() - kids0
+            threads = {k: v - threads0.get(k, 0.0) for k, v in _thread_cpu().items()}
             fts_cpu = time.process_time()
             fts = _fts5_folder(ws, tmp / "fts.db")
             fts_cpu = time.process_time() - fts_cpu
@@ -77,6 +95,8 @@ def main() -> int:
     if "-v" in sys.argv:
         for at, thread, what in EVENTS:
             print(f"{at:7.3f} {thread:14s} {what}")
+    if "--threads" in sys.argv:
+        print("cpu by thread:", ", ".join(f"{k} {v:.2f}s" for k, v in sorted(threads.items(), key=lambda x: -x[1]) if v >= 0.01))
     print(f"{kind} {n}: wall {wall:.3f}s fts5 {fts:.3f}s ratio {fts / wall:.3f} | cpu main {cpu:.2f}s workers {kids:.2f}s"
           f" fts5 {fts_cpu:.2f}s cpu-ratio {fts_cpu / (cpu + kids):.3f} | chunks {chunks} load {os.getloadavg()[0]:.1f}")
     return 0

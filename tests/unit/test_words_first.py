@@ -40,3 +40,35 @@ def test_a_stop_ends_the_wait_on_a_scan(monkeypatch):
     scan = Busy(SCAN_WRITING, 3600)
     wait_for_words(scan, stop)
     assert scan.last == SCAN_WRITING  # returned on the stop, the scan still writing
+
+
+class Phases:
+    """Answers each (state, calls, seconds each call stands for) phase in turn, then 0, on a
+    clock of its own: a scan can outlast the bound many times over without the test waiting."""
+
+    def __init__(self, *phases: tuple[int, int, float]):
+        self.answers = [(state, step) for state, calls, step in phases for _ in range(calls)]
+        self.now, self.last = 0.0, None
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def __call__(self) -> int:
+        self.last, step = self.answers.pop(0) if self.answers else (0, 0.0)
+        self.now += step
+        return self.last
+
+
+def test_a_scans_last_batches_get_the_whole_bound_after_a_scan_longer_than_it(monkeypatch):
+    """A scan writes for 60 s (the bound is 5 s), then the text leg indexes and commits its
+    last batches for 2 s: the dense leg waits for them. It started beside that last commit
+    when the bound was counted from before the scan."""
+    busy = Phases((SCAN_WRITING, 60, 1.0), (WRITES_PENDING, 20, 0.1))
+    monkeypatch.setattr(words_first, "time", busy)
+    wait_for_words(busy, threading.Event())
+    assert busy.last == 0  # returned when the text leg was level, not on the bound
+    # Control: pending writes that outlast the bound after the scan still end the wait.
+    busy = Phases((SCAN_WRITING, 60, 1.0), (WRITES_PENDING, 100, 0.1))
+    monkeypatch.setattr(words_first, "time", busy)
+    wait_for_words(busy, threading.Event())
+    assert busy.last == WRITES_PENDING and len(busy.answers) > 0
