@@ -55,15 +55,21 @@ def never_read(path: str | PurePosixPath) -> bool:
     if text.startswith("/"):
         return False
     folders = parts[:-1]
-    if any(p in SECRET_DIRS for p in folders):
+    if not SECRET_DIRS.isdisjoint(folders):
         return True
-    if any(_ends_with(parts, tail) for tail in SECRET_TAILS):
+    # Trigger: every path a scan walks (a check per tail per folder was ~half the walk's CPU
+    # on 20,000 notes). Outcome: each tail length looked up once in a set: the path's last
+    # pieces for SECRET_TAILS, each run of folders for SECRET_DIR_TAILS.
+    if any(tuple(parts[-n:]) in tails for n, tails in _TAILS_BY_LEN if len(parts) >= n):
         return True
-    return any(_ends_with(folders[: i + 1], tail) for tail in SECRET_DIR_TAILS for i in range(len(folders)))
+    return any(tuple(folders[i - n : i]) in tails for n, tails in _DIR_TAILS_BY_LEN for i in range(n, len(folders) + 1))
 
 
-def _ends_with(parts: list[str], tail: tuple[str, ...]) -> bool:
-    return len(parts) >= len(tail) and tuple(parts[-len(tail):]) == tail
+def _by_len(tails: tuple[tuple[str, ...], ...]) -> tuple[tuple[int, frozenset[tuple[str, ...]]], ...]:
+    return tuple((n, frozenset(t for t in tails if len(t) == n)) for n in sorted({len(t) for t in tails}))
+
+
+_TAILS_BY_LEN, _DIR_TAILS_BY_LEN = _by_len(SECRET_TAILS), _by_len(SECRET_DIR_TAILS)
 
 
 def grep_excludes() -> list[str]:

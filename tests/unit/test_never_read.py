@@ -6,7 +6,10 @@ from __future__ import annotations
 import fnmatch
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from lore_sidecar.engine import never_read as rules
 from lore_sidecar.engine.never_read import (
     SECRET_NAMES,
     drop_secret_diffs,
@@ -87,3 +90,36 @@ def test_a_patch_loses_the_never_read_files_sections_and_keeps_the_rest():
     assert " .env   | 2 ++" in out  # the stat names the file; its contents are what stays out
     assert drop_secret_diffs(PATCH.replace(".env", "env.txt").replace(".pem", ".txt")) == \
         PATCH.replace(".env", "env.txt").replace(".pem", ".txt")  # the control: nothing to drop
+
+
+def _never_read_checking_each_tail_at_each_folder(path: str) -> bool:
+    """never_read as it was written before its tails were looked up in sets: the reference."""
+    text = path.replace("\\", "/")
+    parts = [p.lower() for p in text.split("/") if p not in ("", ".")]
+    if not parts:
+        return False
+    if rules.secret_name(parts[-1]):
+        return True
+    if text.startswith("/"):
+        return False
+
+    def ends_with(ps: list[str], tail: tuple[str, ...]) -> bool:
+        return len(ps) >= len(tail) and tuple(ps[-len(tail):]) == tail
+
+    folders = parts[:-1]
+    if any(p in rules.SECRET_DIRS for p in folders):
+        return True
+    if any(ends_with(parts, tail) for tail in rules.SECRET_TAILS):
+        return True
+    return any(ends_with(folders[: i + 1], tail) for tail in rules.SECRET_DIR_TAILS for i in range(len(folders)))
+
+
+_PIECES = sorted({p for t in (*rules.SECRET_TAILS, *rules.SECRET_DIR_TAILS) for p in t} | set(rules.SECRET_DIRS)
+                 | {"src", "a", ".", "", "config", "Config", "GCLOUD", "x.py", "hosts.yml", "notes"})
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=7), st.sampled_from(["", "/", "./"]))
+def test_never_read_with_its_tails_in_sets_answers_as_checking_each_tail_at_each_folder(pieces, lead):
+    path = lead + "/".join(pieces)
+    assert never_read(path) == _never_read_checking_each_tail_at_each_folder(path)
