@@ -1,0 +1,164 @@
+"""Independent review round (issue 35), hunt round 7a: bugs over the gateway, context
+assembly, the ask agent and the dashboard guard, planted pre-emptively before the outside
+review plants its own.
+
+Method: the bugs were chosen from the product code (lore_sidecar/) and its docstrings only,
+with README.md and docs/ for what is promised, before any test was opened; tools/mutations.py
+and the earlier rounds under tools/rounds/ were read only for the format and to leave out a
+bug already planted (same text or same idea). The guarding test files were chosen by file
+name and `grep -l <module or function name> tests/` only. Each bug aims at a non-default
+shape where the earlier rounds' survivors clustered: a header never read, an error path, a
+second call in one turn, a multi-block system prompt, a per-request option, a second page.
+
+First run: see FIRST RUN below (filled in after the run).
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mutations import Mutation  # noqa: E402
+
+BY = "hunt7a (pre-emptive hunt, own tests)"
+
+PROXY, SESS = "lore_sidecar/gateway/proxy.py", "lore_sidecar/gateway/sessions.py"
+CTX_REQ, BODIES = "lore_sidecar/engine/context/requests.py", "lore_sidecar/engine/context/bodies.py"
+PRICES = "lore_sidecar/engine/context/prices.py"
+SPEC, TOOLS, LOOP = "lore_sidecar/engine/ask/toolspec.py", "lore_sidecar/engine/ask/tools.py", "lore_sidecar/engine/ask/loop.py"
+ASK_REQ = "lore_sidecar/engine/ask/requests.py"
+UI_GUARD = "lore_sidecar/ui/guard.py"
+
+GW = ("tests/integration/test_gateway.py", "tests/integration/test_gateway_peers.py",
+      "tests/integration/test_gateway_callers.py")
+GW_CODEX = "tests/integration/test_gateway_codex.py"
+CTX_UNIT = ("tests/unit/test_context_window_economics.py", "tests/unit/test_context_prices.py")
+CTX_INT = ("tests/integration/test_context_breakpoints.py", "tests/integration/test_context_calibration.py")
+CTX_E2E = ("tests/e2e/test_context_assembly.py", "tests/e2e/test_context_layers.py")
+ASK_UNIT = ("tests/unit/test_toolspec.py", "tests/unit/test_ask_rules.py")
+ASK_TOOLS, MALFORMED, ASK_E2E = "tests/integration/test_ask_tools.py", "tests/e2e/test_malformed_models.py", "tests/e2e/test_ask.py"
+HOSTILE = "tests/integration/test_hostile_git.py"
+DASH = ("tests/integration/test_dashboard_access.py", "tests/integration/test_dashboard_pages.py")
+
+ROUND = [
+    # --- gateway (9) -----------------------------------------------------------------------------
+    # docs/protocol.md: `x-lore-session` names the session, whatever else the harness sends.
+    Mutation("h7a-gw-x-lore-session-after-the-harness-id", SESS,
+             'explicit = headers.get("x-lore-session") or headers.get("session_id")',
+             'explicit = headers.get("session_id") or headers.get("x-lore-session")', GW, by=BY),
+    # Every method passes: GET /v1/models, DELETE ... go upstream as they came.
+    Mutation("h7a-gw-every-call-forwarded-as-post", PROXY,
+             "self.client.request(request.method, target,", 'self.client.request("POST", target,', GW, by=BY),
+    # The gateway's own Host must not reach the provider (its virtual host / TLS name).
+    Mutation("h7a-gw-host-header-forwarded", PROXY,
+             'HOP = {"host", "content-length",', 'HOP = {"content-length",', GW, by=BY),
+    # An upstream given with a trailing slash ("http://proxy/") must not make "//v1/messages".
+    Mutation("h7a-gw-upstream-trailing-slash-kept", PROXY,
+             'self.upstream = upstream.rstrip("/") if upstream else None',
+             "self.upstream = upstream if upstream else None", GW, by=BY),
+    # An unreachable provider is an error the harness retries, never a 200.
+    Mutation("h7a-gw-unreachable-upstream-answers-200", PROXY,
+             "                                     status=502)", "                                     status=200)",
+             GW, by=BY),
+    # A stream's usage spans chunks (message_start in one, message_delta in a later one).
+    Mutation("h7a-gw-usage-events-of-the-last-chunk-only", PROXY,
+             "events += [e for e in found if _usage_event(e)]", "events = [e for e in found if _usage_event(e)]",
+             GW, by=BY),
+    # SSE allows "data:{...}" without the space.
+    Mutation("h7a-gw-sse-data-without-space-unread", SESS,
+             "payload = line[5:].strip()", "payload = line[6:].strip()", GW, by=BY),
+    # The Responses stream's usage arrives in response.completed (inside "response").
+    Mutation("h7a-gw-responses-stream-usage-unread", PROXY,
+             '("message_start", "message_delta", "response.completed")', '("message_start", "message_delta")',
+             (GW_CODEX, *GW), by=BY),
+    # The provider's rate-limit and retry headers reach the harness (it backs off by them).
+    Mutation("h7a-gw-retry-after-dropped", PROXY,
+             'REPLY_HOP = {"transfer-encoding",', 'REPLY_HOP = {"retry-after", "transfer-encoding",', GW, by=BY),
+    # --- context assembly (8) -----------------------------------------------------------------------
+    # A system prompt of several blocks: the breakpoint closes the whole of it (the last block).
+    Mutation("h7a-ctx-l0-system-mark-on-its-first-block", CTX_REQ,
+             'out["system"] = [*system[:-1], {**system[-1], "cache_control": mark}]',
+             'out["system"] = [{**system[0], "cache_control": mark}, *system[1:]]', (*CTX_INT, *CTX_E2E), by=BY),
+    # The breakpoint reported is the breakpoint sent.
+    Mutation("h7a-ctx-l0-last-call-tail-reported-not-sent", CTX_REQ,
+             "                out[\"messages\"][last_tail] = b.mark_last_block(conv[last_tail])\n", "",
+             (*CTX_INT, *CTX_E2E), by=BY),
+    # A message of many blocks (parallel tool results): the breakpoint closes the last one.
+    Mutation("h7a-ctx-mark-on-the-first-block", BODIES,
+             '        blocks[-1] = {**blocks[-1], "cache_control": MARK}',
+             '        blocks[0] = {**blocks[0], "cache_control": MARK}', (*CTX_INT, *CTX_E2E), by=BY),
+    # Roles alternate: an acknowledgement follows the prefix only before a user-side item.
+    Mutation("h7a-ctx-ack-inverted", CTX_REQ,
+             "if window and b.opens_with_user(api, window[0]) else []",
+             "if window and not b.opens_with_user(api, window[0]) else []", (*CTX_INT, *CTX_E2E), by=BY),
+    # The harness's own system/developer messages stay first, whole, at every layer.
+    Mutation("h7a-ctx-leading-system-evicted", CTX_REQ,
+             "items = [*head, b.prefix_message(api, list(parts)), *ack, *window]",
+             "items = [b.prefix_message(api, list(parts)), *ack, *window]", (*CTX_INT, *CTX_E2E), by=BY),
+    # Only the system entries the conversation starts with are kept ahead of the prefix.
+    Mutation("h7a-ctx-later-system-entries-pulled-to-the-head", BODIES,
+             '        if role_of(api, item) != "system":\n            break\n',
+             '        if role_of(api, item) != "system":\n            continue\n', (*CTX_INT, *CTX_E2E), by=BY),
+    # A rewritten history (the harness compacted) places the window again.
+    Mutation("h7a-ctx-rewritten-history-unnoticed", CTX_REQ,
+             "        return Plan(p.layer, window_for(sizes, starts, pinned), True, REWRITTEN)",
+             "        return p", (*CTX_INT, *CTX_E2E), by=BY),
+    # The longest matching model prefix wins (claude-opus-4-5 is not priced as claude-opus-4).
+    Mutation("h7a-ctx-price-shortest-prefix", PRICES,
+             "key=len, default=None)", "key=lambda k: -len(k), default=None)", (*CTX_UNIT, *CTX_INT), by=BY),
+    # --- the ask agent (9) ----------------------------------------------------------------------------
+    # A per-question deadline (`deadlineMs`) is the one the question gets.
+    Mutation("h7a-ask-deadline-ms-ignored", ASK_REQ,
+             "budget_s = (deadline_ms or self.s.deadline_ms) / 1000", "budget_s = self.s.deadline_ms / 1000",
+             (ASK_E2E, MALFORMED), by=BY),
+    # A remembered fact is redacted like everything the model reads.
+    Mutation("h7a-ask-remembered-fact-unredacted", SPEC,
+             'return Result("noted", fact=(redact(fact), sources))', 'return Result("noted", fact=(fact, sources))',
+             (*ASK_UNIT, ASK_TOOLS, ASK_E2E), by=BY),
+    # "false" as a string is false.
+    Mutation("h7a-ask-string-false-is-true", SPEC,
+             '{"true": True, "false": False}.get(value.lower(), _WRONG) if isinstance(value, str) else _WRONG',
+             "bool(value) if isinstance(value, str) else _WRONG", (*ASK_UNIT, MALFORMED), by=BY),
+    # The lines a Read covered, as recorded for the answer's sources and the ledger.
+    Mutation("h7a-ask-read-span-one-past-the-end", SPEC,
+             "lines = f\"{start}-{start + max(0, len(r['lines']) - 1)}\"", "lines = f\"{start}-{start + len(r['lines'])}\"",
+             (*ASK_UNIT, ASK_TOOLS, ASK_E2E), by=BY),
+    # git_search matches messages case-insensitively (documented: -i).
+    Mutation("h7a-ask-git-search-case-sensitive", TOOLS,
+             'f"--grep={query}", "-i"]', 'f"--grep={query}"]', (ASK_TOOLS, HOSTILE), by=BY),
+    # get_changed_files lists new files too.
+    Mutation("h7a-ask-changed-files-skip-new-files", TOOLS,
+             '"--untracked-files=normal"', '"--untracked-files=no"', (ASK_TOOLS, HOSTILE), by=BY),
+    # Glob "test_*.py" finds tests/test_x.py (the name is matched as well as the path).
+    Mutation("h7a-ask-glob-by-path-only", TOOLS,
+             "if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(Path(rel).name, pattern):",
+             "if fnmatch.fnmatch(rel, pattern):", (ASK_TOOLS, *ASK_UNIT), by=BY),
+    # Grep's context argument is honoured.
+    Mutation("h7a-ask-grep-context-ignored", TOOLS,
+             'f"-C{max(0, min(5, int(context)))}"', '"-C0"', (ASK_TOOLS, *ASK_UNIT), by=BY),
+    # A max_tokens stop cuts the LAST call of a turn; the earlier, complete ones run.
+    Mutation("h7a-ask-max-tokens-cuts-the-first-call", LOOP,
+             'if stop == "max_tokens" and i == n - 1:', 'if stop == "max_tokens" and i == 0:',
+             (MALFORMED, *ASK_UNIT), by=BY),
+    # The best answer so far is the LAST text the model wrote.
+    Mutation("h7a-ask-best-answer-is-the-first-text", LOOP,
+             "        if text.strip():\n            out.answer = text.strip()",
+             "        if text.strip() and not out.answer:\n            out.answer = text.strip()",
+             (MALFORMED, ASK_E2E, *ASK_UNIT), by=BY),
+    # --- the dashboard (6) ------------------------------------------------------------------------------
+    Mutation("h7a-ui-nosniff-dropped", UI_GUARD,
+             '"X-Content-Type-Options": "nosniff", ', "", DASH, by=BY),
+    Mutation("h7a-ui-frames-same-origin", UI_GUARD,
+             '"X-Frame-Options": "DENY",', '"X-Frame-Options": "SAMEORIGIN",', DASH, by=BY),
+    Mutation("h7a-ui-csp-default-self", UI_GUARD,
+             "\"default-src 'none'; style-src", "\"default-src 'self'; style-src", DASH, by=BY),
+    Mutation("h7a-ui-referrer-policy-dropped", UI_GUARD,
+             '"Referrer-Policy": "no-referrer",\n', "\n", DASH, by=BY),
+    # A page on another port of this machine is another origin.
+    Mutation("h7a-ui-any-loopback-origin", UI_GUARD,
+             'if origin is not None and origin not in {f"http://{h}" for h in hosts} and not (',
+             'if origin is not None and not origin.startswith("http://127.0.0.1") and not (', DASH, by=BY),
+    # The session cookie is the session's, not the printed token.
+    Mutation("h7a-ui-cookie-compared-to-the-token", UI_GUARD,
+             "secrets.compare_digest(cookie.encode(), access.session.encode())",
+             "secrets.compare_digest(cookie.encode(), access.token.encode())", DASH, by=BY),
+]
