@@ -252,3 +252,29 @@ def test_find_paths_lists_exactly_the_depth_asked_and_never_past_four(project):
     assert "l1/l2/l3/l4/" in many and "l1/l2/l3/l4/l5/" not in many, many
     inside = t.find_paths("l1", depth=1)["entries"]
     assert set(inside) == {"l1/l2/", "l1/top.txt"}, inside
+
+
+# -- hunt round 7a (tools/rounds/2026-12-07-hunt7a.py) --------------------------------------------
+def test_each_tool_option_the_schema_offers_changes_the_answer_as_documented(project):
+    """Beyond the default shape: git_search's query is case-insensitive, get_changed_files lists
+    a new (untracked) file, Glob matches a bare name in a subfolder, Grep's context shows the
+    lines around a match. Each beside its control (the default call)."""
+    t = tools(project)
+    # git_search: the commit says "Parse invoices"; an upper-case query finds it too.
+    assert "Parse invoices" in t.git_search("parse invoices")["log"]  # control: same case
+    assert "Parse invoices" in t.git_search("PARSE INVOICES")["log"]
+    assert t.git_search("no-such-words-zz")["log"] == ""
+    # get_changed_files: an edited tracked file (control) and a file git does not track yet.
+    (project / "src" / "app.py").write_text("def parse_invoice(x):\n    return 3 * x\n")
+    (project / "src" / "new_module.py").write_text("NEW = 1\n")
+    changed = t.get_changed_files()["changed"]
+    assert any(line.endswith("src/app.py") for line in changed), changed
+    assert any(line.endswith("src/new_module.py") and line.startswith("??") for line in changed), changed
+    # Glob: a pattern without a slash matches the file's name, whatever its folder.
+    assert t.glob("src/app*.py")["paths"] == ["src/app.py"]  # control: the path
+    assert t.glob("app*.py")["paths"] == ["src/app.py"]
+    # Grep: context 1 adds the line after the match (the match line ends with ':'-numbered).
+    bare = t.grep("parse_invoice")["matches"]
+    assert bare == ["src/app.py:1:def parse_invoice(x):"], bare  # control: no context
+    around = t.grep("parse_invoice", context=1)["matches"]
+    assert "src/app.py-2-    return 3 * x" in around and "src/app.py:1:def parse_invoice(x):" in around, around
