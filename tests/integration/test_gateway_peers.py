@@ -507,3 +507,26 @@ def test_the_upstream_sees_the_request_a_direct_call_makes_host_and_headers_alik
         t = sorted((k.lower(), v) for k, v in through[2] if k.lower() not in framing)
         assert dict(d)["host"] == urlsplit(fake.url).netloc  # control: what a direct call names
         assert t == d, (method, path)
+
+
+def test_an_upstream_given_with_a_trailing_slash_gets_the_same_paths(peers, tmp_path):
+    """`--upstream http://host:port/` (as users paste base URLs) must not make `//v1/...`
+    paths, which providers and proxies answer 404. Control: the module's gateway, given the
+    URL without the slash, forwards the same path (hunt7a)."""
+    fake, plan, url, _ = peers
+    plan.raw = None
+    call(url, "GET", "/v1/models", headers=JSON)
+    assert fake.seen[-1][1] == "/v1/models"  # control
+    (tmp_path / "ws" / ".git").mkdir(parents=True)
+    proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "gateway", "--store-dir", str(tmp_path / "store"),
+                             "--workspace", str(tmp_path / "ws"), "--upstream", fake.url + "/"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env={**os.environ, "LORE_DISTILLER": "off"})
+    try:
+        assert proc.stdout is not None
+        slashed = proc.stdout.readline().strip()
+        status, _, body, _ = call(slashed, "GET", "/v1/models", headers=JSON)
+        assert fake.seen[-1][1] == "/v1/models"
+        assert status == 200 and json.loads(body)["data"]
+    finally:
+        proc.terminate()
+        proc.wait(10)
