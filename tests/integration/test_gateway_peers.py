@@ -516,7 +516,7 @@ def test_an_upstream_given_with_a_trailing_slash_gets_the_same_paths(peers, tmp_
     fake, plan, url, _ = peers
     plan.raw = None
     call(url, "GET", "/v1/models", headers=JSON)
-    assert fake.seen[-1][1] == "/v1/models"  # control
+    assert fake.seen[-1][1] == "/v1/models" and fake.request_lines[-1] == "GET /v1/models HTTP/1.1"  # control
     (tmp_path / "ws" / ".git").mkdir(parents=True)
     proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "gateway", "--store-dir", str(tmp_path / "store"),
                              "--workspace", str(tmp_path / "ws"), "--upstream", fake.url + "/"], stdout=subprocess.PIPE,
@@ -525,7 +525,7 @@ def test_an_upstream_given_with_a_trailing_slash_gets_the_same_paths(peers, tmp_
         assert proc.stdout is not None
         slashed = proc.stdout.readline().strip()
         status, _, body, _ = call(slashed, "GET", "/v1/models", headers=JSON)
-        assert fake.seen[-1][1] == "/v1/models"
+        assert fake.request_lines[-1] == "GET /v1/models HTTP/1.1"
         assert status == 200 and json.loads(body)["data"]
     finally:
         proc.terminate()
