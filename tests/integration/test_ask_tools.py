@@ -278,3 +278,29 @@ def test_each_tool_option_the_schema_offers_changes_the_answer_as_documented(pro
     assert bare == ["src/app.py:1:def parse_invoice(x):"], bare  # control: no context
     around = t.grep("parse_invoice", context=1)["matches"]
     assert "src/app.py-2-    return 3 * x" in around and "src/app.py:1:def parse_invoice(x):" in around, around
+
+
+def test_what_a_tool_call_records_is_what_it_read_and_a_remembered_fact_is_redacted(project):
+    """Through the dispatch the model's calls take (toolspec.call): a Read of lines 2-3 of a
+    five-line file records exactly "2-3" (the span the answer cites and the ledger keeps),
+    numbered as shown; a fact the model remembers keeps no credential it quoted, beside the
+    control that the rest of the fact and its source are kept (hunt7a)."""
+    from lore_sidecar.engine.ask.toolspec import call
+    from tests.support.secrets import PLANTED
+
+    (project / "src" / "five.py").write_text("".join(f"line_{i} = {i}\n" for i in range(1, 6)))
+    t = tools(project)
+    r = call(t, "Read", {"file_path": "src/five.py", "offset": 1, "limit": 2})
+    assert not r.refused, r.text
+    assert r.read["src/five.py"][1] == "2-3", r.read
+    shown = [line.split("\t") for line in r.text.splitlines()[1:3]]
+    assert [(int(n), text) for n, text in shown] == [(2, "line_2 = 2"), (3, "line_3 = 3")], r.text
+    whole = call(t, "Read", {"path": "src/five.py"})
+    assert whole.read["src/five.py"][1] == "1-5"  # control: the whole file
+    for kind, text, secret in PLANTED[:6]:
+        fact = f"deploys read {text} (walrus-fact)"
+        r = call(t, "remember", {"fact": fact, "paths": ["src/five.py"]})
+        assert not r.refused and r.fact is not None, r.text
+        kept, sources = r.fact
+        assert secret not in kept and "walrus-fact" in kept, (kind, kept)
+        assert sources == {"src/five.py": whole.read["src/five.py"][0]}
