@@ -27,6 +27,7 @@ PRICES = "lore_sidecar/engine/context/prices.py"
 SPEC, TOOLS, LOOP = "lore_sidecar/engine/ask/toolspec.py", "lore_sidecar/engine/ask/tools.py", "lore_sidecar/engine/ask/loop.py"
 ASK_REQ = "lore_sidecar/engine/ask/requests.py"
 UI_GUARD = "lore_sidecar/ui/guard.py"
+ASK_WINDOW = "lore_sidecar/engine/ask/window.py"
 
 GW = ("tests/integration/test_gateway.py", "tests/integration/test_gateway_peers.py",
       "tests/integration/test_gateway_callers.py")
@@ -161,4 +162,24 @@ ROUND = [
     Mutation("h7a-ui-cookie-compared-to-the-token", UI_GUARD,
              "secrets.compare_digest(cookie.encode(), access.session.encode())",
              "secrets.compare_digest(cookie.encode(), access.token.encode())", DASH, by=BY),
+    # --- second batch (5), chosen the same way after the first batch ran -------------------------------
+    # Codex signed in with ChatGPT posts to /v1/codex/responses: assembled like /v1/responses.
+    Mutation("h7a-gw-codex-chatgpt-route-not-assembled", SESS,
+             ', "/v1/codex/responses": "openai-responses"}', "}", (GW_CODEX, *GW), by=BY),
+    # A prompt forced to a higher layer (prompt too long) gets a smaller prefix too.
+    Mutation("h7a-ctx-prefix-budget-never-shrinks", CTX_REQ,
+             "PREFIX_TOKENS = {1: 6000, 2: 6000, 3: 1000, 4: 500}", "PREFIX_TOKENS = {1: 6000, 2: 6000, 3: 6000, 4: 6000}",
+             (*CTX_INT, *CTX_E2E, *CTX_UNIT), by=BY),
+    # The ask window's history breakpoint closes the history (the next question reads it).
+    Mutation("h7a-ask-history-breakpoint-one-early", ASK_WINDOW,
+             "    for i in {history_len - 1, len(out) - 1}:", "    for i in {history_len - 2, len(out) - 1}:",
+             (ASK_E2E, *ASK_UNIT), by=BY),
+    # Grep skips .git, node_modules and the other tool folders.
+    Mutation("h7a-ask-grep-walks-git-and-node-modules", TOOLS,
+             'args += [f"--exclude-dir={d}" for d in sorted(SKIP_DIRS)] + grep_excludes()',
+             "args += grep_excludes()", (ASK_TOOLS, *ASK_UNIT, MALFORMED), by=BY),
+    # One tool result is cut at RESULT_CHARS (12,000), so one call cannot flood the window.
+    Mutation("h7a-ask-result-cut-ten-times-later", SPEC,
+             "    if len(text) > RESULT_CHARS:", "    if len(text) > 10 * RESULT_CHARS:",
+             (*ASK_UNIT, ASK_TOOLS, MALFORMED, ASK_E2E), by=BY),
 ]
