@@ -66,7 +66,7 @@ def test_anthropic_breakpoints_close_the_last_block_are_the_ones_reported_and_ro
             out, why = r["body"], (k, r["layer"], r["reason"], r["breakpoints"])
             seen["layers"].add(r["layer"])
             roles = [m["role"] for m in out["messages"]]
-            assert all(a != b for a, b in zip(roles, roles[1:])), (why, roles)
+            assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), (why, roles)
             assert roles[0] == "user", why
             marks = marked_blocks(out)
             assert count_marks(out) == len(marks) == len(r["breakpoints"]) <= 4, (why, marks)
