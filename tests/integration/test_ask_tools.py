@@ -278,6 +278,14 @@ def test_each_tool_option_the_schema_offers_changes_the_answer_as_documented(pro
     assert bare == ["src/app.py:1:def parse_invoice(x):"], bare  # control: no context
     around = t.grep("parse_invoice", context=1)["matches"]
     assert "src/app.py-2-    return 3 * x" in around and "src/app.py:1:def parse_invoice(x):" in around, around
+    # Grep, like Glob, skips .git (its COMMIT_EDITMSG holds the commit's words) and
+    # node_modules: a search answers from the project's own files.
+    (project / "node_modules" / "dep").mkdir(parents=True)
+    (project / "node_modules" / "dep" / "index.js").write_text("// Parse invoices (walrus fix) vendored\n")
+    assert (project / ".git" / "COMMIT_EDITMSG").read_text().startswith("Parse invoices")  # control: the words are there
+    found = t.grep("Parse invoices")["matches"]
+    assert found == [], found
+    assert any(m.startswith("src/app.py:") for m in t.grep("parse_invoice")["matches"])  # control: grep answers
 
 
 def test_what_a_tool_call_records_is_what_it_read_and_a_remembered_fact_is_redacted(project):
