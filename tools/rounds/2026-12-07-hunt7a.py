@@ -38,6 +38,11 @@ CTX_E2E = ("tests/e2e/test_context_assembly.py", "tests/e2e/test_context_layers.
 ASK_UNIT = ("tests/unit/test_toolspec.py", "tests/unit/test_ask_rules.py")
 ASK_TOOLS, MALFORMED, ASK_E2E = "tests/integration/test_ask_tools.py", "tests/e2e/test_malformed_models.py", "tests/e2e/test_ask.py"
 HOSTILE = "tests/integration/test_hostile_git.py"
+# The tests this round added for its survivors (each listed first at the entries it guards).
+UPSTREAM_SEES = "tests/integration/test_gateway_peers.py::test_the_upstream_sees_the_request_a_direct_call_makes_host_and_headers_alike"
+SLASH = "tests/integration/test_gateway_peers.py::test_an_upstream_given_with_a_trailing_slash_gets_the_same_paths"
+SHAPES = "tests/integration/test_context_shapes.py"
+OPTIONS = "tests/integration/test_ask_tools.py::test_each_tool_option_the_schema_offers_changes_the_answer_as_documented"
 DASH = ("tests/integration/test_dashboard_access.py", "tests/integration/test_dashboard_pages.py")
 
 ROUND = [
@@ -50,12 +55,17 @@ ROUND = [
     Mutation("h7a-gw-every-call-forwarded-as-post", PROXY,
              "self.client.request(request.method, target,", 'self.client.request("POST", target,', GW, by=BY),
     # The gateway's own Host must not reach the provider (its virtual host / TLS name).
+    # SURVIVED the first run (the fake upstream answered whatever Host it got). Now caught by
+    # tests/integration/test_gateway_peers.py::test_the_upstream_sees_the_request_a_direct_call_makes_host_and_headers_alike.
     Mutation("h7a-gw-host-header-forwarded", PROXY,
-             'HOP = {"host", "content-length",', 'HOP = {"content-length",', GW, by=BY),
+             'HOP = {"host", "content-length",', 'HOP = {"content-length",', (UPSTREAM_SEES, *GW), by=BY),
     # An upstream given with a trailing slash ("http://proxy/") must not make "//v1/messages".
+    # SURVIVED the first run: http.server folds a leading "//" of a path into "/", so the fake
+    # upstream never showed it. The fake now keeps each request line (tests/support/fake_models.py
+    # `request_lines`); caught by tests/integration/test_gateway_peers.py::test_an_upstream_given_with_a_trailing_slash_gets_the_same_paths.
     Mutation("h7a-gw-upstream-trailing-slash-kept", PROXY,
              'self.upstream = upstream.rstrip("/") if upstream else None',
-             "self.upstream = upstream if upstream else None", GW, by=BY),
+             "self.upstream = upstream if upstream else None", (SLASH, *GW), by=BY),
     # An unreachable provider is an error the harness retries, never a 200.
     Mutation("h7a-gw-unreachable-upstream-answers-200", PROXY,
              "                                     status=502)", "                                     status=200)",
@@ -76,9 +86,11 @@ ROUND = [
              'REPLY_HOP = {"transfer-encoding",', 'REPLY_HOP = {"retry-after", "transfer-encoding",', GW, by=BY),
     # --- context assembly (8) -----------------------------------------------------------------------
     # A system prompt of several blocks: the breakpoint closes the whole of it (the last block).
+    # SURVIVED the first run (every test's system prompt was one block). Now caught by
+    # tests/integration/test_context_shapes.py::test_anthropic_breakpoints_close_the_last_block_are_the_ones_reported_and_roles_alternate.
     Mutation("h7a-ctx-l0-system-mark-on-its-first-block", CTX_REQ,
              'out["system"] = [*system[:-1], {**system[-1], "cache_control": mark}]',
-             'out["system"] = [{**system[0], "cache_control": mark}, *system[1:]]', (*CTX_INT, *CTX_E2E), by=BY),
+             'out["system"] = [{**system[0], "cache_control": mark}, *system[1:]]', (SHAPES, *CTX_INT, *CTX_E2E), by=BY),
     # The breakpoint reported is the breakpoint sent.
     Mutation("h7a-ctx-l0-last-call-tail-reported-not-sent", CTX_REQ,
              "                out[\"messages\"][last_tail] = b.mark_last_block(conv[last_tail])\n", "",
@@ -96,9 +108,11 @@ ROUND = [
              "items = [*head, b.prefix_message(api, list(parts)), *ack, *window]",
              "items = [b.prefix_message(api, list(parts)), *ack, *window]", (*CTX_INT, *CTX_E2E), by=BY),
     # Only the system entries the conversation starts with are kept ahead of the prefix.
+    # SURVIVED the first run (no test sent a developer entry after the first user turn). Now caught
+    # by tests/integration/test_context_shapes.py::test_openai_leading_system_entries_stay_first_whole_and_once_and_a_later_one_is_not_pulled_ahead.
     Mutation("h7a-ctx-later-system-entries-pulled-to-the-head", BODIES,
              '        if role_of(api, item) != "system":\n            break\n',
-             '        if role_of(api, item) != "system":\n            continue\n', (*CTX_INT, *CTX_E2E), by=BY),
+             '        if role_of(api, item) != "system":\n            continue\n', (SHAPES, *CTX_INT, *CTX_E2E), by=BY),
     # A rewritten history (the harness compacted) places the window again.
     Mutation("h7a-ctx-rewritten-history-unnoticed", CTX_REQ,
              "        return Plan(p.layer, window_for(sizes, starts, pinned), True, REWRITTEN)",
@@ -127,15 +141,21 @@ ROUND = [
     Mutation("h7a-ask-git-search-case-sensitive", TOOLS,
              'f"--grep={query}", "-i"]', 'f"--grep={query}"]', (ASK_TOOLS, HOSTILE), by=BY),
     # get_changed_files lists new files too.
+    # SURVIVED the first run (the control edited a tracked file only). Now caught by
+    # tests/integration/test_ask_tools.py::test_each_tool_option_the_schema_offers_changes_the_answer_as_documented.
     Mutation("h7a-ask-changed-files-skip-new-files", TOOLS,
-             '"--untracked-files=normal"', '"--untracked-files=no"', (ASK_TOOLS, HOSTILE), by=BY),
+             '"--untracked-files=normal"', '"--untracked-files=no"', (OPTIONS, ASK_TOOLS, HOSTILE), by=BY),
     # Glob "test_*.py" finds tests/test_x.py (the name is matched as well as the path).
+    # SURVIVED the first run ("*.py" matches "src/app.py" as a path too). Now caught by
+    # tests/integration/test_ask_tools.py::test_each_tool_option_the_schema_offers_changes_the_answer_as_documented.
     Mutation("h7a-ask-glob-by-path-only", TOOLS,
              "if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(Path(rel).name, pattern):",
-             "if fnmatch.fnmatch(rel, pattern):", (ASK_TOOLS, *ASK_UNIT), by=BY),
+             "if fnmatch.fnmatch(rel, pattern):", (OPTIONS, ASK_TOOLS, *ASK_UNIT), by=BY),
     # Grep's context argument is honoured.
+    # SURVIVED the first run (no test asked for context). Now caught by
+    # tests/integration/test_ask_tools.py::test_each_tool_option_the_schema_offers_changes_the_answer_as_documented.
     Mutation("h7a-ask-grep-context-ignored", TOOLS,
-             'f"-C{max(0, min(5, int(context)))}"', '"-C0"', (ASK_TOOLS, *ASK_UNIT), by=BY),
+             'f"-C{max(0, min(5, int(context)))}"', '"-C0"', (OPTIONS, ASK_TOOLS, *ASK_UNIT), by=BY),
     # A max_tokens stop cuts the LAST call of a turn; the earlier, complete ones run.
     Mutation("h7a-ask-max-tokens-cuts-the-first-call", LOOP,
              'if stop == "max_tokens" and i == n - 1:', 'if stop == "max_tokens" and i == 0:',
@@ -175,9 +195,11 @@ ROUND = [
              "    for i in {history_len - 1, len(out) - 1}:", "    for i in {history_len - 2, len(out) - 1}:",
              (ASK_E2E, *ASK_UNIT), by=BY),
     # Grep skips .git, node_modules and the other tool folders.
+    # SURVIVED the first run (no test project had node_modules, and no grep looked for the commit's
+    # words). Now caught by tests/integration/test_ask_tools.py::test_each_tool_option_the_schema_offers_changes_the_answer_as_documented.
     Mutation("h7a-ask-grep-walks-git-and-node-modules", TOOLS,
              'args += [f"--exclude-dir={d}" for d in sorted(SKIP_DIRS)] + grep_excludes()',
-             "args += grep_excludes()", (ASK_TOOLS, *ASK_UNIT, MALFORMED), by=BY),
+             "args += grep_excludes()", (OPTIONS, ASK_TOOLS, *ASK_UNIT, MALFORMED), by=BY),
     # One tool result is cut at RESULT_CHARS (12,000), so one call cannot flood the window.
     Mutation("h7a-ask-result-cut-ten-times-later", SPEC,
              "    if len(text) > RESULT_CHARS:", "    if len(text) > 10 * RESULT_CHARS:",
