@@ -114,9 +114,11 @@ ROUND = [
              '        if role_of(api, item) != "system":\n            break\n',
              '        if role_of(api, item) != "system":\n            continue\n', (SHAPES, *CTX_INT, *CTX_E2E), by=BY),
     # A rewritten history (the harness compacted) places the window again.
+    # SURVIVED the first run (no test rewrote a history longer than the window's start). Now caught
+    # by tests/integration/test_context_shapes.py::test_a_history_the_harness_rewrote_reaches_the_model.
     Mutation("h7a-ctx-rewritten-history-unnoticed", CTX_REQ,
              "        return Plan(p.layer, window_for(sizes, starts, pinned), True, REWRITTEN)",
-             "        return p", (*CTX_INT, *CTX_E2E), by=BY),
+             "        return p", (SHAPES, *CTX_INT, *CTX_E2E), by=BY),
     # The longest matching model prefix wins (claude-opus-4-5 is not priced as claude-opus-4).
     Mutation("h7a-ctx-price-shortest-prefix", PRICES,
              "key=len, default=None)", "key=lambda k: -len(k), default=None)", (*CTX_UNIT, *CTX_INT), by=BY),
