@@ -29,7 +29,14 @@ already tracks, no option passed), or a fake that hides the bug (http.server fol
 with the test that now catches it, listed first among its tests; each new test was run
 against the planted bug and fails, and passes on the unplanted tree.
 
-Rerun with the tests added (`python tools/mutations.py <the 9 survivors>`): see RERUN below.
+Rerun with the tests added (`python tools/mutations.py <the 9 survivors>`, from the worktree,
+13:17-13:27 UTC, load average 14-37): 9 of 9 caught. Round after the rerun: 38 of 38 caught.
+On the unplanted tree the touched files pass whole (`pytest tests/unit
+tests/integration/test_ask_tools.py tests/integration/test_gateway_peers.py
+tests/integration/test_context_shapes.py tests/e2e/test_malformed_models.py`: 828 passed).
+Three more tests guard bugs the first run caught already, on shapes no test drove: a string
+"false" (tests/unit/test_toolspec.py GOOD), the span a Read records and a remembered fact's
+redaction (test_ask_tools.py), the latest draft at the turn cap (test_malformed_models.py).
 
 A real bug found on the way (not planted): the gateway read a streamed answer's usage only
 when its lines ended in LF; a server or proxy that writes CRLF (the SSE format allows CRLF,
