@@ -1,0 +1,162 @@
+"""Independent review round (issue 35), hunt round 7b: 32 bugs over the PostgreSQL team
+record, backups/restore, dream/decay, redaction rules, paging, install/uninstall and the wire.
+
+Method: the bugs were chosen from the product code (lore_sidecar/) and its docstrings, with
+docs/architecture.md's promise tables, docs/protocol.md, docs/security.md and the README for
+what is promised, before any test body was read; tools/rounds/ was read only for the format
+and to leave out a bug already planted. The guarding test files were chosen by file name and
+`grep -l` only.
+
+FIRST_RUN (filled in below after the first run).
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mutations import Mutation  # noqa: E402
+
+BY = "hunt7b (pre-emptive hunt, own tests)"
+
+RECORD, REPLICA = "lore_sidecar/shared/record.py", "lore_sidecar/shared/replica.py"
+BACKUP, INTAKE, BACKUPS = "lore_sidecar/store/backup.py", "lore_sidecar/store/backup_intake.py", "lore_sidecar/backups.py"
+MAINT, DECAY = "lore_sidecar/engine/maintenance/requests.py", "lore_sidecar/engine/maintenance/decay.py"
+REDACT = "lore_sidecar/engine/capture/redact.py"
+RECALLER, RENDER = "lore_sidecar/engine/recall/recaller.py", "lore_sidecar/mcp_face/render.py"
+FACTQ = "lore_sidecar/engine/facts/queries.py"
+INSTALL, HOSTS = "lore_sidecar/setup/install.py", "lore_sidecar/setup/hosts.py"
+TYPES, TRANSPORT = "lore_sidecar/wire/types.py", "lore_sidecar/rpc/transport.py"
+
+SHR_RECORD, SHR = "tests/integration/test_shared_record.py", "tests/integration/test_shared.py"
+SHR_REFUSALS, SHR_UNIT = "tests/integration/test_shared_refusals.py", "tests/unit/test_shared_replica.py"
+TEAM = (SHR_RECORD, SHR_REFUSALS, SHR_UNIT, SHR)
+BK, BK_RT, BK_FILES = "tests/integration/test_backup.py", "tests/integration/test_backup_roundtrip.py", \
+    "tests/integration/test_backup_files.py"
+RESTORE_EDGES, RESTORE_UNTRUSTED, NIGHTLY = "tests/integration/test_restore_edges.py", \
+    "tests/integration/test_restore_untrusted.py", "tests/integration/test_nightly.py"
+BACKUPS_T = (BK_FILES, RESTORE_EDGES, RESTORE_UNTRUSTED, BK_RT, BK)
+MNT, JUDGE = "tests/integration/test_maintenance.py", "tests/integration/test_dream_judge.py"
+DREAM_UNIT, DECAY_UNIT = "tests/unit/test_dream_rules.py", "tests/unit/test_decay.py"
+DREAM = (DREAM_UNIT, DECAY_UNIT, JUDGE, MNT)
+RED = ("tests/unit/test_redact_formats.py", "tests/unit/test_redact.py", "tests/unit/test_redact_boundaries.py")
+PAGING, MCP, DENSE = "tests/integration/test_paging.py", "tests/integration/test_mcp.py", \
+    "tests/integration/test_dense_leg.py"
+INST, INST_UNIT, DOCTOR = "tests/integration/test_install.py", "tests/unit/test_install_edits.py", \
+    "tests/integration/test_doctor.py"
+WIRE = ("tests/unit/test_framing.py", "tests/unit/test_settings_and_wire.py", "tests/unit/test_docs.py",
+        "tests/integration/test_stdio_contract.py", "tests/integration/test_hostile_input.py")
+
+ROUND = [
+    # --- the team record (4) ---------------------------------------------------------------------
+    # `head` is the newest operation of a project's log (lore/status.shared.lagMs is its age).
+    Mutation("h7b-team-head-is-the-oldest-op", RECORD, ' ORDER BY seq DESC LIMIT 1"', ' ORDER BY seq LIMIT 1"',
+             TEAM, by=BY),
+    # Each append wakes the other machines (NOTIFY); without it they wait for their poll.
+    Mutation("h7b-team-append-notifies-nobody", RECORD,
+             'conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.team))', 'pass', TEAM, by=BY),
+    # A create without a scope takes its URI scheme's default (global for non-project URIs).
+    Mutation("h7b-team-create-defaults-to-project-scope", RECORD,
+             'scope = args.get("scope") or rules.default_scope(scheme)', 'scope = args.get("scope") or "project"',
+             TEAM, by=BY),
+    # lagMs counts only a log that is ahead of the cursor; caught up is 0.
+    Mutation("h7b-team-lag-when-caught-up", REPLICA, 'if head > self._cursor.get(project_name(root), 0):',
+             'if head >= self._cursor.get(project_name(root), 0):', TEAM, by=BY),
+
+    # --- backups and restore (6) -----------------------------------------------------------------
+    # "Only the newest `keep` are kept."
+    Mutation("h7b-backup-rotate-keeps-the-oldest", BACKUP, 'gone = found[: max(0, len(found) - keep)]',
+             'gone = found[keep:]', BACKUPS_T, by=BY),
+    # Recall events are dropped unless asked for (the flag read backwards).
+    Mutation("h7b-backup-recall-events-flag-inverted", BACKUP, 'for table in () if recall_events else RECALL_EVENTS:',
+             'for table in RECALL_EVENTS if recall_events else ():', BACKUPS_T, by=BY),
+    # A journal file is cut at its last complete line (an append in flight is not half-copied).
+    Mutation("h7b-backup-journal-half-line-copied", BACKUP,
+             'cut = data[: data.rfind(b"\\n") + 1] if f.suffix == ".md" else data', 'cut = data', BACKUPS_T, by=BY),
+    # The `.lore.md` exports hold live nodes only.
+    Mutation("h7b-backup-export-holds-deleted-nodes", BACKUP,
+             " WHERE n.deleted_at IS NULL AND n.scope='project' ORDER BY n.uri\"", " WHERE n.scope='project' ORDER BY n.uri\"",
+             BACKUPS_T, by=BY),
+    # A backup from an older schema version is compared with what the migrations made up to
+    # its version (then the store migrates it); comparing with today's schema refuses it.
+    Mutation("h7b-restore-older-schema-compared-with-today", INTAKE, 'for _, sql in MIGRATIONS[:version]:',
+             'for _, sql in MIGRATIONS:', BACKUPS_T, by=BY),
+    # The nightly backup remembers when it ran (one backup per interval, not one per tick).
+    Mutation("h7b-nightly-backup-forgets-it-ran", BACKUPS, '                    state["lastBackup"] = now\n',
+             '                    pass\n', (NIGHTLY, BK), by=BY),
+
+    # --- dream and decay (6) ---------------------------------------------------------------------
+    # A model's merged text rewrites the keeper only at priority 2-4.
+    Mutation("h7b-dream-priority-1-keeper-rewritten", MAINT, 'and by_uri[ch.related]["priority"] >= 2):',
+             'and by_uri[ch.related]["priority"] >= 1):', DREAM, by=BY),
+    # A dry run is advisory: it never becomes the run `dreamRollback` undoes by default.
+    Mutation("h7b-dream-dry-run-becomes-latest", MAINT, '            if not dry_run:\n                self.runs.save("latest"',
+             '            if True:\n                self.runs.save("latest"', DREAM, by=BY),
+    # Rolling back an advisory run is refused (it changed nothing).
+    Mutation("h7b-dream-advisory-rollback-accepted", MAINT, '        if run.get("advisory"):\n',
+             '        if False:\n', DREAM, by=BY),
+    # lore/review lists priority 2-4 only.
+    Mutation("h7b-review-lists-priority-1", MAINT, 'if r["priority"] >= 2]', 'if r["priority"] >= 1]', DREAM, by=BY),
+    # Decay never moves a priority 0-1 hit in recall.
+    Mutation("h7b-decay-fades-priority-1", DECAY, 'if priority is not None and priority <= 1:',
+             'if priority is not None and priority < 1:', DREAM, by=BY),
+    # A re-created node comes back stale if it was stale.
+    Mutation("h7b-dream-rollback-forgets-stale", MAINT, 'for k in ("suppressed", "stale") if before.get(k)}',
+             'for k in ("suppressed",) if before.get(k)}', DREAM, by=BY),
+
+    # --- redaction rules (5; patterns only) ------------------------------------------------------
+    # docs/security.md names PGP private key blocks.
+    Mutation("h7b-redact-pgp-private-key-block", REDACT, 'PRIVATE KEY(?: BLOCK)?-----', 'PRIVATE KEY-----', RED, by=BY),
+    # "the other gl…- tokens": the CI-build token's needle dropped, so the rule never runs for it.
+    Mutation("h7b-redact-gitlab-cbt-needle", REDACT, '"glcbt-", ', '', RED, by=BY),
+    # Slack's xoxr-/xoxs-/xoxo- tokens.
+    Mutation("h7b-redact-slack-some-letters", REDACT, '"[abposre]-', '"[abpe]-', RED, by=BY),
+    # Shopify shared secrets (shpss_).
+    Mutation("h7b-redact-shopify-shared-secret", REDACT, '(?:at|ss|ca|pa)_', '(?:at|ca|pa)_', RED, by=BY),
+    # Azure connection strings' SharedAccessKey (Service Bus, Event Hubs).
+    Mutation("h7b-redact-azure-shared-access-key", REDACT, '(?:Account|SharedAccess)Key=', 'AccountKey=', RED, by=BY),
+
+    # --- paging (3) ------------------------------------------------------------------------------
+    # Deferral of the vector leg judges the page asked for, not the first page.
+    Mutation("h7b-recall-deferral-judges-page-one", RECALLER,
+             'last = scored[offset + limit - 1][0] if limit > 0 and len(scored) >= offset + limit else None',
+             'last = scored[limit - 1][0] if limit > 0 and len(scored) >= limit else None', (PAGING, DENSE), by=BY),
+    # The MCP face tells the model the offset of the next page.
+    Mutation("h7b-mcp-more-offset-ignores-the-offset", RENDER, '    offset = r.get("nextOffset")\n',
+             '    offset = len(r.get("facts") or r.get("events") or r.get("hits") or []) if r.get("nextOffset") else None\n',
+             (MCP, PAGING), by=BY),
+    # A current-facts page past the first reads offset + limit rows.
+    Mutation("h7b-facts-page-two-reads-only-limit", FACTQ,
+             'found = rows.matching(f, holds_at=holds, visible_only=not history, limit=limit + offset)',
+             'found = rows.matching(f, holds_at=holds, visible_only=not history, limit=limit)',
+             (PAGING, "tests/integration/test_fact_queries.py"), by=BY),
+
+    # --- install / uninstall (4) -----------------------------------------------------------------
+    # The folders install made go, deepest first.
+    Mutation("h7b-uninstall-dirs-shallowest-first", INSTALL, 'key=len, reverse=True', 'key=len, reverse=False',
+             (INST, INST_UNIT), by=BY),
+    # The install manifest goes with the uninstall (doctor reads the manifests).
+    Mutation("h7b-uninstall-keeps-the-manifest", INSTALL, '    if mpath.exists():\n        mpath.unlink()\n',
+             '    pass\n', (INST, INST_UNIT, DOCTOR), by=BY),
+    # Codex: taking lore's server out of a rewritten config keeps the user's other servers.
+    Mutation("h7b-codex-unconfig-drops-every-server", HOSTS,
+             '            if not servers:\n                del doc["mcp_servers"]', '            del doc["mcp_servers"]',
+             (INST, INST_UNIT), by=BY),
+    # Taking lore's hooks out keeps the user's own groups of the same event.
+    Mutation("h7b-remove-hooks-drops-the-users-groups", HOSTS, '        if kept:\n            hooks[event] = kept',
+             '        if False:\n            hooks[event] = kept', (INST, INST_UNIT), by=BY),
+
+    # --- the wire (4) ----------------------------------------------------------------------------
+    # docs/protocol.md: recall's `limit` is 1..200.
+    Mutation("h7b-wire-recall-limit-500", TYPES, '(RecallParams, "limit"): (1, 200)', '(RecallParams, "limit"): (1, 500)',
+             WIRE, by=BY),
+    # queryFacts' `limit` 0 is -32602, not one fact.
+    Mutation("h7b-wire-facts-limit-0-accepted", TYPES, '(QueryFactsParams, "limit"): (1, 200)',
+             '(QueryFactsParams, "limit"): (0, 200)', (*WIRE, PAGING), by=BY),
+    # A fractional id is refused to its sender (its id echoed).
+    Mutation("h7b-wire-fractional-id-not-echoed", TRANSPORT, 'echo = msg_id if isinstance(msg_id, float) else None',
+             'echo = None', WIRE, by=BY),
+    # A bad frame whose id could be read is -32600 to that id (not -32700).
+    Mutation("h7b-wire-bad-frame-with-id-is-parse-error", TRANSPORT,
+             'self._error(event.request_id, INVALID_REQUEST if event.request_id is not None else PARSE_ERROR',
+             'self._error(event.request_id, PARSE_ERROR', WIRE, by=BY),
+]
