@@ -38,6 +38,7 @@ BACKUPS_T = (BK_FILES, RESTORE_EDGES, RESTORE_UNTRUSTED, BK_RT, BK)
 MNT, JUDGE = "tests/integration/test_maintenance.py", "tests/integration/test_dream_judge.py"
 DREAM_UNIT, DECAY_UNIT = "tests/unit/test_dream_rules.py", "tests/unit/test_decay.py"
 DREAM = (DREAM_UNIT, DECAY_UNIT, JUDGE, MNT)
+RED_FORMATS_NEW = "tests/unit/test_redact_formats.py::test_each_documented_token_format_is_redacted_as_its_providers_kind"
 RED = ("tests/unit/test_redact_formats.py", "tests/unit/test_redact.py", "tests/unit/test_redact_boundaries.py")
 PAGING, MCP, DENSE = "tests/integration/test_paging.py", "tests/integration/test_mcp.py", \
     "tests/integration/test_dense_leg.py"
@@ -52,15 +53,22 @@ ROUND = [
     Mutation("h7b-team-head-is-the-oldest-op", RECORD, ' ORDER BY seq DESC LIMIT 1"', ' ORDER BY seq LIMIT 1"',
              TEAM, by=BY),
     # Each append wakes the other machines (NOTIFY); without it they wait for their poll.
+    # SURVIVED the first run (every machine also polls each second, so every test still saw the
+    # write): test_shared_record.py::test_an_append_wakes_the_teams_listeners_with_the_teams_name.
     Mutation("h7b-team-append-notifies-nobody", RECORD,
-             'conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.team))', 'pass', TEAM, by=BY),
+             'conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.team))', 'pass',
+             (f"{SHR_RECORD}::test_an_append_wakes_the_teams_listeners_with_the_teams_name", *TEAM), by=BY),
     # A create without a scope takes its URI scheme's default (global for non-project URIs).
     Mutation("h7b-team-create-defaults-to-project-scope", RECORD,
              'scope = args.get("scope") or rules.default_scope(scheme)', 'scope = args.get("scope") or "project"',
              TEAM, by=BY),
     # lagMs counts only a log that is ahead of the cursor; caught up is 0.
+    # SURVIVED the first run (no test read lagMs of a connected replica):
+    # test_shared_record.py::test_status_lag_is_the_age_of_ops_not_yet_applied_and_zero_once_caught_up.
     Mutation("h7b-team-lag-when-caught-up", REPLICA, 'if head > self._cursor.get(project_name(root), 0):',
-             'if head >= self._cursor.get(project_name(root), 0):', TEAM, by=BY),
+             'if head >= self._cursor.get(project_name(root), 0):',
+             (f"{SHR_RECORD}::test_status_lag_is_the_age_of_ops_not_yet_applied_and_zero_once_caught_up", *TEAM),
+             by=BY),
 
     # --- backups and restore (6) -----------------------------------------------------------------
     # "Only the newest `keep` are kept."
@@ -107,11 +115,17 @@ ROUND = [
     # docs/security.md names PGP private key blocks.
     Mutation("h7b-redact-pgp-private-key-block", REDACT, 'PRIVATE KEY(?: BLOCK)?-----', 'PRIVATE KEY-----', RED, by=BY),
     # "the other gl…- tokens": the CI-build token's needle dropped, so the rule never runs for it.
-    Mutation("h7b-redact-gitlab-cbt-needle", REDACT, '"glcbt-", ', '', RED, by=BY),
+    # SURVIVED the first run (only glpat-/gldt-/glrt-/glptt- were in the format table): the table
+    # now holds every gl…- prefix the rule names (glcbt-, glimt-, glsoat-, gloas-, glffct-,
+    # glagent-), each checked for its marker's kind too.
+    Mutation("h7b-redact-gitlab-cbt-needle", REDACT, '"glcbt-", ', '', (RED_FORMATS_NEW, *RED), by=BY),
     # Slack's xoxr-/xoxs-/xoxo- tokens.
-    Mutation("h7b-redact-slack-some-letters", REDACT, '"[abposre]-', '"[abpe]-', RED, by=BY),
+    # SURVIVED the first run (xoxb-/xoxp-/xoxa-/xoxe- only): xoxs- and xoxr- added to the table.
+    Mutation("h7b-redact-slack-some-letters", REDACT, '"[abposre]-', '"[abpe]-', (RED_FORMATS_NEW, *RED), by=BY),
     # Shopify shared secrets (shpss_).
-    Mutation("h7b-redact-shopify-shared-secret", REDACT, '(?:at|ss|ca|pa)_', '(?:at|ca|pa)_', RED, by=BY),
+    # SURVIVED the first run (shpat_ only): shpss_, shpca_ and shppa_ added to the table.
+    Mutation("h7b-redact-shopify-shared-secret", REDACT, '(?:at|ss|ca|pa)_', '(?:at|ca|pa)_', (RED_FORMATS_NEW, *RED),
+             by=BY),
     # Azure connection strings' SharedAccessKey (Service Bus, Event Hubs).
     Mutation("h7b-redact-azure-shared-access-key", REDACT, '(?:Account|SharedAccess)Key=', 'AccountKey=', RED, by=BY),
 
