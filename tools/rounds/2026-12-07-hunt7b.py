@@ -7,7 +7,38 @@ what is promised, before any test body was read; tools/rounds/ was read only for
 and to leave out a bug already planted. The guarding test files were chosen by file name and
 `grep -l` only.
 
-FIRST_RUN (filled in below after the first run).
+First run (`python tools/mutations.py <the 32 names>`, once, 12:33-13:21 UTC, on 2 cores at
+load average 11-37 with other engineers' suites; the first four from the worktree before any
+test of their areas was touched, the rest from a frozen copy of the round's commit, since
+tests written meanwhile would otherwise have been copied into later mutants): 23 of 32
+caught (72%). No stale or error outcome.
+- team record 2/4: caught h7b-team-head-is-the-oldest-op, h7b-team-create-defaults-to-project-scope;
+  survived h7b-team-append-notifies-nobody, h7b-team-lag-when-caught-up.
+- backups and restore 5/6: survived h7b-restore-older-schema-compared-with-today.
+- dream and decay 6/6.
+- redaction rules 2/5: caught the PGP block and Azure SharedAccessKey; survived
+  h7b-redact-gitlab-cbt-needle, h7b-redact-slack-some-letters, h7b-redact-shopify-shared-secret.
+- paging 2/3: survived h7b-mcp-more-offset-ignores-the-offset.
+- install and uninstall 4/4.
+- the wire 2/4: survived h7b-wire-facts-limit-0-accepted, h7b-wire-fractional-id-not-echoed.
+The pattern of the survivors is the one the earlier rounds saw: a test drove only the default
+shape (the four common gl…- prefixes, recall's limit but not queryFacts', one page of an MCP
+list, a backup this version wrote, a machine that polls anyway, a status read while
+disconnected, an id of the wrong type that was an object and never a number).
+
+Survivors (each commented at its entry): all 9 are real promises and got a test that fails with
+the bug planted and passes without; it is listed first among the entry's guarding tests.
+Writing the MCP paging test found a real bug: `lore_recall` (MCP) had no `offset` argument,
+so a capped result's "repeat with offset=N" could not be followed and a model asking for the
+rest got the first page again (the test failed on the code before the fix; fixed in
+lore_sidecar/mcp_face/tools.py, docs/mcp.md says it).
+Tests added before the first run had reported (so not survivors' tests, but each seen failing
+with its bug planted in a scratch copy): the uninstall-after-a-host-rewrite test
+(test_install_edits.py) fails with h7b-remove-hooks-drops-the-users-groups,
+h7b-codex-unconfig-drops-every-server and h7b-uninstall-keeps-the-manifest, which the existing
+tests also caught; the deleted node in test_backup_files.py's exports check.
+
+RERUN (filled in below).
 """
 
 import sys
@@ -180,8 +211,12 @@ ROUND = [
     Mutation("h7b-wire-facts-limit-0-accepted", TYPES, '(QueryFactsParams, "limit"): (1, 200)',
              '(QueryFactsParams, "limit"): (0, 200)', (RANGES, *WIRE, PAGING), by=BY),
     # A fractional id is refused to its sender (its id echoed).
+    # SURVIVED the first run (the hostile frames send an object id, never a number that is not an
+    # integer): test_stdio_contract.py::test_an_id_of_the_wrong_type_is_refused_to_its_sender_when_it_can_be_told.
     Mutation("h7b-wire-fractional-id-not-echoed", TRANSPORT, 'echo = msg_id if isinstance(msg_id, float) else None',
-             'echo = None', WIRE, by=BY),
+             'echo = None',
+             ("tests/integration/test_stdio_contract.py::"
+              "test_an_id_of_the_wrong_type_is_refused_to_its_sender_when_it_can_be_told", *WIRE), by=BY),
     # A bad frame whose id could be read is -32600 to that id (not -32700).
     Mutation("h7b-wire-bad-frame-with-id-is-parse-error", TRANSPORT,
              'self._error(event.request_id, INVALID_REQUEST if event.request_id is not None else PARSE_ERROR',
