@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import itertools
 import json
 import logging
 import os
@@ -138,9 +139,17 @@ MINILM_MAX_TOKENS = 128  # a chunk or a turn; longer text is truncated (256 meas
 # 64 did 49/s and held ~780 MB in onnxruntime's arena after a workspace's first embedding
 # (measured on 2 cores; docs/benchmarks.md).
 MINILM_BATCH = 4
-# The vectors' name records how they were computed: a store whose files were embedded by the
-# float graph ("all-minilm-l6-v2-int8", the wheel's name) re-embeds them (store/vector_index.py).
-MINILM_INT8_NAME = "all-minilm-l6-v2-int8-dq"
+# The vectors' name records how they were computed: a store whose files were embedded under
+# another name re-embeds them (store/vector_index.py). "all-minilm-l6-v2-int8" (the wheel's
+# name): the float graph; "all-minilm-l6-v2-int8-dq": the first int8 rewrite (masked
+# attention, SkipLayerNormalization); "-dq2": attention without a mask, Add + LayerNormalization.
+MINILM_INT8_NAME = "all-minilm-l6-v2-int8-dq2"
+MINILM_FIRST_INT8_NAME = "all-minilm-l6-v2-int8-dq"
+
+
+def minilm_streams() -> int:
+    """Texts the int8 files model computes at once: one a core, up to 4."""
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 class MiniLMEmbedder:
@@ -152,15 +161,18 @@ class MiniLMEmbedder:
     (llm/minilm_graph.py: ~2.3x less CPU a chunk) and each text is its own forward pass:
     activations are quantised per pass, so a text's vector must not depend on the texts
     batched with it (a rebuilt index answers exactly like the live one), and a pass of one
-    text has no padding. `int8=False` is the wheel's graph as shipped (float32 compute)."""
+    text has no padding. Passes run one a core at once, each on one thread (below).
+    `int8=False` is the wheel's graph as shipped (float32 compute)."""
 
     dim = 384
 
     def __init__(self, *, threads: int | None = None, spin: bool = False, max_tokens: int = MINILM_MAX_TOKENS,
-                 int8: bool = True) -> None:
-        """`threads`, `spin`, `max_tokens` and `int8` are for bench/embedders.py, which
-        measures the old settings beside the new on the same chunks; the engine uses the
-        defaults."""
+                 int8: bool = True, first_int8: bool = False, streams: int | None = None,
+                 profile: str | None = None) -> None:
+        """`threads`, `spin`, `max_tokens`, `int8`, `first_int8` (the first int8 rewrite, as
+        main had it before `-dq2`), `streams` and `profile` (a file prefix for onnxruntime's
+        per-node timings) are for bench/embedders.py, which measures the old paths beside
+        the new on the same chunks; the engine uses the defaults."""
         try:
             import onnxruntime as ort
         except ImportError as exc:
@@ -176,14 +188,18 @@ class MiniLMEmbedder:
             if got != want:
                 raise EmbedderUnavailable(f"{path}: sha256 {got} does not match pinned {want}")
             paths.append(path)
+        current = int8 and not first_int8
+        # Threads. Trigger: the dense leg waits on this model. The current path runs passes
+        # side by side, one a core, each on one onnxruntime thread (the caller's: no pool).
+        # Why: a pass is ~60 short ops; split over a two-thread pool each op waits for the
+        # other thread to wake and finish (~20% more CPU a chunk, measured), and a pass of one
+        # text is too small to split well. Passes share nothing, so two run at twice the rate
+        # of one on an idle machine. The older paths split each pass over every core, without
+        # spinning (idle pool threads busy-waiting took the core from requests on a loaded
+        # machine: 2 spinning threads 0.69x one thread at load 15; docs/benchmarks.md).
+        self.streams = (streams or minilm_streams()) if current else 1
         opts = ort.SessionOptions()
-        # Every core (up to 4), without spinning. Trigger: one thread (half of 2 cores) left a
-        # core idle while a workspace waited for its meaning index. Why no spinning: idle pool
-        # threads otherwise busy-wait for the next op, which on a loaded machine took the core
-        # from the requests (measured: 2 spinning threads 0.69x one thread at load 15, 2 without
-        # spinning 1.07x; docs/benchmarks.md 2026-12-07). A waiting thread sleeps, so requests
-        # get the core when they need it.
-        opts.intra_op_num_threads = threads or max(1, min(4, os.cpu_count() or 1))
+        opts.intra_op_num_threads = threads or (1 if current else minilm_streams())
         opts.inter_op_num_threads = 1
         opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
         opts.log_severity_level = 3
@@ -191,25 +207,45 @@ class MiniLMEmbedder:
         # it back, instead of keeping the largest batch's buffers for the life of the process.
         opts.enable_cpu_mem_arena = False
         opts.enable_mem_pattern = False
+        if profile:
+            opts.enable_profiling = True
+            opts.profile_file_prefix = profile
+        # onnxruntime fuses each residual Add + LayerNormalization into SkipLayerNormalization,
+        # whose CPU kernel (1.32) took 261 us on a 128 x 384 tensor against 44 us for the Add
+        # and LayerNormalization it replaces: 18% of an int8 pass. The current path keeps them.
+        disabled = ["SkipLayerNormFusion"] if current else []
         if int8:
             from lore_sidecar.llm.minilm_graph import GraphMismatch, int8_graph
 
             try:
-                model: str | bytes = int8_graph(paths[0])
+                model: str | bytes = int8_graph(paths[0], masked=first_int8)
             except ImportError as exc:
                 raise EmbedderUnavailable("the onnx package is not installed (pip install onnx)") from exc
             except GraphMismatch as exc:
                 raise EmbedderUnavailable(f"{paths[0]}: cannot compute in int8 ({exc})") from exc
         else:
             model = str(paths[0])
-        self.name = MINILM_INT8_NAME if int8 else "all-minilm-l6-v2-int8"
-        self.batch = 1 if int8 else MINILM_BATCH  # texts a forward pass (see the class docstring)
-        self._session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+        self.name = (MINILM_INT8_NAME if current else MINILM_FIRST_INT8_NAME) if int8 else "all-minilm-l6-v2-int8"
+        # Texts a call (dense leg) and a forward pass: the current path one text a pass, a
+        # pass per stream; the first int8 path one text a pass; the float graph batches.
+        self.batch = self.streams if current else 1 if int8 else MINILM_BATCH
+        self._session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"], disabled_optimizers=disabled)
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tok = Tokenizer.from_file(str(paths[1]))
         self._tok.enable_truncation(max_tokens)
         self._chars = max_tokens * CHARS_PER_TOKEN_BOUND
-        self._tok.enable_padding()
+        self._pool = None
+        if self.streams > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(self.streams - 1, thread_name_prefix="minilm")
+        # The tokenizer file pads every text to 128 pieces: the float graph's batches pad to
+        # their longest text instead (the first int8 path's one-text batches, not at all);
+        # the current graph has no mask, so it must never see padding.
+        if current:
+            self._tok.no_padding()
+        else:
+            self._tok.enable_padding()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._run(texts, None)
@@ -222,6 +258,8 @@ class MiniLMEmbedder:
         return self._run(texts, tokens), tokens
 
     def _run(self, texts: Sequence[str], tokens: list | None) -> np.ndarray:
+        if "attention_mask" not in self._inputs:
+            return self._run_unpadded(texts, tokens)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Similar lengths batch together: less padding, less work.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -244,9 +282,53 @@ class MiniLMEmbedder:
                         n = int(mask[j].sum())
                         states = hidden[j, :n]
                         tokens[i] = (encs[j].tokens[:n], states / np.maximum(np.linalg.norm(states, axis=1, keepdims=True), 1e-9))
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        np.divide(out, norms, out=out, where=norms > 0)
-        return out
+        return _normalised(out)
+
+    def _run_unpadded(self, texts: Sequence[str], tokens: list | None) -> np.ndarray:
+        """The graph without a mask: every text alone, unpadded (the graph cannot tell padding
+        from text), passes spread over the streams. Each pass writes only its own rows."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        todo = [i for i, t in enumerate(texts) if t.strip()]
+        encs = self._tok.encode_batch([texts[i][: self._chars] for i in todo])  # unpadded (__init__)
+
+        def one(j: int) -> None:
+            ids = np.array([encs[j].ids], dtype=np.int64)
+            feeds = {"input_ids": ids}
+            if "token_type_ids" in self._inputs:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            states = self._session.run(None, feeds)[0][0]
+            out[todo[j]] = states.mean(axis=0)
+            if tokens is not None:
+                tokens[todo[j]] = (encs[j].tokens, states / np.maximum(np.linalg.norm(states, axis=1, keepdims=True), 1e-9))
+
+        self._each(one, len(todo))
+        return _normalised(out)
+
+    def _each(self, fn, n: int) -> None:
+        """fn(0..n-1), on this thread and the pool's at once. onnxruntime releases the GIL
+        while a pass runs, so the passes run in parallel; each takes the next index."""
+        if self._pool is None or n < 2:
+            for j in range(n):
+                fn(j)
+            return
+        counter = itertools.count()
+
+        def work() -> None:
+            while (j := next(counter)) < n:  # next() on a count is atomic under the GIL
+                fn(j)
+
+        helpers = [self._pool.submit(work) for _ in range(min(n, self.streams) - 1)]
+        try:
+            work()
+        finally:
+            for h in helpers:
+                h.result()
+
+
+def _normalised(out: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    np.divide(out, norms, out=out, where=norms > 0)
+    return out
 
 
 class LazyMiniLM:
@@ -257,7 +339,11 @@ class LazyMiniLM:
 
     name = MINILM_INT8_NAME
     dim = MiniLMEmbedder.dim
-    batch = 1
+
+    @property
+    def batch(self) -> int:
+        """Texts the dense leg hands over a call: one a stream, so every core has a pass."""
+        return minilm_streams()
 
     def __init__(self) -> None:
         try:
