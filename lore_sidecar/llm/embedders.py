@@ -168,11 +168,12 @@ class MiniLMEmbedder:
 
     def __init__(self, *, threads: int | None = None, spin: bool = False, max_tokens: int = MINILM_MAX_TOKENS,
                  int8: bool = True, first_int8: bool = False, streams: int | None = None,
-                 profile: str | None = None) -> None:
+                 profile: str | None = None, signed_weights: bool | None = None) -> None:
         """`threads`, `spin`, `max_tokens`, `int8`, `first_int8` (the first int8 rewrite, as
         main had it before `-dq2`), `streams` and `profile` (a file prefix for onnxruntime's
         per-node timings) are for bench/embedders.py, which measures the old paths beside
-        the new on the same chunks; the engine uses the defaults."""
+        the new on the same chunks; `signed_weights` (None: by CPU, see minilm_graph) for
+        tests. The engine uses the defaults."""
         try:
             import onnxruntime as ort
         except ImportError as exc:
@@ -218,7 +219,7 @@ class MiniLMEmbedder:
             from lore_sidecar.llm.minilm_graph import GraphMismatch, int8_graph
 
             try:
-                model: str | bytes = int8_graph(paths[0], masked=first_int8)
+                model: str | bytes = int8_graph(paths[0], signed_weights=signed_weights, masked=first_int8)
             except ImportError as exc:
                 raise EmbedderUnavailable("the onnx package is not installed (pip install onnx)") from exc
             except GraphMismatch as exc:
