@@ -6,6 +6,7 @@ the text."""
 from __future__ import annotations
 
 import collections
+import importlib.util
 import json
 import threading
 from pathlib import Path
@@ -167,8 +168,8 @@ def test_the_engine_loads_the_int8_model_by_its_own_name():
 def test_without_onnx_the_files_model_is_reported_unavailable_up_front(monkeypatch):
     """The rewrite needs `onnx`: its absence is said when the model is configured, not at the
     first text in the background."""
-    real = E.importlib.util.find_spec
-    monkeypatch.setattr(E.importlib.util, "find_spec", lambda name, *a: None if name == "onnx" else real(name, *a))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "onnx" else real(name, *a))
     with pytest.raises(E.EmbedderUnavailable, match="onnx"):
         E.load_embedder("minilm", lazy=True)
     models = E.load_models("wordllama", "minilm")
