@@ -6,7 +6,8 @@
 
 `--files-speed`: the files model (MiniLM) on workspace chunks — pip's own source, chunked and
 framed as the dense leg frames them — through the float graph as shipped (main before int8
-compute), the first int8 rewrite (main before `-dq2`) and the current path, alternately on
+compute), the first int8 rewrite (main before `-dq2`), the current path without its thread
+pool and the current path, alternately on
 the same chunks in one run: chunks/s (wall and per CPU-second) for each, their ratios, and
 the load average beside them, and each int8 path's cosine to the float graph's vectors.
 `--files-profile`: where an int8 pass spends its time, by op.
@@ -94,9 +95,11 @@ def workspace_chunks(n: int) -> list[str]:
 def files_paths() -> dict:
     """The files model's paths, oldest first: the float graph as shipped (main before int8
     compute, 2 intra-op threads), the first int8 rewrite (main before `-dq2`: masked
-    attention, SkipLayerNormalization, 2 intra-op threads) and the current one."""
+    attention, SkipLayerNormalization, 2 intra-op threads), the current one with each pass
+    on its caller's thread alone, and the current one (passes side by side sharing a pool)."""
     return {"float graph": lambda **kw: E.MiniLMEmbedder(int8=False, **kw),
             "first int8": lambda **kw: E.MiniLMEmbedder(first_int8=True, **kw),
+            "current, passes without a pool": lambda **kw: E.MiniLMEmbedder(threads=1, **kw),
             "current": lambda **kw: E.MiniLMEmbedder(**kw)}
 
 
@@ -122,7 +125,7 @@ def files_speed(n: int, rounds: int) -> dict:
            for k in paths}
     med = {k: statistics.median(v) for k, v in wall.items()}
     med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
-    ratios = {f"current_vs_{k.replace(' ', '_')}": {"wall": round(med["current"] / med[k], 2), "cpu": round(med_cpu["current"] / med_cpu[k], 2)}
+    ratios = {f"current_vs_{k.replace(',', '').replace(' ', '_')}": {"wall": round(med["current"] / med[k], 2), "cpu": round(med_cpu["current"] / med_cpu[k], 2)}
               for k in paths if k != "current"}
     return {"chunks": len(texts), "rounds": rounds, "paths": out, "ratios": ratios, "cosine_to_float_graph": cosine,
             "load_avg_1m": [round(x, 1) for x in loads]}

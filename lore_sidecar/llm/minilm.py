@@ -82,16 +82,17 @@ class MiniLMEmbedder:
             paths.append(path)
         current = int8 and not first_int8
         # Threads. Trigger: the dense leg waits on this model. The current path runs passes
-        # side by side, one a core, each on one onnxruntime thread (the caller's: no pool).
-        # Why: a pass is ~60 short ops; split over a two-thread pool each op waits for the
-        # other thread to wake and finish (~20% more CPU a chunk, measured), and a pass of one
-        # text is too small to split well. Passes share nothing, so two run at twice the rate
-        # of one on an idle machine. The older paths split each pass over every core, without
-        # spinning (idle pool threads busy-waiting took the core from requests on a loaded
-        # machine: 2 spinning threads 0.69x one thread at load 15; docs/benchmarks.md).
+        # side by side, one a core (each text is its own pass, so they share nothing), and
+        # the passes share one pool of 2 onnxruntime threads. Why: a pass of one text split
+        # over a pool waits at each of its ~60 ops for the other thread (the first int8 path:
+        # 53.7 chunks per CPU-second against ~65 on one thread, quiet machine); with a pass a
+        # core, both cores have a pass of their own. The pool is kept because on a loaded
+        # machine passes without one got half the CPU (0.24 against 0.55 cores at load 32,
+        # same run; docs/benchmarks.md). No spinning: idle pool threads busy-waiting took the
+        # core from requests on a loaded machine (0.69x one thread at load 15).
         self.streams = (streams or minilm_streams()) if current else 1
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads or (1 if current else minilm_streams())
+        opts.intra_op_num_threads = threads or (min(2, minilm_streams()) if current else minilm_streams())
         opts.inter_op_num_threads = 1
         opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
         opts.log_severity_level = 3

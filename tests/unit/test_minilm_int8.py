@@ -125,7 +125,7 @@ class _Spy:
 
 
 def test_passes_run_one_a_stream_at_once_and_give_the_same_vectors():
-    two, one = E.MiniLMEmbedder(streams=2), E.MiniLMEmbedder(streams=1)
+    two, one = E.MiniLMEmbedder(streams=2, threads=2), E.MiniLMEmbedder(streams=1, threads=1)
     assert two.batch == 2 and two.name == one.name == E.MINILM_INT8_NAME
     texts = TEXTS * 3
     spy = two._session = _Spy(two._session)
@@ -134,7 +134,7 @@ def test_passes_run_one_a_stream_at_once_and_give_the_same_vectors():
     alone, alone_pieces = one.embed_with_tokens(texts)
     assert np.array_equal(vecs, alone)
     assert all(a[0] == b[0] and np.array_equal(a[1], b[1]) for a, b in zip(pieces, alone_pieces, strict=True))
-    # Control: one stream runs every pass on the caller's thread.
+    # Control: one stream runs every pass on the caller's thread (with no pool: all of it).
     spy1 = one._session = _Spy(one._session)
     spy1.together = threading.Barrier(1)
     one.embed(texts)
