@@ -52,7 +52,8 @@ class MiniLMEmbedder:
     (llm/minilm_graph.py: ~2.3x less CPU a chunk) and each text is its own forward pass:
     activations are quantised per pass, so a text's vector must not depend on the texts
     batched with it (a rebuilt index answers exactly like the live one), and a pass of one
-    text has no padding. Passes run one a core at once, each on one thread (below).
+    text has no padding. Passes run side by side, one a core, sharing a small thread pool
+    (below).
     `int8=False` is the wheel's graph as shipped (float32 compute)."""
 
     dim = 384
@@ -84,9 +85,9 @@ class MiniLMEmbedder:
         # Threads. Trigger: the dense leg waits on this model. The current path runs passes
         # side by side, one a core (each text is its own pass, so they share nothing), and
         # the passes share one pool of 2 onnxruntime threads. Why: a pass of one text split
-        # over a pool waits at each of its ~60 ops for the other thread (the first int8 path:
-        # 53.7 chunks per CPU-second against ~65 on one thread, quiet machine); with a pass a
-        # core, both cores have a pass of their own. The pool is kept because on a loaded
+        # over a pool waits at each of its ~60 ops for the other thread (the first int8 path
+        # at load 5: 53.5 chunks per CPU-second on 2 threads against 65 on one); with a pass
+        # a core, both cores have a pass of their own. The pool is kept because on a loaded
         # machine passes without one got half the CPU (0.24 against 0.55 cores at load 32,
         # same run; docs/benchmarks.md). No spinning: idle pool threads busy-waiting took the
         # core from requests on a loaded machine (0.69x one thread at load 15).
