@@ -182,35 +182,46 @@ WRITER = textwrap.dedent("""
     from pathlib import Path
     from lore_sidecar.store.vector_index import VectorIndex
     d, start = Path(sys.argv[1]), int(sys.argv[2])
-    v = VectorIndex(d, spaces={"messages": ("m", 32)}, writable=True, fold_at=3000)
+    v = VectorIndex(d, spaces={"messages": ("m", 16)}, writable=True, fold_at=1000)
     rng = np.random.default_rng(start)
     seq = v.saved_seq
     while True:
         seq += 1
-        v.upsert("messages", 1, list(range((seq - 1) * 1000, seq * 1000)), rng.standard_normal((1000, 32)).astype(np.float32))
+        v.upsert("messages", 1, list(range((seq - 1) * 500, seq * 500)), rng.standard_normal((500, 16)).astype(np.float32))
         v.save(seq)
         print(seq, flush=True)
 """)
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.15, 0.4])
-def test_a_writer_killed_at_any_moment_leaves_the_index_its_last_save_names(tmp_path, delay):
-    """SIGKILL a writer that folds every third save, at several moments: the files then hold
-    exactly the vectors of the last recorded sequence (1,000 a save), and a new writer goes on."""
+def _folding(d: Path) -> bool:
+    return any(n.startswith(".messages-1.f") for n in os.listdir(d)) if d.is_dir() else False
+
+
+@pytest.mark.parametrize("when", ["a fold's file half written", "after 0.1 s", "after 0.3 s"])
+def test_a_writer_killed_at_any_moment_leaves_the_index_its_last_save_names(tmp_path, when):
+    """SIGKILL a writer that folds every second save (500 vectors a save), at several
+    moments: the files then hold exactly the vectors of the last recorded sequence, and the
+    next writer goes on from there."""
     d = tmp_path / "vectors"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     for round_ in range(3):
         proc = subprocess.Popen([sys.executable, "-c", WRITER, str(d), str(round_)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env)
         assert proc.stdout is not None
-        line = proc.stdout.readline()  # at least one save done
-        assert line.strip(), proc.stderr.read() if proc.stderr else ""
-        time.sleep(delay + 0.05 * round_)
+        for _ in range(2):  # a fold done
+            assert proc.stdout.readline().strip(), proc.stderr.read() if proc.stderr else ""
+        if when.startswith("after"):
+            time.sleep(float(when.split()[1]))
+        else:
+            deadline = time.monotonic() + 20
+            while not _folding(d) and time.monotonic() < deadline:
+                pass
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        r = VectorIndex(d, spaces={"messages": ("m", 32)}, writable=False)
-        assert r.saved_seq >= 1 and r.size() == r.saved_seq * 1000
-        last = r.saved_seq * 1000 - 1
+        r = VectorIndex(d, spaces={"messages": ("m", 16)}, writable=False)
+        assert r.saved_seq >= 2 and r.size() == r.saved_seq * 500
         probe = r.contents()[("messages", 1)]
-        assert set(probe) == set(range(r.saved_seq * 1000))
-        assert [k for _, k, _ in r.search(["messages"], [1], np.frombuffer(probe[last], dtype=np.int8).astype(np.float32), 1)] == [last]
+        assert set(probe) == set(range(r.saved_seq * 500))
+        last = r.saved_seq * 500 - 1
+        q = np.frombuffer(probe[last], dtype=np.int8).astype(np.float32)
+        assert [k for _, k, _ in r.search(["messages"], [1], q, 1)] == [last]
