@@ -95,10 +95,12 @@ class VectorIndex:
         for _ in range(RETRIES):
             meta = self._read_meta()
             try:
-                self._parts, self.saved_seq = self._open(meta, self._parts)
-                break
+                parts, seq = self._open(meta, self._parts)  # files read without holding searches up
             except (OSError, RuntimeError):
                 continue  # a file named there was folded away meanwhile: read the newer list
+            with self._lock:
+                self._parts, self.saved_seq = parts, seq
+            break
         else:
             raise RuntimeError(f"vector index files keep changing under {self.directory}")
         if self.writable:
@@ -162,9 +164,12 @@ class VectorIndex:
         meta = self._read_meta()
         if not meta or int(meta.get("seq", 0)) == self.saved_seq:
             return False
-        with self._lock:
+        with self._write_lock:  # one refresh at a time; searches go on over the parts in hand
             self.late.close()  # the writer may have made the file anew (a rebuild)
-            self._load()
+            try:
+                self._load()
+            except RuntimeError:
+                return False  # folded again and again while we looked: keep what we have, look later
         return True
 
     # -- writes ----------------------------------------------------------------------------
