@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import onnxruntime  # noqa: F401  before usearch: imported after it, onnxruntime crashes (llm/embedders.py)
 import pytest
 
 from lore_sidecar.store.vector_index import META, VectorIndex
