@@ -205,6 +205,9 @@ def main() -> int:
     ap.add_argument("--compare", help="also measure the sidecar with the lore_sidecar of this tree, alternately with --tree's")
     ap.add_argument("--rounds", type=int, default=1, help="sidecar measurements per tree (alternating with --compare)")
     ap.add_argument("--no-components", action="store_true", help="skip the per-component breakdown")
+    ap.add_argument("--copies", action="store_true",
+                    help="each sidecar measurement on a fresh copy of the store (a round's own writes, or a newer index "
+                         "layout, then never reach the next round)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "memory.json"))
     args = ap.parse_args()
     tree = Path(args.tree).resolve() if args.tree else None
@@ -215,15 +218,26 @@ def main() -> int:
     project.mkdir(parents=True, exist_ok=True)
     try:
         filled = fill(store, project, args.messages)
+        def measure(with_tree: Path | None) -> dict:
+            if not args.copies:
+                return sidecar(store, project, tree=with_tree)
+            scratch = tmp / "round-store"
+            shutil.rmtree(scratch, ignore_errors=True)
+            shutil.copytree(store, scratch)
+            try:
+                return sidecar(scratch, project, tree=with_tree)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+
         runs = []
         for _ in range(args.rounds):
-            runs.append(sidecar(store, project, tree=tree))
+            runs.append(measure(tree))
             if args.compare:
-                runs.append(sidecar(store, project, tree=Path(args.compare).resolve()))
+                runs.append(measure(Path(args.compare).resolve()))
         result = {"machine": machine(), "load_avg_1m": os.getloadavg()[0], "fill": filled,
                   "sidecar": runs[0], "runs": runs}
         if not args.no_components:
-            result["components"] = components(store, tree)
+            result["components"] = components(store, tree)  # read-only: the store is not changed
             if args.compare:
                 result["components_compare"] = components(store, Path(args.compare).resolve())
         if args.arenas:  # the same sidecar with glibc's malloc arenas capped (one per thread otherwise)
