@@ -101,14 +101,35 @@ def smaps(pid: int) -> dict[str, float]:
     return {k: round(v, 1) for k, v in sorted(out.items(), key=lambda kv: -kv[1])}
 
 
-def sidecar(store: Path, project: Path, env: dict[str, str] | None = None, tree: Path | None = None) -> dict:
+def _pss_mb(pid: int) -> float:
+    """Proportional set size: each shared page (a store file two sidecars map) counted by half."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+def _recalls(c) -> list[float]:
+    took = []
+    for q in queries(random.Random(SEED + 1), 100):
+        t0 = time.perf_counter()
+        c.request("lore/recall", {"query": q, "limit": 10})
+        took.append((time.perf_counter() - t0) * 1000)
+    return sorted(took)
+
+
+def sidecar(store: Path, project: Path, env: dict[str, str] | None = None, tree: Path | None = None,
+            followers: int = 0) -> dict:
+    """A sidecar (the writer) level and after 100 recalls; with `followers`, as many more
+    sidecars on the same store, each after the same 100 recalls, and every one's RSS and PSS."""
     from lore_sidecar.client import StdioClient, sidecar_command
 
     env = {**os.environ, **(env or {})}
     if tree is not None:
         env["PYTHONPATH"] = str(tree)
-    c = StdioClient(sidecar_command("--store-dir", str(store)), env=env)
+    clients = [StdioClient(sidecar_command("--store-dir", str(store)), env=env)]
     try:
+        c = clients[0]
         c.initialize(project, options={"indexWorkspace": False, "watch": False})
         deadline = time.monotonic() + 1800
         while time.monotonic() < deadline:
@@ -116,20 +137,26 @@ def sidecar(store: Path, project: Path, env: dict[str, str] | None = None, tree:
             if st["indexLagMs"] == 0 and st["vectorLag"] == 0:
                 break
             time.sleep(0.2)
-        took = []
-        for q in queries(random.Random(SEED + 1), 100):
-            t0 = time.perf_counter()
-            c.request("lore/recall", {"query": q, "limit": 10})
-            took.append((time.perf_counter() - t0) * 1000)
-        took.sort()
+        took = _recalls(c)
         pid = c.proc.pid
-        return {"tree": str(tree or ROOT), "rss_mb": rss_mb(pid), "anon_mb": rss_mb(pid, "RssAnon"),
-                "file_mb": rss_mb(pid, "RssFile"), "peak_rss_mb": rss_mb(pid, "VmHWM"),
-                "recall_p50_ms": round(took[49], 2), "recall_p95_ms": round(took[94], 2),
-                "load_avg_1m": os.getloadavg()[0], "smaps_mb": smaps(pid),
-                "threads": len(os.listdir(f"/proc/{pid}/task"))}
+        out = {"tree": str(tree or ROOT), "rss_mb": rss_mb(pid), "anon_mb": rss_mb(pid, "RssAnon"),
+               "file_mb": rss_mb(pid, "RssFile"), "peak_rss_mb": rss_mb(pid, "VmHWM"),
+               "recall_p50_ms": round(took[49], 2), "recall_p95_ms": round(took[94], 2),
+               "load_avg_1m": os.getloadavg()[0], "smaps_mb": smaps(pid),
+               "threads": len(os.listdir(f"/proc/{pid}/task"))}
+        for _ in range(followers):
+            f = StdioClient(sidecar_command("--store-dir", str(store)), env=env)
+            clients.append(f)
+            f.initialize(project, options={"indexWorkspace": False, "watch": False})
+            _recalls(f)
+        if followers:
+            out["sidecars"] = [{"role": "writer" if i == 0 else "follower", "rss_mb": rss_mb(x.proc.pid),
+                                "anon_mb": rss_mb(x.proc.pid, "RssAnon"), "file_mb": rss_mb(x.proc.pid, "RssFile"),
+                                "pss_mb": _pss_mb(x.proc.pid)} for i, x in enumerate(clients)]
+        return out
     finally:
-        c.close()
+        for x in clients:
+            x.close()
 
 
 COMPONENTS = r'''
@@ -205,6 +232,8 @@ def main() -> int:
     ap.add_argument("--compare", help="also measure the sidecar with the lore_sidecar of this tree, alternately with --tree's")
     ap.add_argument("--rounds", type=int, default=1, help="sidecar measurements per tree (alternating with --compare)")
     ap.add_argument("--no-components", action="store_true", help="skip the per-component breakdown")
+    ap.add_argument("--followers", type=int, default=0,
+                    help="also start this many follower sidecars on the store, and report every sidecar's RSS and PSS")
     ap.add_argument("--copies", action="store_true",
                     help="each sidecar measurement on a fresh copy of the store (a round's own writes, or a newer index "
                          "layout, then never reach the next round)")
@@ -220,12 +249,12 @@ def main() -> int:
         filled = fill(store, project, args.messages)
         def measure(with_tree: Path | None) -> dict:
             if not args.copies:
-                return sidecar(store, project, tree=with_tree)
+                return sidecar(store, project, tree=with_tree, followers=args.followers)
             scratch = tmp / "round-store"
             shutil.rmtree(scratch, ignore_errors=True)
             shutil.copytree(store, scratch)
             try:
-                return sidecar(scratch, project, tree=with_tree)
+                return sidecar(scratch, project, tree=with_tree, followers=args.followers)
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
 
