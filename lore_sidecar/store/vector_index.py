@@ -37,6 +37,10 @@ LATE_DB = "late.db"
 # What the late-interaction rows hold (engine/late.py). Vectors written without them, or in
 # another form, are rebuilt from the record, as when the embedder changes.
 LATE_FORMAT = 1
+# Written as `late` by the frozen/delta layout. An older release checks only `spaces` and
+# `late`: it then finds a mismatch and rebuilds, instead of finding no `files` (no vectors)
+# at an unchanged position and never rebuilding them.
+PARTS_LATE = 2
 # One insertion thread: with several, the HNSW graph depends on thread timing, and an index
 # rebuilt from the record would no longer answer exactly like the live one (DESIGN §2.1).
 ADD_THREADS = 1
@@ -108,7 +112,8 @@ class VectorIndex:
 
     def _open(self, meta: dict[str, Any], have: dict[tuple[str, int], Part]) -> tuple[dict[tuple[str, int], Part], int]:
         """The parts `meta` names, reusing the frozen views of `have` whose file is the same."""
-        if meta.get("spaces") != self._spaces_meta() or meta.get("late") != LATE_FORMAT:
+        late = PARTS_LATE if "parts" in meta else LATE_FORMAT
+        if meta.get("spaces") != self._spaces_meta() or meta.get("late") != late:
             # Another embedder wrote these vectors (or an older release, without their word
             # pieces): they are useless here; rebuild from seq 0.
             if self.writable and meta:
@@ -213,7 +218,7 @@ class VectorIndex:
                 elif part.delta is not None:
                     self._write(part.delta, self._delta_name(kind, pid))
             self._dirty.clear()
-            meta = {"seq": seq, "spaces": self._spaces_meta(), "late": LATE_FORMAT, "parts": {
+            meta = {"seq": seq, "spaces": self._spaces_meta(), "late": PARTS_LATE, "parts": {
                 f"{k}-{p}": {"frozen": part.frozen_name, "delta": self._delta_name(k, p) if part.delta is not None else None,
                              "dead": sorted(part.dead), "gen": part.gen}
                 for (k, p), part in sorted(self._parts.items())}}
