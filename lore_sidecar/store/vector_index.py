@@ -1,15 +1,24 @@
 """Vector indexes on usearch (cosine, int8-quantised HNSW), one per (kind, project).
 
-Snapshots are written to a temporary file, fsynced and renamed: usearch's own `save()`
+Each is a frozen part viewed (memory-mapped) from disk plus a small loaded delta
+(store/vector_part.py): a store's vectors then cost the pages a search touches, not their
+whole size. `save` writes the delta, or folds it into a new frozen file once it holds
+FOLD_AT vectors (or FOLD_DEAD keys of the frozen part are dead).
+
+Every file is written to a temporary name, fsynced and renamed: usearch's own `save()`
 truncates the target in place, and a reader memory-mapping a half-written file dies with
-SIGBUS. `vectors.json` records which outbox sequence the snapshots include; it is written
-last, so replaying the outbox from it is always enough (upserts are idempotent).
+SIGBUS. A frozen file is never rewritten: a fold writes a new name and removes the old one
+once `vectors.json` names the new (a reader that still views the old keeps its mapping).
+`vectors.json` records which outbox sequence the files include and which files and dead keys
+make each index; it is written last, so replaying the outbox from it is always enough
+(upserts are idempotent), and a crash mid-fold leaves the previous set in force.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import threading
 from collections.abc import Sequence
@@ -18,29 +27,53 @@ from typing import Any
 
 import numpy as np
 
+from lore_sidecar.heap import release_memory
 from lore_sidecar.store.files import fsync_dir
 from lore_sidecar.store.late_table import LateTable
+from lore_sidecar.store.vector_part import Part
 
 META = "vectors.json"
 LATE_DB = "late.db"
 # What the late-interaction rows hold (engine/late.py). Vectors written without them, or in
 # another form, are rebuilt from the record, as when the embedder changes.
 LATE_FORMAT = 1
+# Written as `late` by the frozen/delta layout. An older release checks only `spaces` and
+# `late`: it then finds a mismatch and rebuilds, instead of finding no `files` (no vectors)
+# at an unchanged position and never rebuilding them.
+PARTS_LATE = 2
 # One insertion thread: with several, the HNSW graph depends on thread timing, and an index
 # rebuilt from the record would no longer answer exactly like the live one (DESIGN §2.1).
 ADD_THREADS = 1
+# A delta of this many vectors is folded into the frozen part: it is what stays loaded
+# (~17 MB of WordLlama's int8 vectors) and what a save rewrites every few seconds; a fold
+# reads and rewrites the whole frozen file, so it should not come too often either.
+FOLD_AT = 32_768
+# Dead keys of the frozen part (replaced or removed vectors) that force a fold: every search
+# of the frozen part may have to ask for this many more answers.
+FOLD_DEAD = 1_024
+RETRIES = 3  # a reader that finds a file gone (a fold meanwhile) reads vectors.json again
 
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class VectorIndex:
-    def __init__(self, directory: Path, *, spaces: dict[str, tuple[str, int]], writable: bool):
+    def __init__(self, directory: Path, *, spaces: dict[str, tuple[str, int]], writable: bool,
+                 fold_at: int = FOLD_AT, fold_dead: int = FOLD_DEAD):
         """`spaces`: each kind's (model, dim) — workspace files may be embedded by another
         model than conversation. A kind missing from it has no vectors."""
         self.directory = directory
         self.spaces = dict(spaces)
         self.writable = writable
-        self._lock = threading.RLock()
-        self._indexes: dict[tuple[str, int], Any] = {}  # usearch Index objects
+        self.fold_at, self.fold_dead = fold_at, fold_dead
+        self._lock = threading.RLock()  # the parts as searched: held briefly to read or swap
+        self._write_lock = threading.RLock()  # writes and saves, one at a time (a fold holds it long)
+        self._parts: dict[tuple[str, int], Part] = {}
         self._dirty: set[tuple[str, int]] = set()
         self.saved_seq = 0
         self.late = LateTable(directory / LATE_DB, writable=writable)
@@ -55,42 +88,93 @@ class VectorIndex:
         # against exact search (60k corpus messages, measured; see docs/architecture.md).
         return Index(ndim=self.spaces[kind][1], metric="cos", dtype="i8", connectivity=16, expansion_add=64)
 
+    def _read_meta(self) -> dict[str, Any]:
+        try:
+            return json.loads((self.directory / META).read_text())
+        except (OSError, ValueError):
+            return {}
+
     def _load(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        meta_path = self.directory / META
-        try:
-            meta = json.loads(meta_path.read_text())
-        except (OSError, ValueError):
-            meta = {}
-        if meta.get("spaces") != self._spaces_meta() or meta.get("late") != LATE_FORMAT:
+        for _ in range(RETRIES):
+            meta = self._read_meta()
+            try:
+                parts, seq = self._open(meta, self._parts)  # files read without holding searches up
+            except (OSError, RuntimeError):
+                continue  # a file named there was folded away meanwhile: read the newer list
+            with self._lock:
+                self._parts, self.saved_seq = parts, seq
+            break
+        else:
+            raise RuntimeError(f"vector index files keep changing under {self.directory}")
+        if self.writable:
+            self._sweep()
+
+    def _open(self, meta: dict[str, Any], have: dict[tuple[str, int], Part]) -> tuple[dict[tuple[str, int], Part], int]:
+        """The parts `meta` names, reusing the frozen views of `have` whose file is the same."""
+        late = PARTS_LATE if "parts" in meta else LATE_FORMAT
+        if meta.get("spaces") != self._spaces_meta() or meta.get("late") != late:
             # Another embedder wrote these vectors (or an older release, without their word
             # pieces): they are useless here; rebuild from seq 0.
-            self._indexes.clear()
-            self.saved_seq = 0
             if self.writable and meta:
                 self.late.wipe()
-            return
-        self.saved_seq = int(meta.get("seq", 0))
-        for name in meta.get("files", []):
-            kind, _, pid = name.removesuffix(".usearch").rpartition("-")
+            return {}, 0
+        if "parts" in meta:
+            listed = meta["parts"]
+        else:  # written before the frozen/delta split: each whole index becomes a frozen part
+            listed = {name.removesuffix(".usearch"): {"frozen": name} for name in meta.get("files", [])}
+        parts: dict[tuple[str, int], Part] = {}
+        for name, entry in listed.items():
+            kind, _, pid = name.rpartition("-")
             if kind not in self.spaces:
                 continue
-            idx = self._new(kind)
-            idx.load(str(self.directory / name))
-            self._indexes[(kind, int(pid))] = idx
+            old = have.get((kind, int(pid)))
+            part = Part(dead={int(k) for k in entry.get("dead", [])}, gen=int(entry.get("gen", 0)))
+            if entry.get("frozen"):
+                part.frozen_name = entry["frozen"]
+                if old is not None and old.frozen_name == part.frozen_name:
+                    part.frozen = old.frozen
+                else:
+                    part.frozen = self._view(kind, entry["frozen"])
+            if entry.get("delta"):
+                part.delta = self._new(kind)
+                part.delta.load(str(self.directory / entry["delta"]))
+            parts[(kind, int(pid))] = part
+        return parts, int(meta.get("seq", 0))
+
+    def _view(self, kind: str, name: str):
+        path = self.directory / name
+        if not path.is_file():
+            raise FileNotFoundError(path)
+        idx = self._new(kind)
+        idx.view(str(path))
+        return idx
+
+    def _sweep(self) -> None:
+        """Writer: remove index files no part names (a crash between a fold's rename and
+        `vectors.json`, or before a superseded file's removal) and half-written ones."""
+        named = {n for p in self._parts.values() for n in (p.frozen_name,) if n}
+        named |= {self._delta_name(k, pid) for (k, pid), p in self._parts.items() if p.delta is not None}
+        for entry in os.scandir(self.directory):
+            name = entry.name
+            if (name.endswith(".usearch") and name not in named) or (name.startswith(".") and name.endswith(".tmp")):
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
 
     def refresh(self) -> bool:
-        """Reader side: pick up the writer's newer snapshot, if any. True if reloaded."""
-        try:
-            seq = int(json.loads((self.directory / META).read_text()).get("seq", 0))
-        except (OSError, ValueError):
+        """Reader side: pick up the writer's newer files, if any. True if reloaded. Frozen
+        files unchanged since the last look stay viewed as they are; deltas are read anew."""
+        meta = self._read_meta()
+        if not meta or int(meta.get("seq", 0)) == self.saved_seq:
             return False
-        if seq == self.saved_seq:
-            return False
-        with self._lock:
-            self._indexes.clear()
+        with self._write_lock:  # one refresh at a time; searches go on over the parts in hand
             self.late.close()  # the writer may have made the file anew (a rebuild)
-            self._load()
+            try:
+                self._load()
+            except RuntimeError:
+                return False  # folded again and again while we looked: keep what we have, look later
         return True
 
     # -- writes ----------------------------------------------------------------------------
@@ -102,33 +186,21 @@ class VectorIndex:
             return
         if late is not None:
             self.late.upsert(kind, keys, late)
-        with self._lock:
-            idx = self._indexes.get((kind, project_id))
-            if idx is None:
-                idx = self._indexes[(kind, project_id)] = self._new(kind)
-            karr = np.asarray(keys, dtype=np.uint64)
-            if len(idx):
-                present = karr[np.asarray(idx.contains(karr), dtype=bool).reshape(-1)]
-                if len(present):
-                    idx.remove(present)
-            idx.add(karr, vectors, threads=ADD_THREADS)
+        with self._write_lock, self._lock:
+            part = self._parts.setdefault((kind, project_id), Part())
+            part.upsert(np.asarray(keys, dtype=np.uint64), vectors, lambda: self._new(kind), ADD_THREADS)
             self._dirty.add((kind, project_id))
 
     def remove(self, kind: str, project_id: int, keys: Sequence[int]) -> None:
         self.late.remove(kind, keys)
-        with self._lock:
-            idx = self._indexes.get((kind, project_id))
-            if idx is None:
-                return
-            karr = np.asarray(keys, dtype=np.uint64)
-            present = karr[np.asarray(idx.contains(karr), dtype=bool).reshape(-1)] if len(karr) else karr
-            if len(present):
-                idx.remove(present)
+        with self._write_lock, self._lock:
+            part = self._parts.get((kind, project_id))
+            if part is not None and part.remove(np.asarray(keys, dtype=np.uint64)):
                 self._dirty.add((kind, project_id))
 
     def clear(self) -> None:
-        with self._lock:
-            self._indexes.clear()
+        with self._write_lock, self._lock:
+            self._parts.clear()
             self._dirty.clear()
             self.late.close()
             shutil.rmtree(self.directory, ignore_errors=True)
@@ -136,21 +208,20 @@ class VectorIndex:
             self.saved_seq = 0
 
     def save(self, seq: int) -> None:
-        """Snapshot every changed index, then record `seq` as included."""
-        with self._lock:
+        """Write every changed index (its delta, or a fold), then record `seq` as included."""
+        with self._write_lock:
+            gone: list[str] = []
             for kind, pid in sorted(self._dirty):
-                name = f"{kind}-{pid}.usearch"
-                tmp = self.directory / f".{name}.tmp"
-                self._indexes[(kind, pid)].save(str(tmp))
-                fd = os.open(tmp, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-                os.replace(tmp, self.directory / name)
+                part = self._parts[(kind, pid)]
+                if len(part.delta or ()) >= self.fold_at or len(part.dead) >= self.fold_dead:
+                    gone += self._fold(kind, pid, part)
+                elif part.delta is not None:
+                    self._write(part.delta, self._delta_name(kind, pid))
             self._dirty.clear()
-            files = sorted(f"{k}-{p}.usearch" for k, p in self._indexes)
-            meta = {"seq": seq, "spaces": self._spaces_meta(), "late": LATE_FORMAT, "files": files}
+            meta = {"seq": seq, "spaces": self._spaces_meta(), "late": PARTS_LATE, "parts": {
+                f"{k}-{p}": {"frozen": part.frozen_name, "delta": self._delta_name(k, p) if part.delta is not None else None,
+                             "dead": sorted(part.dead), "gen": part.gen}
+                for (k, p), part in sorted(self._parts.items())}}
             tmp = self.directory / f".{META}.tmp"
             with open(tmp, "w") as fh:
                 json.dump(meta, fh)
@@ -159,6 +230,51 @@ class VectorIndex:
             os.replace(tmp, self.directory / META)
             fsync_dir(self.directory)
             self.saved_seq = seq
+            for name in gone:  # named by no list any more; a reader viewing one keeps its mapping
+                try:
+                    os.unlink(self.directory / name)
+                except OSError:
+                    pass
+            if gone:
+                release_memory()  # the fold's loaded copy of the frozen part
+
+    def _write(self, idx: Any, name: str) -> None:
+        tmp = self.directory / f".{name}.tmp"
+        idx.save(str(tmp))
+        _fsync_file(tmp)
+        os.replace(tmp, self.directory / name)
+
+    def _fold(self, kind: str, pid: int, part: Part) -> list[str]:
+        """Build the next frozen file from the current one (loaded, its dead keys dropped)
+        and the delta, then view it in their place. Searches go on meanwhile over the old
+        parts: only writes wait (this holds the write lock, not the read lock). Returns the
+        files this makes superfluous once `vectors.json` names the new one."""
+        merged = self._new(kind)
+        if part.frozen_name is not None:
+            merged.load(str(self.directory / part.frozen_name))
+            dead = np.asarray(sorted(part.dead), dtype=np.uint64)
+            present = dead[np.asarray(merged.contains(dead), dtype=bool).reshape(-1)] if len(dead) else dead
+            if len(present):
+                merged.remove(present)
+        keys, vecs = part.delta_items()
+        if len(keys):
+            order = np.argsort(keys, kind="stable")  # a fixed order: the graph does not depend on slot layout
+            merged.add(keys[order], vecs[order], threads=ADD_THREADS)
+        # Never a name used before, even across a rebuild that starts the count again: a
+        # reader keeps a frozen view whose name it already knows.
+        name = f"{kind}-{pid}.f{part.gen + 1}-{secrets.token_hex(4)}.usearch"
+        self._write(merged, name)
+        del merged
+        frozen = self._view(kind, name)
+        gone = [n for n in (part.frozen_name, self._delta_name(kind, pid) if part.delta is not None else None) if n]
+        with self._lock:
+            part.frozen, part.frozen_name, part.gen = frozen, name, part.gen + 1
+            part.delta, part.dead = None, set()
+        return gone
+
+    @staticmethod
+    def _delta_name(kind: str, pid: int) -> str:
+        return f"{kind}-{pid}.delta.usearch"
 
     def _spaces_meta(self) -> dict[str, str]:
         return {kind: f"{model}/{dim}" for kind, (model, dim) in sorted(self.spaces.items())}
@@ -169,14 +285,9 @@ class VectorIndex:
 
     # -- reads -----------------------------------------------------------------------------
     def contents(self) -> dict[tuple[str, int], dict[int, bytes]]:
-        """Every stored vector by (kind, project) and key (for checks and diagnostics)."""
-        out: dict[tuple[str, int], dict[int, bytes]] = {}
+        """Every live vector by (kind, project) and key (for checks and diagnostics)."""
         with self._lock:
-            for name, idx in self._indexes.items():
-                keys = [int(k) for k in idx.keys]
-                vecs = idx.get(np.asarray(keys, dtype=np.uint64), dtype="i8") if keys else []
-                out[name] = {k: np.asarray(v).tobytes() for k, v in zip(keys, vecs, strict=True)}
-        return out
+            return {name: part.contents() for name, part in self._parts.items()}
 
     def late_of(self, kind: str, keys: Sequence[int]) -> dict[int, bytes]:
         """The late-interaction rows of these keys that exist (a chunk embedded by a model
@@ -185,7 +296,7 @@ class VectorIndex:
 
     def size(self) -> int:
         with self._lock:
-            return sum(len(i) for i in self._indexes.values())
+            return sum(len(p) for p in self._parts.values())
 
     def holds(self, kinds: Sequence[str], project_ids: Sequence[int] | None) -> set[str]:
         """Which of `kinds` have a vector in these projects (a query need not be embedded by
@@ -193,26 +304,23 @@ class VectorIndex:
         with self._lock:
             return {k for k, _ in self._targets(kinds, project_ids)}
 
-    def _targets(self, kinds: Sequence[str], project_ids: Sequence[int] | None) -> list[tuple[str, Any]]:
+    def _targets(self, kinds: Sequence[str], project_ids: Sequence[int] | None) -> list[tuple[str, Part]]:
         """The non-empty indexes of these kinds and projects (a store may hold many projects:
         a scoped read looks its few up instead of walking them all)."""
         if project_ids is None:
-            found = [(k, idx) for (k, _), idx in self._indexes.items() if k in kinds]
+            found = [(k, part) for (k, _), part in self._parts.items() if k in kinds]
         else:
-            found = [(k, self._indexes.get((k, p))) for k in dict.fromkeys(kinds) for p in dict.fromkeys(project_ids)]
-        return [(k, idx) for k, idx in found if idx is not None and len(idx)]
+            found = [(k, self._parts.get((k, p))) for k in dict.fromkeys(kinds) for p in dict.fromkeys(project_ids)]
+        return [(k, part) for k, part in found if part is not None and len(part)]
 
     def search(
         self, kinds: Sequence[str], project_ids: Sequence[int] | None, vector: np.ndarray, limit: int
     ) -> list[tuple[str, int, float]]:
-        """Top `limit` (kind, key, cosine similarity) across the matching indexes."""
+        """Top `limit` (kind, key, cosine similarity) across the matching indexes (each its
+        frozen part and its delta)."""
         out: list[tuple[str, int, float]] = []
         with self._lock:
-            for kind, idx in self._targets(kinds, project_ids):
-                m = idx.search(vector, min(limit, len(idx)))
-                out.extend(
-                    (kind, int(key), 1.0 - float(dist))
-                    for key, dist in zip(m.keys, m.distances, strict=True)
-                )
+            for kind, part in self._targets(kinds, project_ids):
+                out.extend((kind, key, 1.0 - dist) for key, dist in part.search(vector, limit))
         out.sort(key=lambda t: (-t[2], t[0], t[1]))  # ties by the record's identity, never by insertion
         return out[:limit]

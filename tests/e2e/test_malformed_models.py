@@ -141,6 +141,10 @@ class Script:
         whole = {c[0]: c for c in TURN_CASES}
         if case == "endless-loop":
             return calls(use("Glob", {"pattern": "*.md"}, f"toolu_loop_{turn}"))
+        if case == "endless-drafts":  # a draft answer beside each call, a better one each turn
+            return {"message": {"content": [{"type": "text", "text": f"DRAFT-{turn} func_3 is in src/mod3.py"},
+                                            use("Glob", {"pattern": "*.md"}, f"toolu_draft_{turn}")],
+                                "stop_reason": "tool_use"}}
         if turn > 0:
             return text("ANSWER-OK " + json.dumps(results)[:3000])
         if case in tool:
@@ -289,6 +293,17 @@ def test_a_tool_loop_that_never_ends_stops_at_the_turn_cap(sidecar):
     assert took <= DEADLINE_MS and after == before
     assert reply["result"]["finished"] == "iterations" and len(script.bodies["endless-loop"]) == 5
     assert "the step limit was reached" in reply["result"]["answer"]
+
+
+def test_a_question_stopped_at_the_turn_cap_answers_with_the_models_latest_draft(sidecar):
+    """The loop's documented best effort: the LAST text the model wrote (hunt7a). Control: the
+    model did write a first draft, which the answer must not be."""
+    c, script = sidecar
+    reply, took, before, after = asked(c, "endless-drafts")
+    r = reply["result"]
+    assert after == before and r["finished"] == "iterations" and len(script.bodies["endless-drafts"]) == 5
+    assert r["answer"].startswith("DRAFT-4 func_3 is in src/mod3.py"), r["answer"][:200]
+    assert "DRAFT-0" not in r["answer"] and "the step limit was reached" in r["answer"]
 
 
 # --- the distiller, the curator and dream's judge, on the same misbehaviour -----------------

@@ -252,3 +252,63 @@ def test_find_paths_lists_exactly_the_depth_asked_and_never_past_four(project):
     assert "l1/l2/l3/l4/" in many and "l1/l2/l3/l4/l5/" not in many, many
     inside = t.find_paths("l1", depth=1)["entries"]
     assert set(inside) == {"l1/l2/", "l1/top.txt"}, inside
+
+
+# -- hunt round 7a (tools/rounds/2026-12-07-hunt7a.py) --------------------------------------------
+def test_each_tool_option_the_schema_offers_changes_the_answer_as_documented(project):
+    """Beyond the default shape: git_search's query is case-insensitive, get_changed_files lists
+    a new (untracked) file, Glob matches a bare name in a subfolder, Grep's context shows the
+    lines around a match. Each beside its control (the default call)."""
+    t = tools(project)
+    # git_search: the commit says "Parse invoices"; an upper-case query finds it too.
+    assert "Parse invoices" in t.git_search("parse invoices")["log"]  # control: same case
+    assert "Parse invoices" in t.git_search("PARSE INVOICES")["log"]
+    assert t.git_search("no-such-words-zz")["log"] == ""
+    # get_changed_files: an edited tracked file (control) and a file git does not track yet.
+    (project / "src" / "app.py").write_text("def parse_invoice(x):\n    return 3 * x\n")
+    (project / "src" / "new_module.py").write_text("NEW = 1\n")
+    changed = t.get_changed_files()["changed"]
+    assert any(line.endswith("src/app.py") for line in changed), changed
+    assert any(line.endswith("src/new_module.py") and line.startswith("??") for line in changed), changed
+    # Glob: a pattern without a slash matches the file's name, whatever its folder.
+    assert t.glob("src/app*.py")["paths"] == ["src/app.py"]  # control: the path
+    assert t.glob("app*.py")["paths"] == ["src/app.py"]
+    # Grep: context 1 adds the line after the match (the match line ends with ':'-numbered).
+    bare = t.grep("parse_invoice")["matches"]
+    assert bare == ["src/app.py:1:def parse_invoice(x):"], bare  # control: no context
+    around = t.grep("parse_invoice", context=1)["matches"]
+    assert "src/app.py-2-    return 3 * x" in around and "src/app.py:1:def parse_invoice(x):" in around, around
+    # Grep, like Glob, skips .git (its COMMIT_EDITMSG holds the commit's words) and
+    # node_modules: a search answers from the project's own files.
+    (project / "node_modules" / "dep").mkdir(parents=True)
+    (project / "node_modules" / "dep" / "index.js").write_text("// Parse invoices (walrus fix) vendored\n")
+    assert (project / ".git" / "COMMIT_EDITMSG").read_text().startswith("Parse invoices")  # control: the words are there
+    found = t.grep("Parse invoices")["matches"]
+    assert found == [], found
+    assert any(m.startswith("src/app.py:") for m in t.grep("parse_invoice")["matches"])  # control: grep answers
+
+
+def test_what_a_tool_call_records_is_what_it_read_and_a_remembered_fact_is_redacted(project):
+    """Through the dispatch the model's calls take (toolspec.call): a Read of lines 2-3 of a
+    five-line file records exactly "2-3" (the span the answer cites and the ledger keeps),
+    numbered as shown; a fact the model remembers keeps no credential it quoted, beside the
+    control that the rest of the fact and its source are kept (hunt7a)."""
+    from lore_sidecar.engine.ask.toolspec import call
+    from tests.support.secrets import PLANTED
+
+    (project / "src" / "five.py").write_text("".join(f"line_{i} = {i}\n" for i in range(1, 6)))
+    t = tools(project)
+    r = call(t, "Read", {"file_path": "src/five.py", "offset": 1, "limit": 2})
+    assert not r.refused, r.text
+    assert r.read["src/five.py"][1] == "2-3", r.read
+    shown = [line.split("\t") for line in r.text.splitlines()[1:3]]
+    assert [(int(n), text) for n, text in shown] == [(2, "line_2 = 2"), (3, "line_3 = 3")], r.text
+    whole = call(t, "Read", {"path": "src/five.py"})
+    assert whole.read["src/five.py"][1] == "1-5"  # control: the whole file
+    for kind, text, secret in PLANTED[:6]:
+        fact = f"deploys read {text} (walrus-fact)"
+        r = call(t, "remember", {"fact": fact, "paths": ["src/five.py"]})
+        assert not r.refused and r.fact is not None, r.text
+        kept, sources = r.fact
+        assert secret not in kept and "walrus-fact" in kept, (kind, kept)
+        assert sources == {"src/five.py": whole.read["src/five.py"][0]}

@@ -35,6 +35,9 @@ def store(tmp_path_factory):
         c.request("lore/createNode", {"uri": "preferences://user/style/tabs", "content": "The user indents with tabs"})
         c.request("lore/createNode", {"uri": "project://ws/pattern/everywhere", "content": "Commits are signed everywhere",
                                       "scope": "global"})
+        c.request("lore/createNode", {"uri": "project://ws/pattern/ebb", "content": "Ebb charts were retired last spring",
+                                      "category": "pattern"})
+        c.request("lore/deleteNode", {"uri": "project://ws/pattern/ebb"})
         r = c.request("lore/recall", {"query": "tide tables dawn", "sources": ["knowledge"], "sessionId": SESSION})
         assert r["hits"], r
     finally:
@@ -66,6 +69,9 @@ def test_a_backups_exports_hold_project_knowledge_only(store, tmp_path):
     assert export.name.startswith("ws-") and "Tide tables refresh at dawn" in text
     assert "indents with tabs" not in text  # a global preference belongs to no project's file
     assert "signed everywhere" not in text  # nor a global node made from this project
+    # nor a deleted one, though its row is still in the database (a deletion is recorded, not erased)
+    assert "Ebb charts were retired" not in text
+    assert b"Ebb charts were retired" in (made / "lore.db").read_bytes()  # the control
 
 
 def test_a_journal_line_in_flight_is_left_out_and_the_complete_ones_kept(store, tmp_path):
@@ -183,4 +189,4 @@ def test_a_backup_carrying_no_proven_indexes_is_restored_by_rebuilding_them(stor
     (made / "manifest.json").write_text(json.dumps(manifest))
     settings, _ = load_settings(workspace_root=tmp_path, cli={"storeDir": str(tmp_path / "restored")})
     r = backups.restore(settings, made, open_engine)
-    assert r["indexes"] == "rebuilt" and r["counts"]["nodes"] == 3, r  # tide, tabs and the global one
+    assert r["indexes"] == "rebuilt" and r["counts"]["nodes"] == 4, r  # tide, tabs, the global one, the deleted ebb

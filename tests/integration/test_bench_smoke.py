@@ -38,6 +38,8 @@ def test_memory_benchmark_smoke(tmp_path):
     assert result["fill"]["messages"] == 300 and result["components"]["counts"]["messages"] == 300
     sidecar = result["sidecar"]  # a real sidecar on the filled store, its smaps grouped
     assert sidecar["rss_mb"] > 0 and abs(sum(sidecar["smaps_mb"].values()) - sidecar["rss_mb"]) < 0.1 * sidecar["rss_mb"]
+    assert abs(sidecar["anon_mb"] + sidecar["file_mb"] - sidecar["rss_mb"]) < 0.1 * sidecar["rss_mb"]
+    assert 0 < sidecar["recall_p50_ms"] <= sidecar["recall_p95_ms"]
     steps = [s["step"] for s in result["components"]["steps"]]
     assert steps[0] == "interpreter" and any(s.startswith("usearch indexes loaded") for s in steps)
 

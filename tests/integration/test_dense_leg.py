@@ -91,7 +91,7 @@ def test_workspace_code_is_found_by_meaning_through_its_own_model_and_conversati
         e.index.scan()
         assert e.index.wait(120)
         status = e.status()["embedder"]
-        assert status["files"]["name"] == "all-minilm-l6-v2-int8-dq" and status["name"].startswith("wordllama")
+        assert status["files"]["name"] == "all-minilm-l6-v2-int8-dq2" and status["name"].startswith("wordllama")
         assert status["problem"] is None
         found = e.recall(GEO_ASKED, sources=["files"])
         assert found.hits and found.hits[0].path.endswith("geo.py")

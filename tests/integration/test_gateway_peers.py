@@ -483,3 +483,50 @@ def test_the_usage_of_a_streamed_answer_is_read_from_its_events(peers):
     while _uncached_calls(store, session) < 1:
         assert time.monotonic() < deadline, "the usage of a streamed answer was never recorded"
         time.sleep(0.2)
+
+
+def test_the_upstream_sees_the_request_a_direct_call_makes_host_and_headers_alike(peers):
+    """Each request sent once straight to the upstream and once through the gateway: the
+    upstream sees the same method, path and headers (Host naming the upstream itself, not
+    the gateway: a provider behind a CDN routes by it) - only the hop's framing may differ.
+    Covers GET (no body) and a POST the gateway does not assemble (hunt7a)."""
+    fake, plan, url, _ = peers
+    plan.raw = None
+    sent = {**JSON, "user-agent": "claude-cli/2.1.197 (external, cli)", "anthropic-beta": "oauth-2025-04-20"}
+    # The hop's framing: aiohttp states an empty body's length (Content-Length: 0) on a GET.
+    framing = {"connection", "keep-alive", "transfer-encoding", "content-length"}
+    for method, path, body in (("GET", "/v1/models?limit=5", None),
+                               ("POST", "/v1/messages/count_tokens", json.dumps(MSG).encode())):
+        call(fake.url, method, path, body, sent)
+        direct = fake.seen[-1]
+        call(url, method, path, body, sent)
+        through = fake.seen[-1]
+        assert through[0] == direct[0] == method and through[1] == direct[1] == path
+        assert through[3] == direct[3]  # the body's own bytes
+        d = sorted((k.lower(), v) for k, v in direct[2] if k.lower() not in framing)
+        t = sorted((k.lower(), v) for k, v in through[2] if k.lower() not in framing)
+        assert dict(d)["host"] == urlsplit(fake.url).netloc  # control: what a direct call names
+        assert t == d, (method, path)
+
+
+def test_an_upstream_given_with_a_trailing_slash_gets_the_same_paths(peers, tmp_path):
+    """`--upstream http://host:port/` (as users paste base URLs) must not make `//v1/...`
+    paths, which providers and proxies answer 404. Control: the module's gateway, given the
+    URL without the slash, forwards the same path (hunt7a)."""
+    fake, plan, url, _ = peers
+    plan.raw = None
+    call(url, "GET", "/v1/models", headers=JSON)
+    assert fake.seen[-1][1] == "/v1/models" and fake.request_lines[-1] == "GET /v1/models HTTP/1.1"  # control
+    (tmp_path / "ws" / ".git").mkdir(parents=True)
+    proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "gateway", "--store-dir", str(tmp_path / "store"),
+                             "--workspace", str(tmp_path / "ws"), "--upstream", fake.url + "/"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env={**os.environ, "LORE_DISTILLER": "off"})
+    try:
+        assert proc.stdout is not None
+        slashed = proc.stdout.readline().strip()
+        status, _, body, _ = call(slashed, "GET", "/v1/models", headers=JSON)
+        assert fake.request_lines[-1] == "GET /v1/models HTTP/1.1"
+        assert status == 200 and json.loads(body)["data"]
+    finally:
+        proc.terminate()
+        proc.wait(10)

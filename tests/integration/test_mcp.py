@@ -260,3 +260,38 @@ def test_a_kept_handshake_answers_the_next_start_at_once_and_the_session_still_w
     for rid in (1, 2):
         assert json.loads(second[rid][0])["result"] == json.loads(first[rid][0])["result"]
     assert "version 1" in json.loads(second[3][0])["result"]["content"][0]["text"]
+
+
+# -- hunt round 7b (tools/rounds/2026-12-07-hunt7b.py) ------------------------------------------------
+
+async def test_a_capped_recall_says_the_offset_of_the_rest_and_lore_recall_takes_it(tmp_path, workspace):
+    """docs/mcp.md: "a capped list says how many it left out and the `offset` for the rest".
+    A model follows it: lore_recall with that offset gives the next leads. Walking the pages
+    one lead at a time gives the leads of one call with room for all of them, in order, each
+    once, and the last page says no more. The same holds for lore_query_facts."""
+    async with mcp_session(tmp_path / "store", workspace) as s:
+        for k, what in enumerate(("alpha", "beta", "gamma", "delta")):
+            await text(s, "lore_create_node", {"uri": f"project://proj/pattern/walrus-{what}",
+                                               "content": f"The walrus {what} tusk rule number {k}"})
+            await text(s, "lore_assert_fact", {"subject": "walrus", "predicate": f"tusk-{what}", "object": str(k)})
+        _, everything = ids_of(await text(s, "lore_recall", {"query": "walrus tusk rule", "sources": ["knowledge"],
+                                                             "limit": 50}))
+        assert len(everything) == 4  # the control: one call holds them all
+        walked, offset, pages = [], 0, 0
+        while offset is not None and pages < 10:
+            page = await text(s, "lore_recall", {"query": "walrus tusk rule", "sources": ["knowledge"], "limit": 1,
+                                                 "offset": offset})
+            walked += ids_of(page)[1]
+            said = re.search(r"repeat with offset=(\d+)", page)
+            offset, pages = (int(said.group(1)) if said else None), pages + 1
+        assert walked == everything and pages == 4
+        facts_all = await text(s, "lore_query_facts", {"subject": "walrus", "limit": 50})
+        lines = [x for x in facts_all.splitlines() if "tusk-" in x]
+        assert len(lines) == 4 and "More facts exist" not in facts_all
+        seen, offset = [], 0
+        while offset is not None and len(seen) < 10:
+            page = await text(s, "lore_query_facts", {"subject": "walrus", "limit": 3, "offset": offset})
+            seen += [x for x in page.splitlines() if "tusk-" in x]
+            said = re.search(r"repeat with offset=(\d+)", page)
+            offset = int(said.group(1)) if said else None
+        assert seen == lines

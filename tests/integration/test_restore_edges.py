@@ -129,3 +129,41 @@ def test_a_sampled_message_past_the_first_page_of_hits_is_found_on_a_later_page(
     restored, target = restore_sessions_opening_alike(tmp_path, 120)
     assert restored["sampleRecalled"] == 3
     assert messages_in(target) == 120
+
+
+def test_a_backup_from_an_older_schema_restores_and_is_brought_up_to_date(tmp_path):
+    """A backup written by an older lore-sidecar (schema version one below this one's) is
+    compared with what the migrations made up to *its* version, restored, and the restored
+    store is migrated to this version. The control: the same store's schema compared with
+    today's migrations is not what they make (so the older one is really older)."""
+    from lore_sidecar.store import backup as files
+    from lore_sidecar.store import backup_intake as intake
+    from lore_sidecar.store.db import SCHEMA_VERSION, _statements
+    from lore_sidecar.store.migrations import MIGRATIONS
+
+    old = SCHEMA_VERSION - 1
+    store = tmp_path / "old-store"
+    store.mkdir()
+    db = sqlite3.connect(store / "lore.db", isolation_level=None)
+    db.execute("CREATE TABLE IF NOT EXISTS schema_migrations(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for name, sql in MIGRATIONS[:old]:
+        for stmt in _statements(sql):
+            db.execute(stmt)
+        db.execute("INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)", (name, "2026-01-01T00:00:00Z"))
+    db.execute(f"PRAGMA user_version={old}")
+    have = intake._schema(db)
+    db.close()
+    assert have != intake.expected_schema(SCHEMA_VERSION) and have == intake.expected_schema(old) - {
+        x for x in intake.expected_schema(old) if x[1] in intake.OPTIONAL}  # the control
+    backup = Path(files.create(store, tmp_path / "backups")["path"])
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    target = tmp_path / "restored"
+    r = cli("restore", str(backup), "--store-dir", str(target), "--json", cwd=ws)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["counts"]["messages"] == 0
+    db = sqlite3.connect(target / "lore.db")
+    try:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        db.close()

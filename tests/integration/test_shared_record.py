@@ -180,3 +180,50 @@ def test_an_append_waits_for_the_teams_lock_while_another_machine_holds_it(team)
     assert waited and not went_through_while_held, done
     assert "seq" in done, done  # the control: released, the append is arbitrated and recorded
     assert team.live()["project://shop/gotcha/locked"][0] == 1
+
+
+# -- hunt round 7b (tools/rounds/2026-12-07-hunt7b.py) ------------------------------------------------
+
+def test_an_append_wakes_the_teams_listeners_with_the_teams_name(team):
+    """An append NOTIFYs the channel other machines listen on, naming the team, so they pull at
+    once instead of at their next poll. The listener is another machine's connection; it is
+    woken by the append (the wait ends at the first notification, well before the timeout)."""
+    other = SharedRecord(team.url, team.name, "m-other")
+    listener = other.listener()
+    try:
+        team.op("createNode", uri="project://shop/decision/wake", content="w", category="decision")
+        # Another team's append on the session's cluster may wake it too: wait for ours.
+        woken = False
+        for note in listener.notifies(timeout=60):
+            if note.payload == team.name:
+                woken = True
+                break
+        assert woken
+    finally:
+        listener.close()
+        other.close()
+
+
+def test_status_lag_is_the_age_of_ops_not_yet_applied_and_zero_once_caught_up(team, tmp_path):
+    """docs/team.md `lore/status.shared.lagMs`: how far behind the team's log this machine is.
+    The control: another machine's append leaves this one behind (a lag is reported, the
+    cursor is short of the head); after a sync the lag is 0 (not the age of the last op)."""
+    from lore_sidecar.shared.replica import Replica
+    from lore_sidecar.store.spool import Spool
+
+    applied = []
+    here = SharedRecord(team.url, team.name, "m-here")
+    r = Replica(here, store=tmp_path, outbox=Spool(tmp_path / "shared-outbox"), op_result=lambda op_id: None,
+                settle=lambda *a: None, roots=lambda: ["/x/shop"])
+    r.apply = applied.append
+    try:
+        r.submit({"opId": f"{team.name}-mine", "kind": "nodeOp", "method": "createNode", "project": "/x/shop",
+                  "args": {"uri": "project://shop/decision/mine", "content": "m", "category": "decision"}})
+        assert r.status()["connected"] and r.status()["lagMs"] == 0
+        team.op("createNode", uri="project://shop/decision/theirs", content="t", category="decision")
+        behind = r.status()
+        assert behind["lagMs"] is not None and behind["cursor"]["shop"] < here.head("shop")[0]
+        assert r.sync("shop", "/x/shop") == 1 and len(applied) == 2
+        assert r.status()["lagMs"] == 0
+    finally:
+        here.close()

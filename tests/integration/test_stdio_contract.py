@@ -151,3 +151,25 @@ def test_params_that_fail_to_structure_are_32602_with_data_errors_naming_the_fie
     assert bad["error"]["code"] == -32602, bad
     errors = bad["error"].get("data", {}).get("errors", [])
     assert any("text_document" in str(e) for e in errors) and any("position" in str(e) for e in errors), bad
+
+
+def test_an_id_of_the_wrong_type_is_refused_to_its_sender_when_it_can_be_told(tmp_path):
+    """JSON-RPC ids are strings or integers. A fractional id is refused with -32600 sent to
+    that id (the client is waiting on it); a boolean one cannot be echoed and is refused to
+    id null. The control: the same request with an integer id is answered."""
+    client = StdioClient(sidecar_cmd("--store-dir", str(tmp_path / "store")))
+    client.initialize(tmp_path, options={"indexWorkspace": False, "watch": False})
+    try:
+        control = client.request_full("lore/status", {}, msg_id=15)
+        fractional = client.request_full("lore/status", {}, msg_id=1.5, timeout=30)
+        client.send_raw(_frame(b'{"jsonrpc": "2.0", "id": true, "method": "lore/status"}'))
+        [boolean] = client.wait_unsolicited(1, timeout=30)
+    finally:
+        client.close()
+    assert "result" in control
+    assert fractional["id"] == 1.5 and fractional["error"]["code"] == -32600, fractional
+    assert boolean["id"] is None and boolean["error"]["code"] == -32600, boolean
+
+
+def _frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body

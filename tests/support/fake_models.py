@@ -69,6 +69,9 @@ class FakeModels(LoopbackServer):
         self.compress = compress
         self.requests: list[tuple[str, str, dict[str, Any]]] = []  # (api, path, body)
         self.seen: list[tuple[str, str, list[tuple[str, str]], bytes]] = []  # (method, path, headers, raw body)
+        # Each request line as it arrived: http.server folds a leading "//" of the path into
+        # "/" (an open-redirect guard), so `seen` cannot show a doubled slash; real providers 404 it.
+        self.request_lines: list[str] = []
         self._lock = threading.Lock()
         fake = self
 
@@ -110,6 +113,7 @@ class FakeModels(LoopbackServer):
             def do_GET(self) -> None:  # noqa: N802
                 with fake._lock:
                     fake.seen.append(("GET", self.path, list(self.headers.items()), b""))
+                    fake.request_lines.append(self.requestline)
                 if self.path.rstrip("/").endswith("/models"):
                     return self.send_json(200, {"object": "list", "data": [
                         {"id": "fake-model", "object": "model", "created": 0, "owned_by": "fake"}]})
@@ -120,6 +124,7 @@ class FakeModels(LoopbackServer):
                 raw = self.rfile.read(length)
                 with fake._lock:
                     fake.seen.append(("POST", self.path, list(self.headers.items()), raw))
+                    fake.request_lines.append(self.requestline)
                 try:
                     body = json.loads(raw or b"{}")
                     assert isinstance(body, dict)

