@@ -306,7 +306,17 @@ def test_deep_nesting_bad_input_and_huge_messages_leave_every_request_answered(t
     try:
         # Baseline once the writer, the indexes and the embedder are warm.
         c.request("lore/recordMessages", {"sessionId": "warm", "messages": [{"role": "user", "content": "warm up " * 500}]})
-        c.request("lore/recall", {"query": "warm up"})
+        # Both meaning indexes level first: the files model (~100 MB) loads when the dense leg
+        # embeds the workspace's file, and a baseline taken before that (a loaded machine
+        # reaches it later) would charge the model to the hostile requests below.
+        deadline = time.monotonic() + 120
+        while True:
+            st = c.request("lore/status")
+            if st["vectorLag"] == 0 and st["indexing"]["meaning"]["chunksToGo"] == 0:
+                break
+            assert time.monotonic() < deadline, st
+            time.sleep(0.2)
+        c.request("lore/recall", {"query": "warm up handler"})
         time.sleep(1.0)
         baseline = _rss_mb(c.proc.pid)
         deep = b'{"jsonrpc":"2.0","id":"deep","method":"lore/recall","params":{"query":' + b"[" * 2000 + b"]" * 2000 + b"}}"
