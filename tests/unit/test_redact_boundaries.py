@@ -41,6 +41,7 @@ SHAPES = [
     ("twilio-key", "SK", HEX, 32, 32),
     ("mailgun-key", "key-", ALNUM, 32, 32),
     ("digitalocean-token", "dop_v1_", HEX, 64, 64),
+    ("digitalocean-token", "dor_v1_", HEX, 64, 64),
     ("databricks-token", "dapi", HEX, 32, 32),
     ("shopify-token", "shpat_", HEX, 32, 32),
     ("aws-access-key", "AKIA", "Z7QX2JNV4TPLM3RD", 16, 16),

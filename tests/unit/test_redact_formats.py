@@ -97,6 +97,8 @@ FORMATS: list[tuple[str, str]] = [
     ("databricks dapi", "dapi" + gen(HEX, 32, "dapi")),
     ("databricks dapi with suffix", "dapi" + gen(HEX, 32, "dapi2") + "-2"),
     ("digitalocean dop_v1_", "dop_v1_" + gen(HEX, 64, "do")),
+    ("digitalocean oauth doo_v1_", "doo_v1_" + gen(HEX, 64, "doo")),
+    ("digitalocean refresh dor_v1_", "dor_v1_" + gen(HEX, 64, "dor")),
     ("shopify shpat_", "shpat_" + gen(HEX, 32, "shop")),
     ("shopify shared secret shpss_", "shpss_" + gen(HEX, 32, "shopss")),
     ("shopify custom app shpca_", "shpca_" + gen(HEX, 32, "shopca")),

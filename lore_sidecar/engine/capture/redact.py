@@ -281,7 +281,9 @@ RULES: tuple[Rule, ...] = (
     Rule("twilio-key", _token("SK", "[0-9a-fA-F]{32}", after=_TOK), needles=("SK",)),
     Rule("sendgrid-key", _token("SG.", f"[{_TOK}]{{22}}\\.[{_TOK}]{{43}}", after=_TOK), needles=("SG.",)),
     Rule("mailgun-key", _token("key-", "[0-9a-zA-Z]{32}", after=_TOK), needles=("key-",)),
-    Rule("digitalocean-token", _token("dop_v1_", "[a-f0-9]{64}", after=_TOK), needles=("dop_v1_",)),
+    # Personal access (dop_), OAuth access (doo_) and OAuth refresh (dor_) tokens.
+    Rule("digitalocean-token", _token("do", "[por]_v1_[a-f0-9]{64}", after=_TOK),
+         needles=("dop_v1_", "doo_v1_", "dor_v1_")),
     Rule("databricks-token", _token("dapi", "[a-f0-9]{32}(?:-[0-9]{1,2})?", after=_TOK), needles=("dapi",)),
     # Entra ID (Azure AD) client secrets: three characters, a digit, "Q~", then 31-34 more.
     Rule("azure-client-secret", re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}+"
