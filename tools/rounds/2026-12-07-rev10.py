@@ -4,7 +4,15 @@ without mask (llm/minilm.py), SSE line ends (gateway/sessions.py), lore_recall's
 (mcp_face/tools.py). The 16 bugs were chosen and written before any file under tests/ was
 opened; guarding tests chosen by file name and `grep -rl` only.
 
-First run: (filled in after the run)
+First run (2026-12-07 13:39-13:43 UTC, one sequential run of all 16, 3 min 48 s wall,
+load 5.9 at the start and 7.6 at the end, 2 cores): 14 of 16 caught, 2 survived, 0 errors.
+  caught: part-answers-cut-before-merge, fold-keeps-dead-vectors, second-fold-drops-delta,
+    fold-unlinks-before-meta, delta-unnamed-once-folded, dead-keys-not-saved,
+    follower-keeps-stale-frozen, sweep-removes-deltas, legacy-files-ignored,
+    minilm-padding-back, minilm-id-not-bumped, minilm-rows-skip-blanks, sse-held-cr-dropped,
+    mcp-recall-offset-ignored
+  survived: dead-keys-no-second-ask, follower-keeps-old-delta
+(mutations.py printed no per-bug time; the figure is the whole run's.)
 """
 
 import sys
