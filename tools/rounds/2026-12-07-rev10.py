@@ -13,6 +13,8 @@ load 5.9 at the start and 7.6 at the end, 2 cores): 14 of 16 caught, 2 survived,
     mcp-recall-offset-ignored
   survived: dead-keys-no-second-ask, follower-keeps-old-delta
 (mutations.py printed no per-bug time; the figure is the whole run's.)
+Survivors' tests added (tests/integration/test_vector_parts.py, each seen failing with its bug
+planted and passing without); rerun of the two: both caught.
 """
 
 import sys
@@ -37,6 +39,9 @@ ROUND = [
              "            out += live[:limit]\n        return out[:limit]\n", PARTS, by=BY),
     # 2. No second ask with room for every dead key: when more than `limit` of the nearest
     # frozen vectors are dead, a search returns fewer answers than it could.
+    # SURVIVED the first run: the dead-key tests kill one key (or the 19 least near), never
+    # more of a query's nearest than the first ask's spare answers. New test:
+    # test_vector_parts.py::test_a_search_whose_nearest_frozen_vectors_are_dead_still_fills_its_page
     Mutation("rev10-dead-keys-no-second-ask", VP,
              "for want in (limit + min(len(self.dead), limit), limit + len(self.dead)):",
              "for want in (limit + min(len(self.dead), limit),):", PARTS, by=BY),
@@ -66,6 +71,9 @@ ROUND = [
              '"dead": sorted(part.dead), "gen": part.gen}',
              '"dead": [], "gen": part.gen}', FOLLOW, by=BY),
     # 8. A follower keeps the delta it loaded first instead of reading the writer's anew.
+    # SURVIVED the first run: every follower test refreshes across a fold (the delta then
+    # empty) or opens a fresh reader; none refreshes over a delta that only grew. New test:
+    # test_vector_parts.py::test_a_follower_reads_the_writers_grown_delta_and_its_replacements
     Mutation("rev10-follower-keeps-old-delta", VI,
              '            if entry.get("delta"):\n                part.delta = self._new(kind)\n',
              '            if entry.get("delta") and old is not None and old.delta is not None:\n'
