@@ -226,3 +226,39 @@ def test_a_writer_killed_at_any_moment_leaves_the_index_its_last_save_names(tmp_
         last = r.saved_seq * 500 - 1
         q = np.frombuffer(probe[last], dtype=np.int8).astype(np.float32)
         assert [k for _, k, _ in r.search(["messages"], [1], q, 1)] == [last]
+
+
+def test_a_search_whose_nearest_frozen_vectors_are_dead_still_fills_its_page(tmp_path):
+    """More dead keys among a query's nearest than the first ask's spare answers: the
+    search asks the frozen part again with room for every dead key, so the page is full
+    with the nearest live vectors (rev10: only the first ask kept returned an empty page)."""
+    w = index(tmp_path)  # fold_dead=50: ten dead keys stay dead keys, no fold
+    w.upsert("messages", 1, list(range(150)), VECS[:150])
+    w.save(1)
+    before = top(w, 42, 13)  # the query's 13 nearest, as the frozen part ranks them
+    assert before[0] == 42 and len(before) == 13
+    w.remove("messages", 1, before[:10])
+    w.save(2)
+    assert sorted(parts(tmp_path)["dead"]) == sorted(before[:10])  # control: still dead keys, not folded
+    for v in (w, index(tmp_path, writable=False)):
+        assert top(v, 42, 3) == before[10:13]
+        assert v.size() == 140
+
+
+def test_a_follower_reads_the_writers_grown_delta_and_its_replacements(tmp_path):
+    """Deltas are read anew at every refresh: vectors the writer added to the delta, or
+    replaced in it, after the follower first looked are answered by the follower too (rev10:
+    a follower reusing the delta it loaded first never saw them)."""
+    w = index(tmp_path)
+    w.upsert("messages", 1, list(range(20)), VECS[:20])
+    w.save(1)
+    r = index(tmp_path, writable=False)
+    assert r.size() == 20 and top(r, 5) == [5]
+    w.upsert("messages", 1, list(range(20, 40)), VECS[20:40])  # the delta grows, no fold
+    w.upsert("messages", 1, [5], VECS[300:301])  # key 5 now means row 300, in the delta
+    w.save(2)
+    assert parts(tmp_path)["frozen"] is None  # control: still one loaded delta
+    assert r.refresh()
+    assert r.size() == 40 and top(r, 30) == [30]
+    assert top(r, 300) == [5] and 5 not in top(r, 5, 3)
+    assert r.contents() == w.contents()
