@@ -383,7 +383,7 @@ MUTATIONS = [
              "        self.late.remove(kind, keys)\n", "",
              (f"{LATE}::test_each_embedded_chunk_keeps_its_pieces_and_loses_them_with_its_file",)),
     Mutation("late-format-unchecked", "lore_sidecar/store/vector_index.py",
-             ' or meta.get("late") != LATE_FORMAT:', ":",
+             ' or meta.get("late") != late:', ":",
              (f"{LATE}::test_vectors_written_without_pieces_are_rebuilt_with_them_on_the_next_start",)),
     Mutation("late-deferred-with-the-dense-leg", "lore_sidecar/engine/recall/recaller.py",
              " and not pieced\n", " and True\n",

@@ -101,7 +101,9 @@ class VectorIndex:
             try:
                 parts, seq = self._open(meta, self._parts)  # files read without holding searches up
             except (OSError, RuntimeError):
-                continue  # a file named there was folded away meanwhile: read the newer list
+                continue  # a file named there was folded away or saved anew meanwhile: read the newer list
+            if meta and self._read_meta() != meta:
+                continue  # the writer saved while we read: take its newer list whole
             with self._lock:
                 self._parts, self.saved_seq = parts, seq
             break
@@ -139,6 +141,7 @@ class VectorIndex:
             if entry.get("delta"):
                 part.delta = self._new(kind)
                 part.delta.load(str(self.directory / entry["delta"]))
+                part.delta_name = entry["delta"]
             parts[(kind, int(pid))] = part
         return parts, int(meta.get("seq", 0))
 
@@ -154,7 +157,7 @@ class VectorIndex:
         """Writer: remove index files no part names (a crash between a fold's rename and
         `vectors.json`, or before a superseded file's removal) and half-written ones."""
         named = {n for p in self._parts.values() for n in (p.frozen_name,) if n}
-        named |= {self._delta_name(k, pid) for (k, pid), p in self._parts.items() if p.delta is not None}
+        named |= {p.delta_name for p in self._parts.values() if p.delta_name}
         for entry in os.scandir(self.directory):
             name = entry.name
             if (name.endswith(".usearch") and name not in named) or (name.startswith(".") and name.endswith(".tmp")):
@@ -211,15 +214,23 @@ class VectorIndex:
         """Write every changed index (its delta, or a fold), then record `seq` as included."""
         with self._write_lock:
             gone: list[str] = []
+            folded = False
             for kind, pid in sorted(self._dirty):
                 part = self._parts[(kind, pid)]
                 if len(part.delta or ()) >= self.fold_at or len(part.dead) >= self.fold_dead:
                     gone += self._fold(kind, pid, part)
+                    folded = True
                 elif part.delta is not None:
-                    self._write(part.delta, self._delta_name(kind, pid))
+                    # A new name each save, the old one removed once the list names the new:
+                    # a follower then reads one save's delta beside that save's dead keys,
+                    # never the next save's (a replaced key would answer twice).
+                    name = self._delta_name(kind, pid, part.gen)
+                    self._write(part.delta, name)
+                    gone += [part.delta_name] if part.delta_name else []
+                    part.delta_name = name
             self._dirty.clear()
             meta = {"seq": seq, "spaces": self._spaces_meta(), "late": PARTS_LATE, "parts": {
-                f"{k}-{p}": {"frozen": part.frozen_name, "delta": self._delta_name(k, p) if part.delta is not None else None,
+                f"{k}-{p}": {"frozen": part.frozen_name, "delta": part.delta_name if part.delta is not None else None,
                              "dead": sorted(part.dead), "gen": part.gen}
                 for (k, p), part in sorted(self._parts.items())}}
             tmp = self.directory / f".{META}.tmp"
@@ -235,7 +246,7 @@ class VectorIndex:
                     os.unlink(self.directory / name)
                 except OSError:
                     pass
-            if gone:
+            if folded:
                 release_memory()  # the fold's loaded copy of the frozen part
 
     def _write(self, idx: Any, name: str) -> None:
@@ -266,15 +277,15 @@ class VectorIndex:
         self._write(merged, name)
         del merged
         frozen = self._view(kind, name)
-        gone = [n for n in (part.frozen_name, self._delta_name(kind, pid) if part.delta is not None else None) if n]
+        gone = [n for n in (part.frozen_name, part.delta_name) if n]
         with self._lock:
             part.frozen, part.frozen_name, part.gen = frozen, name, part.gen + 1
-            part.delta, part.dead = None, set()
+            part.delta, part.delta_name, part.dead = None, None, set()
         return gone
 
     @staticmethod
-    def _delta_name(kind: str, pid: int) -> str:
-        return f"{kind}-{pid}.delta.usearch"
+    def _delta_name(kind: str, pid: int, gen: int) -> str:
+        return f"{kind}-{pid}.f{gen}.d-{secrets.token_hex(4)}.usearch"
 
     def _spaces_meta(self) -> dict[str, str]:
         return {kind: f"{model}/{dim}" for kind, (model, dim) in sorted(self.spaces.items())}

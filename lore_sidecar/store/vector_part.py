@@ -33,6 +33,7 @@ class Part:
     frozen: Any = None  # a viewed usearch Index, read-only, or None
     frozen_name: str | None = None  # its file, never rewritten (a fold makes a new name)
     delta: Any = None  # a loaded usearch Index, or None
+    delta_name: str | None = None  # its file as last saved: a new name every save
     dead: set[int] = field(default_factory=set)  # keys in `frozen` that no longer count
     gen: int = 0  # folds so far: the next frozen file is named after gen + 1
 

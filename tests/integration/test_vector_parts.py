@@ -74,7 +74,7 @@ def test_a_small_index_stays_loaded_until_it_reaches_the_fold_size(tmp_path):
     w.save(2)  # control: one more vector reaches fold_at
     p = parts(tmp_path)
     assert p["frozen"] and p["delta"] is None
-    assert not (tmp_path / "messages-1.delta.usearch").exists()
+    assert sorted(n.name for n in tmp_path.glob("*.usearch")) == [p["frozen"]]  # the delta's file went
     assert top(w, 99) == [99] and w.size() == 100
 
 
@@ -171,7 +171,7 @@ def test_what_a_crash_mid_fold_leaves_is_ignored_and_swept(tmp_path):
     r = index(tmp_path, writable=False)
     assert r.saved_seq == 2 and r.size() == 180 and top(r, 170) == [170]
     again = index(tmp_path)  # the next writer
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([frozen.name, "messages-1.delta.usearch", META])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([frozen.name, parts(tmp_path)["delta"], META])
     again.upsert("messages", 1, list(range(180, 300)), VECS[180:300])
     again.save(3)
     assert index(tmp_path, writable=False).size() == 300
@@ -262,3 +262,50 @@ def test_a_follower_reads_the_writers_grown_delta_and_its_replacements(tmp_path)
     assert r.size() == 40 and top(r, 30) == [30]
     assert top(r, 300) == [5] and 5 not in top(r, 5, 3)
     assert r.contents() == w.contents()
+
+
+class _SavesWhileReading(VectorIndex):
+    """A follower during whose load the writer saves: after the follower has read
+    `vectors.json` and before it reads the files named there (the interleaving a busy writer
+    and a refreshing follower meet by chance)."""
+
+    writer: VectorIndex | None = None
+    then: tuple[int, int] | None = None  # key, row of VECS: the replacement the writer saves
+    reads = 0
+
+    def _read_meta(self):
+        meta = super()._read_meta()
+        self.reads += 1
+        # The 1st read is refresh()'s look at the seq; the 2nd, load's list of files.
+        if self.writer is not None and self.then is not None and meta and self.reads == 2:
+            key, row = self.then
+            self.then = None
+            self.writer.upsert("messages", 1, [key], VECS[row:row + 1])
+            self.writer.save(meta["seq"] + 1)
+        return meta
+
+
+def test_a_follower_never_holds_one_saves_list_with_the_next_saves_delta(tmp_path):
+    """rev10's race: the follower read save N's list (which frozen key is dead), the writer
+    then saved N+1 (a frozen key replaced: its new value in the delta, which keeps its name),
+    and the follower read N+1's delta beside N's dead keys — the key answered twice, with its
+    old and its new value, until the next refresh. A load must take one save whole."""
+    w = index(tmp_path)
+    w.upsert("messages", 1, list(range(150)), VECS[:150])
+    w.save(1)  # 150 >= fold_at: a frozen part
+    w.upsert("messages", 1, [150], VECS[150:151])
+    w.save(2)  # and a delta beside it
+    r = _SavesWhileReading(tmp_path, spaces=SPACES, writable=False, fold_at=100, fold_dead=50)
+    assert r.size() == 151 and top(r, 4) == [4]  # control: a plain load
+    w.upsert("messages", 1, [151], VECS[151:152])
+    w.save(3)
+    r.writer, r.then, r.reads = w, (4, 300), 0  # key 4 (frozen) becomes row 300 while the follower loads
+    assert r.refresh()
+    assert r.then is None  # the writer did save mid-load
+    answers = [key for _, key, _ in r.search(["messages"], [1], VECS[300], 200)]
+    assert answers.count(4) == 1 and top(r, 300) == [4]
+    assert r.size() == w.size() == 152
+    assert r.contents() == w.contents()
+    # Each save's delta has a name of its own; the one a newer list replaced is gone.
+    p = parts(tmp_path)
+    assert sorted(n.name for n in tmp_path.glob("*.usearch")) == sorted([p["frozen"], p["delta"]])

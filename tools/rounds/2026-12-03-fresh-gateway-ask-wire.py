@@ -97,8 +97,8 @@ ROUND = [
              'dir_flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)',
              'dir_flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)', (TRUST, NEVER), by=BY),
     # `.docker/config.json`, `.kube/config`, `gh/hosts.yml`, `.config/hub` are no longer never-read.
-    Mutation("nr-file-tails-missed", NR, "if any(_ends_with(parts, tail) for tail in SECRET_TAILS):",
-             "if any(_ends_with(folders, tail) for tail in SECRET_TAILS):", ("tests/unit/test_never_read.py", NEVER),
+    Mutation("nr-file-tails-missed", NR, "if any(tuple(parts[-n:]) in tails",
+             "if any(tuple(folders[-n:]) in tails", ("tests/unit/test_never_read.py", NEVER),
              by=BY),
     # config.worktree is never vetted (extensions.worktreeConfig makes git read it).
     Mutation("gitsafe-worktree-config-unvetted", GIT,

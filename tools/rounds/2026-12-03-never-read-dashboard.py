@@ -54,9 +54,9 @@ ROUND = [
              RULES, by=BY),
     # survived (mutations.py said caught: a load timeout in the lore/ask test; rerun without it: 50 passed);
     # added: NEVER gains .config/gcloud/properties, gcloud/legacy_credentials/adc.json
-    Mutation("nr-dir-tails-off-by-one", NR, "for i in range(len(folders)))", "for i in range(len(folders) - 1))",
+    Mutation("nr-dir-tails-off-by-one", NR, "for i in range(n, len(folders) + 1))", "for i in range(n, len(folders)))",
              RULES, by=BY),
-    Mutation("nr-tails-need-a-parent", NR, "return len(parts) >= len(tail) and", "return len(parts) > len(tail) and",
+    Mutation("nr-tails-need-a-parent", NR, "if len(parts) >= n)", "if len(parts) > n)",
              RULES, by=BY),
     # -- the jail: the given path and the real path -----------------------------------------------
     # survivor by reading (the suite's only link, see-env.txt -> .env, is still refused by read_regular's name

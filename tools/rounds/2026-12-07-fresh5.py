@@ -265,7 +265,7 @@ ROUND = [
     # After a replacement the lower-cased copy is kept: the case-folded rules (bearer, basic,
     # assigned) match spans of the old text and cut the new one in the wrong places.
     Mutation("f5-redact-stale-lowered-copy", REDACT,
-             "text, low = out, None",
+             "text, low = out, out.lower()",
              "text = out",
              (REDACT_T, REDACT_BOUNDS, REDACT_FORMATS), by=BY),
     # Survived; equivalent in effect, no test added. After a replacement that changes the

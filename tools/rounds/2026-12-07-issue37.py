@@ -100,8 +100,8 @@ ROUND = [
               WORDS, DENSE), by=BY),
     # constants swapped: a stream of writes waits unbounded, a scan is bounded.
     Mutation("i37-wait-bounds-swapped", "lore_sidecar/engine/indexing/words_first.py",
-             "if state != SCAN_WRITING and time.monotonic() >= deadline:",
-             "if state != WRITES_PENDING and time.monotonic() >= deadline:",
+             "        if state == SCAN_WRITING:\n            deadline",
+             "        if state != SCAN_WRITING:\n            deadline",
              (WORDS, DENSE), by=BY),
     # never-read judged by the file's name only: files inside credential folders are read.
     Mutation("i37-walk-never-read-by-name", "lore_sidecar/engine/workspace/walk.py",

@@ -59,14 +59,14 @@ ROUND = [
     # file is written, before `vectors.json` names it (a crash between leaves a list naming
     # files that are gone).
     Mutation("rev10-fold-unlinks-before-meta", VI,
-             "        gone = [n for n in (part.frozen_name, self._delta_name(kind, pid) if part.delta is not None else None) if n]\n",
-             "        gone = [n for n in (part.frozen_name, self._delta_name(kind, pid) if part.delta is not None else None) if n]\n"
+             "        gone = [n for n in (part.frozen_name, part.delta_name) if n]\n",
+             "        gone = [n for n in (part.frozen_name, part.delta_name) if n]\n"
              "        for n in gone:\n            os.unlink(self.directory / n)\n", PARTS, by=BY),
     # 6. A delta lost on save: once a part has a frozen file, `vectors.json` no longer names
     # its delta, so a restart loses every vector added since the fold (at an unchanged seq).
     Mutation("rev10-delta-unnamed-once-folded", VI,
-             '"delta": self._delta_name(k, p) if part.delta is not None else None,',
-             '"delta": self._delta_name(k, p) if part.delta is not None and part.frozen is None else None,', PARTS, by=BY),
+             '"delta": part.delta_name if part.delta is not None else None,',
+             '"delta": part.delta_name if part.delta is not None and part.frozen is None else None,', PARTS, by=BY),
     # 7. Dead keys not saved: after a restart (or on a follower) a removed vector answers again.
     Mutation("rev10-dead-keys-not-saved", VI,
              '"dead": sorted(part.dead), "gen": part.gen}',
@@ -92,7 +92,7 @@ ROUND = [
     # 10. The writer's start-up sweep removes the delta files `vectors.json` names: the next
     # start cannot open them (or loses their vectors).
     Mutation("rev10-sweep-removes-deltas", VI,
-             "        named |= {self._delta_name(k, pid) for (k, pid), p in self._parts.items() if p.delta is not None}\n",
+             "        named |= {p.delta_name for p in self._parts.values() if p.delta_name}\n",
              "", PARTS, by=BY),
     # 11. A store written by the previous release (`files`, late 1) opens with no vectors at
     # an unchanged position and is never rebuilt: dense recall silently empty after upgrade.

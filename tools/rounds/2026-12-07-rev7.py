@@ -80,13 +80,15 @@ ROUND = [
     # -- MiniLM in int8 and its vectors' name --------------------------------------------------
     # the engine's lazy embedder keeps the float graph's name: a store embedded by it is not
     # re-embedded.
-    Mutation("r7-int8-lazy-keeps-the-float-name", EMB,
+    Mutation("r7-int8-lazy-keeps-the-float-name", "lore_sidecar/llm/minilm.py",
              "    name = MINILM_INT8_NAME\n", '    name = "all-minilm-l6-v2-int8"\n',
              (MODEL_CHANGE_T, INT8_T, DENSE_T), by=BY),
     # texts batched four to a pass in int8: a vector depends on its batch-mates (per-pass
     # activation quantisation, padding).
-    Mutation("r7-int8-batched-passes", EMB,
-             "self.batch = 1 if int8 else MINILM_BATCH", "self.batch = MINILM_BATCH",
+    # (MiniLM moved to llm/minilm.py; the current path is one unpadded text a pass, the
+    # first int8 path kept for old stores batches one text a call: planted there.)
+    Mutation("r7-int8-batched-passes", "lore_sidecar/llm/minilm.py",
+             "else 1 if int8 else MINILM_BATCH", "else MINILM_BATCH if int8 else MINILM_BATCH",
              (INT8_T, DENSE_T), by=BY),
     # the fused projection's Split hands K's columns to V and V's to K.
     Mutation("r7-int8-split-k-v-swapped", GRAPH,
