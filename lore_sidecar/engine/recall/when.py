@@ -209,13 +209,26 @@ _SAYS_HOW_LONG = re.compile(
 # evidence tells when each event was or how long it lasted (measured on LongMemEval's dev
 # half: 88% of such questions' evidence turns tell a time or a duration, against 26% of
 # all turns).
-_ASKS_SPAN = re.compile(r"^\W*how\s+many\s+(?:days|weeks|months|years|hours|minutes)\b", re.I)
+_ASKS_SPAN = re.compile(r"\W*how\s+many\s+(?:days|weeks|months|years|hours|minutes)\b", re.I)
 # A question asking which of two events came first, or their order: "Which did I start
 # first, A or B?", "Who became a parent first, Rachel or Alex?", "What is the order of ...".
 # Its evidence tells when each one happened (80% of the evidence turns, 14% of all).
-_ASKS_ORDER = re.compile(
-    r"^\W*(?:which|who|what)\b[^?]*\b(?:first|earlier|earliest|later|latest)\b[^?]*\bor\b"
-    r"|^\W*what\s+(?:is|was)\s+the\s+order\b", re.I)
+_ASKS_CHOICE = re.compile(r"\W*(?:which|who|what)\b", re.I)
+_ORDER_WORD = re.compile(r"\b(?:first|earlier|earliest|later|latest)\b", re.I)
+_OR = re.compile(r"\bor\b", re.I)
+_ASKS_ORDER = re.compile(r"\W*what\s+(?:is|was)\s+the\s+order\b", re.I)
+
+
+def _asks_order(query: str) -> bool:
+    """"Which ... first, A or B?" (its first sentence holds an order word and "or"), or
+    "What is the order of ...". Each test is one pass over the query, without backtracking."""
+    if not _ASKS_CHOICE.match(query):
+        return False
+    if _ASKS_ORDER.match(query):
+        return True
+    end = query.find("?")
+    end = len(query) if end < 0 else end
+    return _ORDER_WORD.search(query, 0, end) is not None and _OR.search(query, 0, end) is not None
 
 
 def asks_when(query: str) -> bool:
@@ -237,11 +250,11 @@ def time_asked(query: str) -> Callable[[str], bool] | None:
     """What a question about time needs an answer to tell, as the test to read a message
     with: a time for "When ...?" and "Which came first, A or B?", a duration for "How long
     ...?", either for "How many days since ...?"; None for any other query."""
-    if asks_when(query) or _ASKS_ORDER.search(query):
+    if asks_when(query) or _asks_order(query):
         return says_when
     if _ASKS_HOW_LONG.search(query):
         return says_how_long
-    if _ASKS_SPAN.search(query):
+    if _ASKS_SPAN.match(query):
         return says_time_or_span
     return None
 
