@@ -204,12 +204,6 @@ _SAYS_HOW_LONG = re.compile(
     r"|since\b|for\s+(?:years|months|weeks|days|hours|ages|a\s+while|long)\b|(?:19|20)\d\d\b)")
 
 
-# A question asking how much time lies between events, or since one: "How many days had
-# passed since ...", "How many weeks ago did I ...", "How many months did it take ...". Its
-# evidence tells when each event was or how long it lasted (measured on LongMemEval's dev
-# half: 88% of such questions' evidence turns tell a time or a duration, against 26% of
-# all turns).
-_ASKS_SPAN = re.compile(r"\W*how\s+many\s+(?:days|weeks|months|years|hours|minutes)\b", re.I)
 # A question asking which of two events came first, or their order: "Which did I start
 # first, A or B?", "Who became a parent first, Rachel or Alex?", "What is the order of ...".
 # Its evidence tells when each one happened (80% of the evidence turns, 14% of all).
@@ -249,19 +243,12 @@ def says_how_long(text: str) -> bool:
 def time_asked(query: str) -> Callable[[str], bool] | None:
     """What a question about time needs an answer to tell, as the test to read a message
     with: a time for "When ...?" and "Which came first, A or B?", a duration for "How long
-    ...?", either for "How many days since ...?"; None for any other query."""
+    ...?"; None for any other query."""
     if asks_when(query) or _asks_order(query):
         return says_when
     if _ASKS_HOW_LONG.search(query):
         return says_how_long
-    if _ASKS_SPAN.match(query):
-        return says_time_or_span
     return None
-
-
-def says_time_or_span(text: str) -> bool:
-    """Whether a message tells a time or a duration (what "How many days since ...?" needs)."""
-    return says_when(text) or says_how_long(text)
 
 
 def parse_time(iso: str | None) -> datetime | None:
