@@ -137,6 +137,17 @@ def test_a_question_asking_when_prefers_the_message_that_tells_a_time(tmp_path):
         assert first_texts(e, "When did we move the orders service to Postgres?", n=2) == [PLAIN, TOLD]
 
 
+def test_a_question_asking_which_came_first_prefers_the_message_that_tells_a_time(tmp_path):
+    with told(tmp_path / "store") as e:
+        # Control: the same words without asking about time: the message with more of them leads.
+        assert first_texts(e, "moving the orders service to Postgres or the billing rename", n=2) == [PLAIN, TOLD]
+        assert first_texts(e, "Which happened first, moving the orders service to Postgres or the billing rename?",
+                           n=2) == [TOLD, PLAIN]
+        # Control: a choice that asks no order asks no time.
+        assert first_texts(e, "Which is it, moving the orders service to Postgres or the billing rename?",
+                           n=2) == [PLAIN, TOLD]
+
+
 def test_a_question_asking_how_long_prefers_the_message_that_tells_a_duration(tmp_path):
     settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={
         "storeDir": str(tmp_path / "store"), "indexWorkspace": False, "watch": False, "neighbours": 0})

@@ -156,6 +156,13 @@ def test_messages_that_tell_a_time(text, tells):
     ("When did we move to Postgres?", "says_when"), ("How long ago did we pin numpy?", "says_when"),
     ("How long has the cache been on?", "says_how_long"), ("how long does the suite take", "says_how_long"),
     ("What did we decide about the cache?", None), ("the cache lives long when warm", None),
+    # Which of two came first, or their order: the evidence tells when each happened.
+    ("Which event happened first, the meeting with Rachel or the pride parade?", "says_when"),
+    ("Who became a parent first, Rachel or Alex?", "says_when"),
+    ("What is the order of the sports events I watched in January?", "says_when"),
+    # Controls: "first" without a choice, or a choice without an order, asks no time.
+    ("Which book did I read first?", None), ("What was the first car we bought?", None),
+    ("Which do I prefer, tea or coffee?", None), ("the first release or the second", None),
 ])
 def test_a_question_about_time_says_what_its_answer_must_tell(query, test):
     from lore_sidecar.engine.recall import when
