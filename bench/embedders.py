@@ -232,6 +232,29 @@ def files_ops(rounds: int = 60) -> dict:
     return {"cpu_us_a_run": out, "load_avg_1m": round(os.getloadavg()[0], 1)}
 
 
+def files_memory(n: int) -> dict:
+    """RSS the files model adds to a process that already imported onnxruntime (as the
+    sidecar has): built, after its first texts, after more, and after a trim of glibc's free
+    lists (what is really held). Run in a fresh interpreter: nothing else loaded."""
+    import onnxruntime  # noqa: F401  before usearch, as the embedders load it
+
+    from bench.common import rss_mb as now_mb
+    from lore_sidecar.heap import release_memory
+    from lore_sidecar.llm.minilm import LazyMiniLM
+
+    chunks = workspace_chunks(n)
+    base = now_mb()
+    emb = LazyMiniLM()
+    emb.embed(chunks[: max(1, n // 4)])
+    first = now_mb()
+    emb.embed(chunks)
+    more = now_mb()
+    release_memory()
+    return {"base_mb": round(base, 1), "after_first_texts_mb": round(first - base, 1),
+            "after_all_mb": round(more - base, 1), "after_trim_mb": round(now_mb() - base, 1),
+            "peak_mb": round(rss_mb() - base, 1), "chunks": len(chunks)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(DEFAULT_DATA))
@@ -239,9 +262,13 @@ def main() -> int:
     ap.add_argument("--files-speed", action="store_true", help="only the files model's speed, old paths against current")
     ap.add_argument("--files-profile", action="store_true", help="the int8 paths' time by op (onnxruntime's profiler)")
     ap.add_argument("--files-ops", action="store_true", help="the int8 pass's ops alone, one thread, CPU time")
+    ap.add_argument("--files-memory", action="store_true", help="RSS the files model adds once loaded and used")
     ap.add_argument("--chunks", type=int, default=240)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    if args.files_memory:
+        print(json.dumps(files_memory(args.chunks), indent=2))
+        return 0
     if args.files_ops:
         print(json.dumps(files_ops(), indent=2))
         return 0

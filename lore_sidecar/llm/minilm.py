@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from lore_sidecar.heap import release_memory
 from lore_sidecar.llm.shipped import CHARS_PER_TOKEN_BOUND, EmbedderUnavailable
 from lore_sidecar.llm.shipped import package_dir as _package_dir
 from lore_sidecar.llm.shipped import sha256 as _sha256
@@ -125,6 +126,11 @@ class MiniLMEmbedder:
         self.batch = self.streams if current else 1 if int8 else MINILM_BATCH
         self._session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"], disabled_optimizers=disabled)
         self._inputs = {i.name for i in self._session.get_inputs()}
+        if int8:
+            # The rewritten graph's bytes and the onnx protos it was built from are garbage
+            # now (the session holds its own weights): ~40 MB that glibc would otherwise keep.
+            del model
+            release_memory()
         self._tok = Tokenizer.from_file(str(paths[1]))
         self._tok.enable_truncation(max_tokens)
         self._chars = max_tokens * CHARS_PER_TOKEN_BOUND
