@@ -275,7 +275,9 @@ ROUND = [
     # lies inside a marker, which the acceptance tests keep (`_assigned` refuses a value
     # starting "[REDACTED", the secret-group marker check). Three crafted texts (url passwords
     # of exactly 23 characters holding "token=", "Bearer_", "password=") redact identically
-    # with and without the change.
+    # with and without the change. Re-run after the needle pass (lex2: `present` is then
+    # looked up from the same stale copy too): survives again, for the same reason — the
+    # needles a replacement adds are a marker's own, and a marker is never redacted again.
     # -- recall and fact paging ------------------------------------------------------------------
     # A page past the word leg's cut says truncated with an empty page: a client pages forever.
     Mutation("f5-recall-empty-page-truncated", RECALLER,

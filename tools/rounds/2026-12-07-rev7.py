@@ -85,10 +85,12 @@ ROUND = [
              (MODEL_CHANGE_T, INT8_T, DENSE_T), by=BY),
     # texts batched four to a pass in int8: a vector depends on its batch-mates (per-pass
     # activation quantisation, padding).
-    # (MiniLM moved to llm/minilm.py; the current path is one unpadded text a pass, the
-    # first int8 path kept for old stores batches one text a call: planted there.)
+    # (MiniLM moved to llm/minilm.py, and the current path runs one unpadded text a pass:
+    # the same promise planted there — each pass padded to its call's longest text.)
     Mutation("r7-int8-batched-passes", "lore_sidecar/llm/minilm.py",
-             "else 1 if int8 else MINILM_BATCH", "else MINILM_BATCH if int8 else MINILM_BATCH",
+             "            ids = np.array([encs[j].ids], dtype=np.int64)\n",
+             "            ids = np.array([encs[j].ids + [0] * (max(len(e.ids) for e in encs) - len(encs[j].ids))],"
+             " dtype=np.int64)\n",
              (INT8_T, DENSE_T), by=BY),
     # the fused projection's Split hands K's columns to V and V's to K.
     Mutation("r7-int8-split-k-v-swapped", GRAPH,
