@@ -11,6 +11,7 @@ First run (2026-12-07 13:33:38-13:48:02 UTC, one process, sequential, `python to
   dashboard guard 3/3, team record (PostgreSQL) 3/3, backups/restore 3/3, dream/decay 3/3,
   redaction 3/3, recall paging 2/2, install/uninstall 2/2, wire 2/2.
 Every other entry: caught on the first run.
+Rerun of the survivor after its new test (13:54 UTC): caught (1 of 1); the round stands at 30 of 30.
 """
 
 import sys
@@ -54,6 +55,12 @@ ROUND = [
     Mutation("rev9-ctx-tools-marks-uncounted", "lore_sidecar/engine/context/requests.py",
              'kept = b.count_marks({k: v for k, v in out.items() if k != "messages"})',
              'kept = b.count_marks({k: v for k, v in out.items() if k not in ("messages", "tools")})', CTX, by=BY),
+    # SURVIVED the first run. Not equivalent: after "prompt is too long" the raw window is
+    # cut to max(pinned, raw/2), so a window under twice the pinned size is not halved (sent
+    # nearly whole again). test_prompt_too_long_halves_the_raw_window_at_once had a history
+    # over twice the pinned size, where both give about half. New test:
+    # tests/e2e/test_context_assembly.py::test_prompt_too_long_halves_a_raw_window_smaller_than_twice_the_pinned_size
+    # (fails with the bug planted, passes without); rerun: caught.
     Mutation("rev9-ctx-forced-floor-not-halved", "lore_sidecar/engine/context/gradient.py",
              "target = min(pinned, sum(sizes[start:]) // 2)", "target = max(pinned, sum(sizes[start:]) // 2)",
              (T + "e2e/test_context_assembly.py", T + "unit/test_context_window_economics.py",
