@@ -3,6 +3,11 @@ of the gateway, context assembly, the ask agent, the dashboard guard, the Postgr
 record, backups/restore, dream/decay, redaction, recall paging, install/uninstall and the
 wire, and the docs that promise their behaviour — before opening any file under tests/.
 Guarding tests chosen by file name and `grep -rl WORD tests/` only.
+Disclosure: after the 30 bugs were chosen and before this file was written, rev9 read the
+first 80 lines of tools/mutations.py (the runner's header and the authors' first ten
+mutations: store fence, spool fsync, lore.md export, budget, asOf, fact closes, index ties),
+none of which lies in these areas or changed a choice. No file under tests/ was opened
+before the first run.
 
 First run (2026-12-07 13:33:38-13:48:02 UTC, one process, sequential, `python tools/mutations.py
 <the 30 names>` from /work/venv-rev9; load average 26 at the start, 5 at the end, 2 cores shared):
