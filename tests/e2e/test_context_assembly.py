@@ -350,3 +350,38 @@ def test_prompt_too_long_halves_the_raw_window_at_once(sidecar):
     raw = [m for m in sent[1:] if m in msgs]
     assert raw == msgs[len(msgs) - len(raw):]  # a suffix of the history, as it was
     assert size({"m": raw}) <= size({"m": msgs}) // 2 + size({"m": turn(0)}), (size({"m": raw}), size({"m": msgs}))
+
+
+def test_prompt_too_long_halves_a_raw_window_smaller_than_twice_the_pinned_size(sidecar):
+    """docs/context.md: "prompt is too long" "halves the raw window at once" — also when the
+    window is already small. Trigger: a history between the pinned size (`minLayer0Tokens`,
+    4000 by default) and twice it, which the provider found too long. Halving to the pinned
+    size would send it nearly whole again (and be refused again); the window sent after the
+    error is at most half of what was sent before (plus the turn it must start on).
+    (rev9 round: `target = max(pinned, raw // 2)` survived the older test, whose history was
+    over twice the pinned size, where both give about half.)"""
+    from lore_sidecar.engine.context.requests import estimate
+
+    c = sidecar()
+    msgs: list[dict] = []
+    k = 0
+    while sum(estimate(m) + 1 for m in msgs) < 6_000:  # the assembler's own token estimate
+        msgs += turn(k, lines=10)
+        k += 1
+    msgs.append({"role": "user", "content": [{"type": "text", "text": "next"}]})
+    history = sum(estimate(m) + 1 for m in msgs)
+    assert 4_000 < history < 8_000  # the case: over the pinned size, under twice it
+    per_turn = max(sum(estimate(m) + 1 for m in turn(j, lines=10)) for j in range(k))
+
+    def raw_sent(r: dict) -> int:
+        sent = strip_marks(r["body"]["messages"])
+        raw = [m for m in sent if m in msgs]
+        assert raw == msgs[len(msgs) - len(raw):]  # a suffix of the history, as it was
+        return sum(estimate(m) + 1 for m in raw)
+
+    before = raw_sent(assemble(c, "s-half-small", body(msgs)))
+    c.request("lore/recordUsage", {"sessionId": "s-half-small", "error": {"status": 400, "message": "prompt is too long"}})
+    r = assemble(c, "s-half-small", body(msgs))
+    after = raw_sent(r)
+    assert r["layer"] >= 1 and r["body"]["messages"][0]["content"][0]["text"].startswith("<lore-context")  # control
+    assert after <= before // 2 + per_turn, (before, after, per_turn)
