@@ -28,6 +28,8 @@ SECRET_FILE = "gateway.secret"
 HEADER = "x-lore-token"
 _SHAPE = re.compile(r"[0-9a-f]{32,128}")
 OPENAI_PATHS = ("/v1/chat/completions", "/v1/responses", "/v1/codex/responses")
+# Paths only OpenAI's API has (a stored response, a chat completion's messages, embeddings).
+OPENAI_PREFIXES = ("/v1/chat/", "/v1/responses/", "/v1/embeddings")
 # What a page may POST without a preflight (the CORS-safelisted types). Harnesses send JSON.
 SIMPLE_TYPES = ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data")
 
@@ -97,13 +99,21 @@ def from_browser(headers: Mapping[str, str], model_call: bool) -> str | None:
     return None
 
 
+def openai_caller(path: str, headers: Mapping[str, str]) -> bool:
+    """An OpenAI client, not an Anthropic one: an OpenAI model-call path (or one below it), or
+    a bearer key without the header every Anthropic client sends (`anthropic-version`, or its
+    key as `x-api-key`). Claude Code signed in with its subscription sends a bearer token
+    *and* `anthropic-version`: Anthropic's."""
+    bare = path.rstrip("/")
+    return bare.endswith(OPENAI_PATHS) or bare.startswith(OPENAI_PREFIXES) or (
+        "anthropic-version" not in headers and "x-api-key" not in headers
+        and str(headers.get("authorization", "")).lower().startswith("bearer "))
+
+
 def refusal(path: str, headers: Mapping[str, str], status: int, message: str) -> dict:
     """The error body in the shape the caller's SDK reads (OpenAI's on its paths or with a
     bearer key and no Anthropic header; Anthropic's otherwise)."""
-    openai = path.rstrip("/").endswith(OPENAI_PATHS) or (
-        "anthropic-version" not in headers and "x-api-key" not in headers
-        and str(headers.get("authorization", "")).lower().startswith("bearer "))
-    if openai:
+    if openai_caller(path, headers):
         return {"error": {"message": message, "type": "invalid_request_error", "param": None,
                           "code": "lore_gateway_refused"}}
     kind = "authentication_error" if status == 401 else "permission_error"

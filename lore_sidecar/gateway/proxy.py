@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import signal
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import ClientError, ClientSession, ClientTimeout, web
@@ -44,15 +45,20 @@ DEFAULT_UPSTREAM = {"anthropic-messages": "https://api.anthropic.com", "openai-c
 CHATGPT_CODEX = ("/v1/codex", "https://chatgpt.com/backend-api")
 
 
-def upstream_of(upstream: str | None, api: str | None, path: str) -> tuple[str, str]:
+def upstream_of(upstream: str | None, api: str | None, path: str,
+                headers: Mapping[str, str] | None = None) -> tuple[str, str]:
     """(base, path) a request to `path` is forwarded to: an explicit upstream takes every path
     as it came; else `/v1/codex/...` goes to the ChatGPT backend's `codex/...` (the `/v1`
-    dropped), a known API to its provider, anything else to Anthropic's. Pure."""
+    dropped), a model call to its API's provider, and any other call to the provider of the
+    client that sent it (`guard.openai_caller`: an OpenAI key must never be sent to Anthropic,
+    nor an Anthropic key to OpenAI — Codex lists `/v1/models` through the gateway). Pure."""
     if upstream:
         return upstream, path
     prefix, chatgpt = CHATGPT_CODEX
     if path == prefix or path.startswith(prefix + "/"):
         return chatgpt, path[len("/v1"):]
+    if api is None and headers is not None and guard.openai_caller(path, headers):
+        api = "openai-chat"
     return DEFAULT_UPSTREAM.get(api or "", DEFAULT_UPSTREAM["anthropic-messages"]), path
 
 
@@ -123,7 +129,7 @@ class Gateway:
         session, sent, stream = None, raw, False
         if api is not None:
             session, sent, stream = await self._assemble(api, request, raw)
-        base, forward = upstream_of(self.upstream, api, path)
+        base, forward = upstream_of(self.upstream, api, path, request.headers)
         headers = CIMultiDict((k, v) for k, v in request.headers.items() if k.lower() not in HOP)
         target = URL(base + forward + (f"?{query}" if query else ""), encoded=True)  # the caller's bytes, not requoted
         assert self.client is not None

@@ -95,7 +95,20 @@ def test_without_an_upstream_the_codex_path_goes_to_the_chatgpt_backend_and_resp
                 raise AssertionError(f"{path} answered offline")
             except urllib.error.HTTPError as exc:
                 assert exc.code == 502, exc.read()
-        assert seen == ["chatgpt.com:443", "api.openai.com:443"], seen
+        # Off the model-call paths the client's own headers say whose key it carries: Codex
+        # listing models with an OpenAI key goes to OpenAI, never to Anthropic (rev9: every such
+        # call went to api.anthropic.com, the OpenAI key with it); an Anthropic client
+        # (x-api-key, or Claude Code's subscription token with anthropic-version) to Anthropic.
+        for headers in ({"authorization": "Bearer sk-test"},
+                        {"x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01"},
+                        {"authorization": "Bearer sk-ant-oat01-test", "anthropic-version": "2023-06-01"}):
+            try:
+                urllib.request.urlopen(urllib.request.Request(url + "/v1/models", headers=headers), timeout=30)
+                raise AssertionError("/v1/models answered offline")
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 502, exc.read()
+        assert seen == ["chatgpt.com:443", "api.openai.com:443", "api.openai.com:443", "api.anthropic.com:443",
+                        "api.anthropic.com:443"], seen
     finally:
         proc.terminate()
         proc.wait(10)
@@ -112,3 +125,5 @@ def test_without_an_upstream_the_codex_path_goes_to_the_chatgpt_backend_and_resp
                                                                                            "/v1/codex/responses")
     assert upstream_of(None, "openai-responses", "/v1/responses") == ("https://api.openai.com", "/v1/responses")
     assert upstream_of(None, None, "/v1/codexes") == ("https://api.anthropic.com", "/v1/codexes")
+    assert upstream_of(None, None, "/v1/responses/resp_1", {}) == ("https://api.openai.com", "/v1/responses/resp_1")
+    assert upstream_of(None, None, "/v1/embeddings", {}) == ("https://api.openai.com", "/v1/embeddings")
