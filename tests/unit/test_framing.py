@@ -58,3 +58,38 @@ def test_truncated_input_at_end_is_reported_once():
     assert p.feed(REQ[:-3]) == []
     assert len(p.finish()) == 1
     assert FrameParser().finish() == []
+
+
+def test_junk_fed_read_by_read_is_searched_once_and_a_marker_split_across_reads_is_found(monkeypatch):
+    """Resynchronising reads each byte of junk about once, not the whole buffer at every read
+    (rev9: quadratic, 4 MB of junk in 4 KB reads kept the reader busy 12 s); a marker split
+    across two reads, in any case, is still found, and the frame after the junk parses."""
+    from lore_sidecar.rpc import framing
+
+    searched: list[int] = []
+    real = framing._find_mark
+
+    def counting(buf, start=0):
+        searched.append(len(buf) - start)
+        return real(buf, start)
+
+    monkeypatch.setattr(framing, "_find_mark", counting)
+    p = FrameParser()
+    assert p.feed(b"not a header line\n") == []
+    fed = 0
+    for _ in range(256):
+        chunk = b"x" * 4096
+        assert p.feed(chunk) == []
+        fed += len(chunk)
+    assert sum(searched) <= 2 * fed + 4096, (sum(searched), fed)  # linear; quadratic was ~128x
+    frame = encode(b'{"jsonrpc":"2.0","id":7,"method":"lore/status"}')
+    head = b"cOnTeNt-LeNgTh"  # the marker cut after its 14th byte, in mixed case
+    assert p.feed(frame[:7].swapcase() + head[7:14]) == []
+    out = p.feed(frame[14:])
+    assert [type(e) for e in out] == [Skipped, Frame] and out[1].body == frame.split(b"\r\n\r\n", 1)[1]
+
+
+def test_control_junk_then_a_whole_frame_in_one_read():
+    p = FrameParser()
+    out = p.feed(b"junk\n" + b"y" * 10_000 + encode(b'{"jsonrpc":"2.0","id":1,"method":"x"}'))
+    assert [type(e) for e in out] == [Skipped, Frame]
