@@ -13,6 +13,19 @@ First run (14:00 UTC, once, `python tools/mutations.py <the 12 names>`, 55 s wal
             rev12-when-no-who, rev12-when-or-not-and
   survived: rev12-minilm-trim-before-del, rev12-minilm-current-path-skipped
   error:    none
+
+Survivors, after reading the tests:
+  rev12-minilm-current-path-skipped: a real regression (bench/embedders.py --files-memory
+    --chunks 96: 150.9 MB after all texts against 129.9 MB) that no test measured. New test
+    tests/unit/test_minilm_int8.py::test_building_the_embedder_leaves_no_freed_graph_for_glibc_to_hold
+    (a fresh interpreter builds the engine's embedder; a trim right after gives back ~2 MB,
+    ~30 MB with the bug). Rerun 14:03 UTC: caught.
+  rev12-minilm-trim-before-del: equivalent as measured. `model` holds only the serialised
+    graph, one 21.9 MB bytes object, above glibc's mmap threshold: it is unmapped when freed,
+    never held. What glibc kept is the garbage freed before `release_memory` runs in either
+    order. Same bench: 131.4 MB after all texts against 129.9 (fixed) and 150.9
+    (current-path-skipped); a trim right after the build gives back 1.0-2.2 MB, as without
+    the bug. Rerun 14:03 UTC: survives, as expected; the new test passes with it planted.
 """
 
 import sys
@@ -65,10 +78,13 @@ ROUND = [
              '                part.delta_name = entry["delta"]\n', "", VECTORS, by=BY),
     # minilm: memory trimmed while the graph bytes are still referenced -> the ~40 MB is
     # kept by glibc (RSS back to 150 MB over the base).
+    # Survived, equivalent (see the docstring): the bytes `model` holds are mmapped, not kept.
     Mutation("rev12-minilm-trim-before-del", "lore_sidecar/llm/minilm.py",
              "            del model\n            release_memory()\n",
              "            release_memory()\n            del model\n", MINILM, by=BY),
     # minilm: only the first int8 path hands memory back; the engine's (current) path keeps it.
+    # Survived the first run; caught since by test_minilm_int8.py::
+    # test_building_the_embedder_leaves_no_freed_graph_for_glibc_to_hold (rev12).
     Mutation("rev12-minilm-current-path-skipped", "lore_sidecar/llm/minilm.py",
              "        if int8:\n            # The rewritten graph's bytes",
              "        if int8 and first_int8:\n            # The rewritten graph's bytes", MINILM, by=BY),
