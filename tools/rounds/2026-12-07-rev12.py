@@ -21,9 +21,9 @@ Survivors, after reading the tests:
     (a fresh interpreter builds the engine's embedder; a trim right after gives back ~2 MB,
     ~30 MB with the bug). Rerun 14:03 UTC: caught.
   rev12-minilm-trim-before-del: equivalent as measured. `model` holds only the serialised
-    graph, one 21.9 MB bytes object, above glibc's mmap threshold: it is unmapped when freed,
-    never held. What glibc kept is the garbage freed before `release_memory` runs in either
-    order. Same bench: 131.4 MB after all texts against 129.9 (fixed) and 150.9
+    graph, one 21.9 MB bytes object; by the figures below glibc does not keep it once freed
+    (a block that size is, most likely, served by mmap and unmapped at free). What glibc kept
+    is garbage already freed when `release_memory` runs, in either order. Same bench: 131.4 MB after all texts against 129.9 (fixed) and 150.9
     (current-path-skipped); a trim right after the build gives back 1.0-2.2 MB, as without
     the bug. Rerun 14:03 UTC: survives, as expected; the new test passes with it planted.
 """
