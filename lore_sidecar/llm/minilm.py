@@ -127,8 +127,10 @@ class MiniLMEmbedder:
         self._session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"], disabled_optimizers=disabled)
         self._inputs = {i.name for i in self._session.get_inputs()}
         if int8:
-            # The rewritten graph's bytes and the onnx protos it was built from are garbage
-            # now (the session holds its own weights): ~40 MB that glibc would otherwise keep.
+            # What building the session freed (the onnx protos the graph was rewritten from,
+            # onnxruntime's own scratch) stays in glibc's free lists unless handed back: ~21 MB
+            # held after use (docs/benchmarks.md "MiniLM's memory"). The trim does it; the
+            # serialised graph itself is a mapped block, returned when freed.
             del model
             release_memory()
         self._tok = Tokenizer.from_file(str(paths[1]))

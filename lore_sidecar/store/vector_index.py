@@ -102,8 +102,9 @@ class VectorIndex:
                 parts, seq = self._open(meta, self._parts)  # files read without holding searches up
             except (OSError, RuntimeError):
                 continue  # a file named there was folded away or saved anew meanwhile: read the newer list
-            if meta and self._read_meta() != meta:
-                continue  # the writer saved while we read: take its newer list whole
+            # Every file a list names is never rewritten (a new name each save), so the files
+            # one list names are one save whole; no second look at the list (rev12: it made a
+            # follower whose load outlasts the writer's save interval fail to open at all).
             with self._lock:
                 self._parts, self.saved_seq = parts, seq
             break

@@ -86,8 +86,8 @@ ROUND = [
     # Survived the first run; caught since by test_minilm_int8.py::
     # test_building_the_embedder_leaves_no_freed_graph_for_glibc_to_hold (rev12).
     Mutation("rev12-minilm-current-path-skipped", "lore_sidecar/llm/minilm.py",
-             "        if int8:\n            # The rewritten graph's bytes",
-             "        if int8 and first_int8:\n            # The rewritten graph's bytes", MINILM, by=BY),
+             "        if int8:\n            # What building the session freed",
+             "        if int8 and first_int8:\n            # What building the session freed", MINILM, by=BY),
     # redact: the OAuth refresh token (dor_v1_) stored in clear.
     Mutation("rev12-redact-no-refresh", "lore_sidecar/engine/capture/redact.py",
              '_token("do", "[por]_v1_[a-f0-9]{64}", after=_TOK)',
