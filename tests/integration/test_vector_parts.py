@@ -309,3 +309,24 @@ def test_a_follower_never_holds_one_saves_list_with_the_next_saves_delta(tmp_pat
     # Each save's delta has a name of its own; the one a newer list replaced is gone.
     p = parts(tmp_path)
     assert sorted(n.name for n in tmp_path.glob("*.usearch")) == sorted([p["frozen"], p["delta"]])
+
+
+def test_a_fold_whose_list_was_never_written_leaves_the_last_save_readable(tmp_path):
+    """A fold removes the files it replaces only once `vectors.json` names the new one: a
+    writer that dies between the new frozen file and the list (here the list cannot be
+    written) leaves the previous save whole for the next reader (rev10's
+    `rev10-fold-unlinks-before-meta` was caught only when a SIGKILL happened to land in that
+    window)."""
+    w = index(tmp_path)
+    w.upsert("messages", 1, list(range(150)), VECS[:150])
+    w.save(1)
+    w.upsert("messages", 1, list(range(150, 180)), VECS[150:180])
+    w.save(2)  # a frozen part and a delta
+    assert index(tmp_path, writable=False).size() == 180  # control: the save reads back
+    (tmp_path / f".{META}.tmp").mkdir()  # the next list cannot be written
+    w.upsert("messages", 1, list(range(180, 300)), VECS[180:300])  # the delta reaches fold_at
+    with pytest.raises(OSError):
+        w.save(3)
+    assert any(n.name.startswith("messages-1.f2-") for n in tmp_path.glob("*.usearch"))  # the fold's file was written
+    r = index(tmp_path, writable=False)
+    assert r.saved_seq == 2 and r.size() == 180 and top(r, 170) == [170] and top(r, 5) == [5]
