@@ -55,6 +55,12 @@ ROUND = [
     Mutation("rev11-needleless-rules-skipped", REDACT,
              "        if needles and present.isdisjoint(needles):",
              "        if present.isdisjoint(needles):", T_REDACT, by=BY),
+    # SURVIVED the first run. Why: the long-text check compares redact with every rule run in
+    # full on the engine's sources and on the planted corpus repeated 20 times, and every
+    # needle that matters there already turns up in the first 4 KB. Not equivalent: a lone
+    # secret past 4 KB of plain text is kept. New test:
+    # tests/unit/test_redact_plan.py::test_a_secret_far_into_a_long_text_is_found_by_the_needle_pass
+    # (rerun: caught).
     # 4. The needle pass looks only at the first 4,096 characters (the old eager bound): a
     #    secret further into a long text is left in it.
     Mutation("rev11-needles-only-in-first-4k", REDACT,
@@ -79,6 +85,12 @@ ROUND = [
     Mutation("rev11-do-oauth-needle-missing", REDACT,
              'needles=("dop_v1_", "doo_v1_", "dor_v1_")',
              'needles=("dop_v1_", "dor_v1_")', T_DO, by=BY),
+    # ERROR in the first run (a hang, not a failure): test_pending_writes_alone_hold_... fed
+    # wait_for_words a real stream of writes lasting 3600 s, so with the bound gone it waited
+    # an hour. That test now runs on the Phases clock (30 s of its own time, fails in ~3 s),
+    # moved to the end of tests/unit/test_words_first.py:
+    # ::test_pending_writes_alone_hold_the_following_legs_only_for_the_bound (rerun: caught;
+    # the control of ::test_a_scans_last_batches_... fails too once nothing hangs before it).
     # 9. The bound restarts on any pending write, not only while a scan writes: a steady stream
     #    of writes holds the dense leg and distilling forever.
     Mutation("rev11-bound-restarts-on-any-write", WORDS,
