@@ -74,3 +74,16 @@ def test_the_needle_pass_finds_exactly_the_needles_each_lookup_finds(text):
     plan = R._current_plan()
     low = text.lower()
     assert plan.present(low) == {n for n in plan.needles if n in low}
+
+
+def test_a_secret_far_into_a_long_text_is_found_by_the_needle_pass():
+    """Each planted secret alone, at the very end of 9 KB of prose that holds no needle: the
+    needle pass looks at the whole text, not only its start (rev11: with the pass cut to the
+    first 4,096 characters, every rule with needles was skipped and the secret kept)."""
+    prose = "the quick brown fox jumps over the lazy dog and rests in the shade\n" * 140
+    assert len(prose) > 2 * 4096 and not R._current_plan().present(prose.lower())  # control: no needle in it
+    for kind, text, secret in PLANTED:
+        long_text = prose + text
+        out = redact(long_text)
+        assert secret not in out, kind
+        assert out == every_rule_in_full(long_text), kind
