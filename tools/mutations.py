@@ -52,7 +52,7 @@ MUTATIONS = [
     Mutation("fsync-file", "lore_sidecar/store/spool.py", "            if durable:\n                os.fsync(fd)\n",
              "            pass\n",
              (f"{INV}::test_an_acknowledged_follower_write_survives_a_power_cut_at_the_moment_of_the_reply",)),
-    Mutation("fsync-dir", "lore_sidecar/store/spool.py", "        if durable:\n            fsync_dir(self.directory)\n",
+    Mutation("fsync-dir", "lore_sidecar/store/spool.py", "        if durable:\n            fsync_path(self.directory)\n",
              "        pass\n",
              (f"{INV}::test_an_acknowledged_follower_write_survives_a_power_cut_at_the_moment_of_the_reply",)),
     Mutation("export-suppressed", "lore_sidecar/engine/memory/lore_md.py", '"sources", "suppressed")', '"sources")',

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 
-def fsync_dir(path: Path) -> None:
-    """Make a directory's entries (a new or renamed file) durable."""
+def fsync_path(path: Path) -> None:
+    """Make a file's contents, or a directory's entries (a new or renamed file), durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

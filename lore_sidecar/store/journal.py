@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from lore_sidecar.store.files import fsync_dir
+from lore_sidecar.store.files import fsync_path
 
 HEADER = "<!-- lore journal: one line per fact or close; edit a line to correct it -->\n"
 
@@ -35,8 +35,8 @@ class Journal:
         if not d.is_dir():
             d.mkdir(parents=True, exist_ok=True)
             (d / ".project").write_text(root)
-            fsync_dir(d)
-            fsync_dir(self.directory)
+            fsync_path(d)
+            fsync_path(self.directory)
         return d
 
     def append(self, root: str, day: str, lines: list[str]) -> tuple[str, int]:
@@ -66,7 +66,7 @@ class Journal:
             os.fsync(fh.fileno())
             end = fh.tell()
         if size <= 0:
-            fsync_dir(path.parent)
+            fsync_path(path.parent)
         self._line_counts[path] = (count + len(lines), end)
         return str(path.relative_to(self.directory)), count + 1
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lore_sidecar.store.files import fsync_dir
+from lore_sidecar.store.files import fsync_path
 
 log = logging.getLogger(__name__)
 SUFFIX = ".op.json"
@@ -51,7 +51,7 @@ class Spool:
             os.close(fd)
         os.replace(tmp, self.directory / f"{op_id}{SUFFIX}")
         if durable:
-            fsync_dir(self.directory)
+            fsync_path(self.directory)
         return op_id
 
     def pending(self, limit: int = 256) -> list[Path]:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from lore_sidecar.heap import release_memory
-from lore_sidecar.store.files import fsync_dir
+from lore_sidecar.store.files import fsync_path
 from lore_sidecar.store.late_table import LateTable
 from lore_sidecar.store.vector_part import Part
 
@@ -54,12 +54,6 @@ FOLD_DEAD = 1_024
 RETRIES = 3  # a reader that finds a file gone (a fold meanwhile) reads vectors.json again
 
 
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class VectorIndex:
@@ -240,7 +234,7 @@ class VectorIndex:
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.directory / META)
-            fsync_dir(self.directory)
+            fsync_path(self.directory)
             self.saved_seq = seq
             for name in gone:  # named by no list any more; a reader viewing one keeps its mapping
                 try:
@@ -253,7 +247,7 @@ class VectorIndex:
     def _write(self, idx: Any, name: str) -> None:
         tmp = self.directory / f".{name}.tmp"
         idx.save(str(tmp))
-        _fsync_file(tmp)
+        fsync_path(tmp)
         os.replace(tmp, self.directory / name)
 
     def _fold(self, kind: str, pid: int, part: Part) -> list[str]:

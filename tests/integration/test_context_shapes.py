@@ -20,6 +20,7 @@ from pathlib import Path
 from lore_sidecar.app import open_engine
 from lore_sidecar.engine.context.bodies import count_marks
 from lore_sidecar.settings import load_settings
+from tests.integration.test_context_breakpoints import step
 
 SYSTEM = [{"type": "text", "text": "You are a careful coding agent. " * 150},
           {"type": "text", "text": "Project rules: keep functions small. " * 100}]
@@ -34,15 +35,6 @@ def engine(tmp_path: Path):
 
 def at(k: int) -> str:
     return f"2026-12-01T10:{k // 6:02d}:{(k % 6) * 10:02d}Z"
-
-
-def step(k: int, parallel: int) -> list[dict]:
-    ids = [f"c{k}-{j}" for j in range(parallel)]
-    return [{"role": "assistant", "content": [{"type": "tool_use", "id": i, "name": "Read",
-                                               "input": {"file_path": f"src/m{k}_{j}.py"}} for j, i in enumerate(ids)]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": i,
-                                          "content": f"def f_{k}_{j}():\n" + "    return 1\n" * 30}
-                                         for j, i in enumerate(ids)]}]
 
 
 def marked_blocks(body: dict) -> list[tuple[str, int, int]]:
