@@ -226,7 +226,10 @@ def test_a_model_slower_than_the_deadline_still_gets_an_answer_before_it(tmp_pat
             c.close()
     assert r["finished"] == "deadline" and r["mode"] == "model"
     assert "probably in src/mod5.py" in r["answer"] and "Best effort" in r["answer"]
-    assert r["trailer"]["latencyMs"] < 8000 and waited < 8.0 + 0.5  # the reply's own trip, not the model's
+    # The server's own clock says it answered inside the deadline; the caller's says it did
+    # not wait for the model's 20 s turn (a loaded machine added 2.3 s of stdio and start-up
+    # around a 6.8 s answer once: the wall bound is the model's turn, not the deadline).
+    assert r["trailer"]["latencyMs"] < 8000 and waited < 16.0
     assert len(fake.bodies) == 2
 
 
