@@ -1,4 +1,5 @@
-"""Full-text index on Tantivy: BM25 with English stemming and weighted fields.
+"""Full-text index on Tantivy: BM25 over words of any language (lore_sidecar.words), English
+stemming, weighted fields.
 
 The index is derived: `clear()` + re-adding from the record reproduces it. Only the writer
 instance opens an IndexWriter (Tantivy allows one per directory); readers reload on demand.
@@ -7,7 +8,6 @@ instance opens an IndexWriter (Tantivy allows one per directory); readers reload
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import threading
 from collections.abc import Iterable, Sequence
@@ -15,9 +15,10 @@ from pathlib import Path
 
 import tantivy
 
-from lore_sidecar.compound import WORD_BYTES, CompoundParts
+from lore_sidecar.compound import CompoundParts
 from lore_sidecar.filetypes import is_code_path
 from lore_sidecar.model import Doc
+from lore_sidecar.words import words_only
 
 # Words only the neighbouring messages have count half (measured on a public conversation
 # benchmark: 0.5 beats 0.2, 0.35 and 0.75; see docs/benchmarks.md).
@@ -26,12 +27,11 @@ PARTS_BOOST = 0.8  # the pieces of a compound name count a little less than a wh
 # A code chunk's symbol name (also in its body) is a hint, not the topic: `def check(...)`
 # must not win every query that says "check". A heading of prose keeps the title's weight.
 SYMBOL_BOOST = 0.5
-SCHEMA_TAG = "lore-text-7"
+SCHEMA_TAG = "lore-text-8"  # 8: words of any language (lore_sidecar.words)
 KIND_CODES = {"messages": 1, "files": 2, "distillations": 3, "knowledge": 4, "facts": 5, "entities": 6}
 CODE_KINDS = {v: k for k, v in KIND_CODES.items()}
 FIELD_BOOSTS = {"title": 1.0, "symbol": SYMBOL_BOOST, "path": 1.5, "body": 1.0, "context": CONTEXT_BOOST,
                 "parts": PARTS_BOOST}
-_TERM = re.compile(r"[A-Za-z0-9_]+")
 def _title_field(d: Doc) -> str:
     """Where a document's title is indexed. A code chunk's title is its symbol's name; a
     prose chunk's is its section heading, which the chunk's body already holds when the
@@ -42,25 +42,16 @@ def _title_field(d: Doc) -> str:
     return "symbol" if is_code_path(d.path) else "context"
 
 
-def _analyzer(tokenizer: tantivy.Tokenizer | None = None) -> tantivy.TextAnalyzer:
-    """Words are runs of [A-Za-z0-9_], lowercased, stemmed; none longer than 64 bytes."""
+def _analyzer() -> tantivy.TextAnalyzer:
+    """Run on words_only() text: split on whitespace, lowercased, stemmed; none longer than
+    64 bytes."""
     return (
-        tantivy.TextAnalyzerBuilder(tokenizer or tantivy.Tokenizer.regex(r"[A-Za-z0-9_]+"))
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
         .filter(tantivy.Filter.lowercase())
         .filter(tantivy.Filter.remove_long(64))
         .filter(tantivy.Filter.stemmer("english"))
         .build()
     )
-
-
-def words_only(text: str) -> str:
-    """`text` with every character outside [A-Za-z0-9_] blanked, byte for byte (so offsets in
-    UTF-8 stay where they were). Trigger: every field of every document indexed. Why: split
-    on spaces, this is exactly the words the analyzer's regex finds, and Tantivy's regex
-    tokenizer costs ~4x its whitespace tokenizer (0.38 vs 0.09 s for 8 MB of source).
-    Outcome: the index is given these and tokenises on whitespace; the same terms at the
-    same positions."""
-    return text.encode("utf-8", "surrogatepass").translate(WORD_BYTES).decode("ascii")
 
 
 def _schema() -> tantivy.Schema:
@@ -114,9 +105,9 @@ class TextIndex:
         self.directory = directory
         self.writable = writable
         self._lock = threading.Lock()
-        self._analyzer = _analyzer()  # what Python asks the index's terms of
-        # What the index runs on words_only() text, and its query parser on plain words.
-        self._index_analyzer = _analyzer(tantivy.Tokenizer.whitespace())
+        # What the index runs on words_only() text, its query parser on plain words, and
+        # Python asks the index's terms of (the same analysis on every side).
+        self._index_analyzer = _analyzer()
         self._parts = CompoundParts()  # used by the writer thread only
         self._open()
 
@@ -136,7 +127,7 @@ class TextIndex:
 
     def analyze(self, text: str) -> list[str]:
         """The exact terms the index stores for `text` (used for cues and query terms)."""
-        return self._analyzer.analyze(text)
+        return self._index_analyzer.analyze(words_only(text))
 
     # -- writes (writer instance only) ---------------------------------------------------
     def upsert(self, docs: Iterable[Doc]) -> None:
@@ -230,7 +221,7 @@ class TextIndex:
         no query syntax from the user ever reaches Tantivy's parser. `days`: only documents
         whose day falls in one of these [first, last) ranges (a document without a day never
         does); the clause does not score."""
-        words = [w.lower() for t in terms for w in _TERM.findall(t)]
+        words = words_only(" ".join(terms)).lower().split()
         words = [w for w in words if w not in ("and", "or", "not")]
         if not (words or days) or not kinds:
             return []

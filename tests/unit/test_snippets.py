@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 
 from lore_sidecar.engine.recall import query as q
 from lore_sidecar.store.text_index import _analyzer
+from lore_sidecar.words import words_only
 
-ANALYZE = _analyzer().analyze
+ANALYZE = (lambda a: lambda text: a(words_only(text)))(_analyzer().analyze)  # TextIndex.analyze
 
 _words = st.sampled_from(["retry", "Retry", "RETRY", "backoff", "(retry)", "retrying", "x", "a1", "gamma_delta",
                           "foo-bar", "e.g.", "zz", "upload", "the"])

@@ -6,7 +6,10 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 
-# What a word is made of: the characters the text index's analyzer tokenises on.
+from lore_sidecar.words import is_cjk, words
+
+# A word of ASCII text: what the text index's analyzer takes from it (lore_sidecar.words; a
+# word of any other text is what `words()` gives).
 WORD_CHARS = "A-Za-z0-9_"
 WORD = re.compile(f"[{WORD_CHARS}]+")
 
@@ -25,28 +28,29 @@ STOPWORDS = frozenset(
 
 def asks_for_words(query: str) -> bool:
     """Whether the query holds a content word (a word that is not a stopword)."""
-    return any(w.lower() not in STOPWORDS for w in WORD.findall(query))
+    return any(w.lower() not in STOPWORDS for w in words(query))
 
 
 def query_terms(query: str) -> list[str]:
-    """The query's content words, in order, deduplicated, lowercased."""
+    """The query's content words, in order, deduplicated, lowercased (folded, outside ASCII;
+    CJK text as its character bigrams)."""
     seen: dict[str, None] = {}
-    for w in WORD.findall(query):
-        lw = w.lower()
+    found = [w.lower() for w in words(query)]
+    for lw in found:
         if lw not in STOPWORDS and lw not in seen:
             seen[lw] = None
     if not seen:  # a query of only stopwords still searches for something
-        for w in WORD.findall(query):
-            seen.setdefault(w.lower(), None)
+        for lw in found:
+            seen.setdefault(lw, None)
     return list(seen)
 
 
 def search_terms(query: str) -> list[str]:
     """What the lexical leg searches for: the content words in order, a word the query
     repeats kept as often as it is said (BM25 then weighs it more), fragments of one
-    character ("e.g." -> e, g) dropped."""
-    words = [w.lower() for w in WORD.findall(query)]
-    kept = [w for w in words if w not in STOPWORDS and len(w) > 1]
+    character ("e.g." -> e, g) dropped (not a CJK character: 猫 is a word)."""
+    found = [w.lower() for w in words(query)]
+    kept = [w for w in found if w not in STOPWORDS and (len(w) > 1 or is_cjk(w))]
     return kept or query_terms(query)
 
 
@@ -64,11 +68,11 @@ def identifiers(query: str) -> list[str]:
 def stems_of(analyze: Callable[[str], list[str]], text: str) -> TextStems | frozenset[str]:
     """The stems a text holds (`stem in stems_of(...)`). Remembered per text: the same
     messages, distillations and nodes come back across recalls. Each distinct word is
-    analysed once (the analyzer splits on WORD's pattern and lowercases, so the set is the
-    same as analysing the whole text)."""
+    analysed once (in ASCII text the analyzer splits on WORD's pattern and lowercases, so the
+    set is the same as analysing the whole text; any other text is analysed whole)."""
     if text.isascii():  # lowered whole (one C call, not one per word); only ASCII, where lowering maps words to words
         return TextStems(analyze, text.lower())
-    return frozenset(analyze(" ".join({w.lower() for w in WORD.findall(text)})))
+    return frozenset(analyze(text))
 
 
 class TextStems:
@@ -141,7 +145,7 @@ def _snippet_of_flat(text: str, terms: Sequence[str], width: int) -> str:
     lower = flat.lower()
     best = -1
     for t in terms:
-        m = re.search(r"\b" + re.escape(t.lower()), lower)
+        m = re.search(("" if is_cjk(t) else r"\b") + re.escape(t.lower()), lower)
         if m and (best < 0 or m.start() < best):
             best = m.start()
     return _window(flat, best, width)
