@@ -7,12 +7,13 @@ so the two sides cannot drift apart.
   case folding (`Straße` and `STRASSE` are one word: strasse), Latin letters lose their
   accents (`canción` = `cancion`, `Größe` = `grosse`), and a word is a run of letters, digits,
   marks or `_` in any script.
-- Chinese, Japanese and Korean runs, which do not put spaces between words, become their
-  characters and their overlapping character bigrams (東京都 -> 東 京 都 東京 京都), the usual
-  practice for BM25 without a dictionary: a two-character word inside a sentence is found
-  by itself, and so is a one-character word (猫). Measured on XPersona (docs/benchmarks.md):
-  characters + bigrams beat bigrams alone (MRR Jp 0.727 vs 0.697, Zh 0.769 vs 0.696, Ko
-  0.720 vs 0.716).
+- Chinese, Japanese and Korean runs, which do not put spaces between words, are indexed as
+  their characters and their overlapping character bigrams (東京都 -> 東 京 都 東京 京都), the
+  usual practice for BM25 without a dictionary: a two-character word inside a sentence is
+  found by itself, and so is a one-character word (猫). A query asks for its runs' bigrams
+  only (see `words`). Measured on XPersona (docs/benchmarks.md): asking for the characters
+  too ranked better (MRR Jp 0.727 vs 0.697, Zh 0.769 vs 0.696) but made a query of words
+  no message holds find every message sharing a particle with it (大阪の寿司 -> の).
 
 The index's analyzer then lowercases (a no-op here), drops terms over 64 bytes and applies
 the English stemmer, which only rewrites English suffixes and leaves other scripts alone.
@@ -64,16 +65,21 @@ class _Fold(dict):
 _FOLD = _Fold()
 
 
-def _grams(run: str) -> list[str]:
-    """A CJK run's characters, then its overlapping bigrams."""
+def _grams(run: str, query: bool) -> list[str]:
+    """A CJK run's characters (not in a query), then its overlapping bigrams."""
     if len(run) == 1:
         return [run]
-    return [*run, *(run[i : i + 2] for i in range(len(run) - 1))]
+    bigrams = [run[i : i + 2] for i in range(len(run) - 1)]
+    return bigrams if query else [*run, *bigrams]
 
 
-def words(text: str) -> list[str]:
+def words(text: str, *, query: bool = False) -> list[str]:
     """The words of `text`, in order, as the index holds them before stemming (ASCII words
-    keep their case here; the analyzer lowercases them)."""
+    keep their case here; the analyzer lowercases them). `query`: as a query asks for them:
+    a CJK run of two or more characters by its bigrams only. Why: a lone character the
+    index also holds (の, 的, 는) is in nearly every text of its language, and a loose query
+    for it finds them all; the query's own one-character words still ask for themselves,
+    and a query term is the same under both (idempotent: 大阪 -> 大阪, 猫 -> 猫)."""
     if text.isascii():
         return text.encode("ascii").translate(ASCII_WORD_BYTES).decode("ascii").split()
     folded = unicodedata.normalize("NFKC", text).casefold().translate(_FOLD)
@@ -81,11 +87,11 @@ def words(text: str) -> list[str]:
         return folded.split()
     out: list[str] = []
     for piece in _PIECES.findall(folded):
-        out += _grams(piece) if _HAS_CJK.match(piece) else [piece]
+        out += _grams(piece, query) if _HAS_CJK.match(piece) else [piece]
     return out
 
 
-def words_only(text: str) -> str:
+def words_only(text: str, *, query: bool = False) -> str:
     """`text` as the index is given it: its words separated by spaces, so Tantivy's
     whitespace tokenizer finds exactly `words(text)`. Trigger: every field of every
     document indexed. Why: Tantivy's regex tokenizer costs ~4x its whitespace tokenizer
@@ -94,7 +100,7 @@ def words_only(text: str) -> str:
     text is folded and cut in Python."""
     if text.isascii():
         return text.encode("ascii").translate(ASCII_WORD_BYTES).decode("ascii")
-    return " ".join(words(text))
+    return " ".join(words(text, query=query))
 
 
 def is_cjk(word: str) -> bool:

@@ -221,7 +221,7 @@ class TextIndex:
         no query syntax from the user ever reaches Tantivy's parser. `days`: only documents
         whose day falls in one of these [first, last) ranges (a document without a day never
         does); the clause does not score."""
-        words = words_only(" ".join(terms)).lower().split()
+        words = words_only(" ".join(terms), query=True).lower().split()
         words = [w for w in words if w not in ("and", "or", "not")]
         if not (words or days) or not kinds:
             return []

@@ -28,14 +28,14 @@ STOPWORDS = frozenset(
 
 def asks_for_words(query: str) -> bool:
     """Whether the query holds a content word (a word that is not a stopword)."""
-    return any(w.lower() not in STOPWORDS for w in words(query))
+    return any(w.lower() not in STOPWORDS for w in words(query, query=True))
 
 
 def query_terms(query: str) -> list[str]:
     """The query's content words, in order, deduplicated, lowercased (folded, outside ASCII;
     CJK text as its character bigrams)."""
     seen: dict[str, None] = {}
-    found = [w.lower() for w in words(query)]
+    found = [w.lower() for w in words(query, query=True)]
     for lw in found:
         if lw not in STOPWORDS and lw not in seen:
             seen[lw] = None
@@ -49,7 +49,7 @@ def search_terms(query: str) -> list[str]:
     """What the lexical leg searches for: the content words in order, a word the query
     repeats kept as often as it is said (BM25 then weighs it more), fragments of one
     character ("e.g." -> e, g) dropped (not a CJK character: 猫 is a word)."""
-    found = [w.lower() for w in words(query)]
+    found = [w.lower() for w in words(query, query=True)]
     kept = [w for w in found if w not in STOPWORDS and (len(w) > 1 or is_cjk(w))]
     return kept or query_terms(query)
 
