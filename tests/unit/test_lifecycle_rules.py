@@ -52,3 +52,26 @@ def test_boot_block_and_directives():
     assert in_scope(scoped, {"pushing", "branch"}) and not in_scope(scoped, {"database"})
     assert in_scope(rule, set())  # no disclosure: always in scope
     assert len(directives_block([rule] * 10).splitlines()) == 6 + 2  # at most six
+
+
+def test_a_directive_is_in_scope_of_a_prompt_in_its_own_language():
+    from lore_sidecar.engine.lifecycle.blocks import scope_words
+
+    rule = {"uri": "preferences://user/y", "category": None, "content": "本番環境に直接デプロイしない",
+            "disclosure": "本番環境へのデプロイの時"}
+    assert in_scope(rule, scope_words("明日、本番環境にデプロイしてもいいですか？"))  # shares 本番 and デプロ…
+    assert not in_scope(rule, scope_words("テストを書いてください"))  # the negative: no shared word
+    german = {**rule, "disclosure": "beim Überarbeiten der Datenbankschemata"}
+    assert in_scope(german, scope_words("Soll ich die DATENBANKSCHEMATA überarbeiten?"))  # case and umlaut folded
+    english = {**rule, "disclosure": "when pushing to git remotes"}
+    assert in_scope(english, scope_words("I am pushing this branch")) and not in_scope(english, scope_words("a database"))
+
+
+def test_a_restatement_in_japanese_is_seen_as_one():
+    from lore_sidecar.engine.memory.nodes import similarity
+
+    said = "本番環境のデータベースは毎晩バックアップする"
+    again = "本番環境のデータベースは毎晩バックアップします"
+    other = "フロントエンドのテストはプルリクエストごとに走らせる"
+    assert similarity(said, again) >= 0.8 > similarity(said, other)
+    assert similarity("Back up the production database every night", "back up the production database every night!") == 1.0

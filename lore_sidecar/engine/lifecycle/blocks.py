@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lore_sidecar.model import Hit
+from lore_sidecar.words import is_cjk, words
 
 DEFAULT_GUIDANCE = (
     "Long-term memory (lore) is available. Before answering, check the <recall> leads below; "
@@ -71,12 +72,20 @@ def is_directive(node: Mapping[str, Any]) -> bool:
     return node.get("category") == "preference" or bool(DIRECTIVE.search(node.get("content") or ""))
 
 
+def scope_words(text: str) -> set[str]:
+    """The words a prompt and a disclosure are compared by: words of three characters or
+    more in any language (folded as the text index folds them), and the two-character
+    pieces of Chinese, Japanese and Korean text, whose words are often that short."""
+    return {w.lower() for w in words(text, query=True) if len(w) >= 3 or (len(w) == 2 and is_cjk(w))}
+
+
 def in_scope(node: Mapping[str, Any], prompt_words: set[str]) -> bool:
-    """No disclosure: always in scope; else when the prompt shares a word with it."""
+    """No disclosure: always in scope; else when the prompt shares a word with it
+    (`prompt_words`: `scope_words(prompt)`)."""
     disclosure = node.get("disclosure")
     if not disclosure:
         return True
-    return bool(prompt_words & set(re.findall(r"[a-z0-9_]{3,}", disclosure.lower())))
+    return bool(prompt_words & scope_words(disclosure))
 
 
 def directives_block(nodes: Sequence[Mapping[str, Any]]) -> str:

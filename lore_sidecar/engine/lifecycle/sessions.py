@@ -4,7 +4,6 @@ not recorded yet). Runs on the Engine facade; formatting lives in `lifecycle`.""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +48,7 @@ class Sessions:
         result = e.recall(prompt, project=project, limit=12)
         hits = [h for h in result.hits if h.session_id != session_id][:8]
         block = lifecycle.recall_block(session_id, result.query_id, hits, budget_tokens=budget_tokens)
-        words = set(re.findall(r"[a-z0-9_]{3,}", prompt.lower()))
+        words = lifecycle.scope_words(prompt)
         nodes = [n for n in e.memory.store.boot_nodes(e.projects.ids(project, "project"), now_iso(), min_priority=4)
                  if lifecycle.is_directive(n) and lifecycle.in_scope(n, words)]
         directives = lifecycle.directives_block(nodes)

@@ -14,6 +14,7 @@ from typing import Any
 
 from lore_sidecar.engine.capture.redact import redact
 from lore_sidecar.errors import LoreError, outside_workspace
+from lore_sidecar.words import words
 
 CATEGORIES = ("decision", "pattern", "preference", "architecture", "gotcha")
 SCOPES = ("project", "global")
@@ -25,7 +26,6 @@ PRIORITY_BUDGET = {0: 5, 1: 15}
 RESERVED_SCHEMES = ("session", "distillation", "fact", "file", "entity", "http", "https")
 _URI = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<authority>[^/\s?#]+)(?P<path>(?:/[^\s?#]*)?)$")
 _SITUATION = re.compile(r"\b(?:when|whenever|if|before|after|while|during|unless)\b", re.I)
-_WORD = re.compile(r"[a-z0-9_]+")
 
 
 def parse_uri(uri: str) -> tuple[str, str]:
@@ -103,8 +103,9 @@ def normalise_sources(sources: Iterable[Mapping[str, Any]] | None) -> list[dict[
 
 
 def similarity(a: str, b: str) -> float:
-    """Word-set Jaccard: how the curator tells a restatement from new knowledge."""
-    wa, wb = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
+    """Word-set Jaccard: how the curator tells a restatement from new knowledge (words of any
+    language, as the text index cuts them: CJK text by its characters and bigrams)."""
+    wa, wb = {w.lower() for w in words(a)}, {w.lower() for w in words(b)}
     if not wa or not wb:
         return 0.0
     return len(wa & wb) / len(wa | wb)
