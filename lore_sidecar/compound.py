@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from lore_sidecar.words import ASCII_WORD_BYTES
+
 # A compound identifier the other fields keep whole (their tokens are [A-Za-z0-9_]+, so
 # dotted.names and kebab-case are split there already): snake_case, camelCase, PascalCase,
 # and names with leading underscores.
@@ -26,9 +28,9 @@ def compound_parts(text: str) -> str:
     return " ".join(p for m in _COMPOUND.finditer(text) for p in _PART.findall(m.group(0)) if len(p) > 1)
 
 
-# Every byte of UTF-8 text that is not an ASCII word character ([A-Za-z0-9_], what \w is in
-# ASCII text) becomes a space.
-WORD_BYTES = bytes(b if b < 128 and (chr(b).isalnum() or b == 95) else 32 for b in range(256))
+# Every byte of ASCII text that is not a word character ([A-Za-z0-9_]) becomes a space: the
+# text index's table (lore_sidecar.words), so the two cut ASCII text alike.
+WORD_BYTES = ASCII_WORD_BYTES
 _RUN = re.compile(r"\w+")
 PARTS_CACHE_WORDS = 1 << 16  # distinct words remembered (~6 MB at most); then forgotten at once
 
