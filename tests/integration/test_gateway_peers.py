@@ -530,3 +530,26 @@ def test_an_upstream_given_with_a_trailing_slash_gets_the_same_paths(peers, tmp_
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.mark.parametrize("members", ["one", "one per event"])
+def test_the_usage_of_a_stream_gzipped_as_many_members_is_read(peers, members):
+    """A server that compresses each flushed event sends a gzip body of many members (RFC
+    1952 2.2); the private decoded copy reads past the first one, so the usage in the later
+    events is recorded. The single-member stream is the control; the harness gets the
+    peer's bytes either way."""
+    _, plan, _, store = peers
+    session = f"peer-gzip-members-{members.replace(' ', '-')}"
+    chunks = [encode(b"".join(SSE), "gzip")] if members == "one" else [encode(e, "gzip") for e in SSE]
+    assert gzip.decompress(b"".join(chunks)) == b"".join(SSE)  # control: a valid gzip body
+    plan.raw = Raw(200, [*STREAM, ("content-encoding", "gzip")], chunks, gap_s=0.02)
+    try:
+        body = json.dumps({**MSG, "stream": True, "metadata": {"user_id": json.dumps({"session_id": session})}})
+        direct, through = both(peers, "POST", "/v1/messages", body.encode(), {**JSON, "accept-encoding": "gzip"})
+    finally:
+        plan.raw = None
+    assert_same(direct, through)
+    deadline = time.monotonic() + 15
+    while _uncached_calls(store, session) < 1:
+        assert time.monotonic() < deadline, f"the usage of a stream gzipped as {members} member(s) was never recorded"
+        time.sleep(0.2)
