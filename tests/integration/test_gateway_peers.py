@@ -553,3 +553,25 @@ def test_the_usage_of_a_stream_gzipped_as_many_members_is_read(peers, members):
     while _uncached_calls(store, session) < 1:
         assert time.monotonic() < deadline, f"the usage of a stream gzipped as {members} member(s) was never recorded"
         time.sleep(0.2)
+
+
+def test_a_request_without_a_body_reaches_the_upstream_without_one(peers):
+    """GET /v1/models goes up with no Content-Length, as the harness sent it; the control, a
+    POST with an empty body and its `Content-Length: 0`, keeps it."""
+    fake, plan, url, _ = peers
+    plan.raw = None
+    u = urlsplit(url)
+    for method, length in (("GET", None), ("POST", "0")):
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+        try:
+            conn.putrequest(method, u.path + "/v1/models", skip_accept_encoding=True)
+            for k, v in {"x-api-key": "sk-ant-peer", "anthropic-version": "2023-06-01",
+                         **({"content-length": length} if length else {})}.items():
+                conn.putheader(k, v)
+            conn.endheaders()
+            conn.getresponse().read()
+        finally:
+            conn.close()
+        seen_method, _, got, _ = fake.seen[-1]
+        got = {k.lower(): v for k, v in got}
+        assert seen_method == method and got.get("content-length") == length, (method, got.get("content-length"))
