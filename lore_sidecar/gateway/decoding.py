@@ -37,10 +37,20 @@ class Decoder:
             return chunk
         if not self.readable or not chunk:
             return b""
+        out: list[bytes] = []
         try:
-            if self._z is None:
-                self._z = zlib.decompressobj(self._wbits(self._name, chunk))
-            return self._z.decompress(chunk)
+            while chunk:
+                if self._z is None:
+                    self._z = zlib.decompressobj(self._wbits(self._name, chunk))
+                out.append(self._z.decompress(chunk))
+                if not self._z.eof:
+                    break
+                # A gzip body may be several members one after another (RFC 1952 2.2), as a
+                # server that compresses each flushed event gives: the next member starts in
+                # what this one left over, or in the next chunk. deflate is one stream.
+                if self._name not in ("gzip", "x-gzip"):
+                    break  # what follows its end is not read
+                chunk, self._z = self._z.unused_data, None
         except zlib.error:
             self.readable = False
-            return b""
+        return b"".join(out)

@@ -149,7 +149,10 @@ class Gateway:
                        session: str | None, stream: bool) -> web.StreamResponse:
         assert self.client is not None
         proxy, proxy_auth = self.route(target)
-        async with self.client.request(request.method, target, headers=headers, data=sent,
+        # A request without a body (GET /v1/models) goes without one: no `Content-Length: 0` the
+        # harness did not send (RFC 9110 8.6: a user agent should not send it there).
+        framed = request.body_exists or "content-length" in request.headers
+        async with self.client.request(request.method, target, headers=headers, data=sent if sent or framed else None,
                                        skip_auto_headers=NO_AUTO, proxy=proxy, proxy_auth=proxy_auth) as up:
             reply = web.StreamResponse(status=up.status, reason=up.reason, headers=CIMultiDict(
                 (k, v) for k, v in up.headers.items() if k.lower() not in REPLY_HOP))

@@ -49,6 +49,10 @@ class Edit:
     remove: Callable[[Any], Any] | None = None
     content: str | None = None  # kind "file"
     note: str | None = None  # said after installing (what the user still has to do, or chose)
+    # Uninstall of a file changed since install (the host rewrote it), when its content before
+    # install is known: (doc now, doc before install) -> puts back what `add` changed in place
+    # rather than added (a value the user may have had before). TOML only.
+    restore: Callable[[Any, Any], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -216,11 +220,26 @@ def codex(w: Where) -> list[Edit]:
             if not servers:
                 del doc["mcp_servers"]
 
+    def untrust(doc: Any, before: Any) -> None:
+        """The project's trust as it was before install: Codex runs a trusted project's own
+        hooks, so a trust install granted must not outlive the uninstall."""
+        if project is None:
+            return
+        was = before.get("projects", {}).get(str(project), {}).get("trust_level")
+        here = doc.get("projects", {}).get(str(project))
+        if here is None or here.get("trust_level") != "trusted" or was == "trusted":
+            return  # not ours to take back: the user changed it since, or had it already
+        if was is not None:
+            here["trust_level"] = was
+        else:
+            f.prune_empty(doc, "projects", str(project), "trust_level")
+
     def hooks(doc: dict) -> None:
         add_hooks(doc, w, "codex", CODEX_EVENTS)
 
     hooks_file = project / ".codex" / "hooks.json" if project is not None else home / "hooks.json"
-    return [Edit(home / "config.toml", "toml", config, unconfig), Edit(hooks_file, "json", hooks, remove_hooks)]
+    return [Edit(home / "config.toml", "toml", config, unconfig, restore=untrust),
+            Edit(hooks_file, "json", hooks, remove_hooks)]
 
 
 # -- Pi and OpenCode: plugin files, and OpenCode's MCP entry ----------------------------------------

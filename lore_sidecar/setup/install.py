@@ -33,7 +33,9 @@ class Change:
     after: bytes | None  # None: delete the file
 
 
-def render(edit: Edit, before: bytes | None, *, removing: bool = False) -> bytes | None:
+def render(edit: Edit, before: bytes | None, *, removing: bool = False, original: bytes | None | bool = False) -> bytes | None:
+    """The file's bytes after `edit` (or its removal) applied to `before`. `original`, when
+    removing: the file before install (None: it did not exist; False: not known)."""
     text = before.decode() if before is not None else None
     if edit.kind == "file":
         if removing:
@@ -54,6 +56,8 @@ def render(edit: Edit, before: bytes | None, *, removing: bool = False) -> bytes
         return f.dump_json(doc).encode()
     doc = f.load_toml(text, where)
     fn(doc)
+    if removing and edit.restore is not None and original is not False:
+        edit.restore(doc, f.load_toml(original.decode() if original is not None else None, where))
     out = f.dump_toml(doc).encode()
     return before if out == before or (before is None and not out.strip()) else out
 
@@ -153,7 +157,7 @@ def uninstall(host: str, w: Where) -> list[Change]:
         if _sha(current) == entry.get("after"):
             target = original
         elif path_s in by_path and current is not None:
-            target = render(by_path[path_s], current, removing=True)
+            target = render(by_path[path_s], current, removing=True, original=original)
             if original is None and target is not None and target.strip() in (b"{}", b""):
                 target = None  # install made this file and nothing else is in it now
         else:

@@ -385,3 +385,31 @@ def test_prompt_too_long_halves_a_raw_window_smaller_than_twice_the_pinned_size(
     after = raw_sent(r)
     assert r["layer"] >= 1 and r["body"]["messages"][0]["content"][0]["text"].startswith("<lore-context")  # control
     assert after <= before // 2 + per_turn, (before, after, per_turn)
+
+
+def test_each_openai_dialect_reserves_the_answer_length_its_body_names(sidecar):
+    """The answer's room comes out of the model's window in every dialect: Chat Completions
+    names it `max_completion_tokens` (or the older `max_tokens`), the Responses API
+    `max_output_tokens`. A ~90k-token history on gpt-4o (128k window) leaves the window only
+    when the body asks for 64k of answer; the control, the same history asking for 8k, fits
+    the window (and leaves L0 for the raw cap instead)."""
+    c = sidecar()
+    filler = "the build reads its settings before the cache warms; " * 60  # ~800 tokens a message
+    history = []
+    for k in range(55):
+        history.append((f"step {k}: {filler}", f"done {k}: {filler}"))
+    chat = [m for q, a in history for m in ({"role": "user", "content": q}, {"role": "assistant", "content": a})]
+    chat.append({"role": "user", "content": "and now?"})
+    resp = [{"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+            for q, a in history for role, kind, text in (("user", "input_text", q), ("assistant", "output_text", a))]
+    resp.append({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "and now?"}]})
+    cases = [("openai-chat", {"model": "gpt-4o", "messages": chat}, "max_completion_tokens"),
+             ("openai-chat", {"model": "gpt-4o", "messages": chat}, "max_tokens"),
+             ("openai-responses", {"model": "gpt-4o", "input": resp}, "max_output_tokens")]
+    for n, (api, b, key) in enumerate(cases):
+        big = c.request("lore/assembleContext", {"sessionId": f"big-{n}", "body": {**b, key: 64_000}, "api": api},
+                        timeout=60)
+        small = c.request("lore/assembleContext", {"sessionId": f"small-{n}", "body": {**b, key: 8_000}, "api": api},
+                          timeout=60)
+        assert big["reason"] == "over the window", (api, key, big["reason"])
+        assert small["layer"] == 1 and small["reason"] != "over the window", (api, key, small["reason"])

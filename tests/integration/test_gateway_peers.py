@@ -530,3 +530,48 @@ def test_an_upstream_given_with_a_trailing_slash_gets_the_same_paths(peers, tmp_
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.mark.parametrize("members", ["one", "one per event"])
+def test_the_usage_of_a_stream_gzipped_as_many_members_is_read(peers, members):
+    """A server that compresses each flushed event sends a gzip body of many members (RFC
+    1952 2.2); the private decoded copy reads past the first one, so the usage in the later
+    events is recorded. The single-member stream is the control; the harness gets the
+    peer's bytes either way."""
+    _, plan, _, store = peers
+    session = f"peer-gzip-members-{members.replace(' ', '-')}"
+    chunks = [encode(b"".join(SSE), "gzip")] if members == "one" else [encode(e, "gzip") for e in SSE]
+    assert gzip.decompress(b"".join(chunks)) == b"".join(SSE)  # control: a valid gzip body
+    plan.raw = Raw(200, [*STREAM, ("content-encoding", "gzip")], chunks, gap_s=0.02)
+    try:
+        body = json.dumps({**MSG, "stream": True, "metadata": {"user_id": json.dumps({"session_id": session})}})
+        direct, through = both(peers, "POST", "/v1/messages", body.encode(), {**JSON, "accept-encoding": "gzip"})
+    finally:
+        plan.raw = None
+    assert_same(direct, through)
+    deadline = time.monotonic() + 15
+    while _uncached_calls(store, session) < 1:
+        assert time.monotonic() < deadline, f"the usage of a stream gzipped as {members} member(s) was never recorded"
+        time.sleep(0.2)
+
+
+def test_a_request_without_a_body_reaches_the_upstream_without_one(peers):
+    """GET /v1/models goes up with no Content-Length, as the harness sent it; the control, a
+    POST with an empty body and its `Content-Length: 0`, keeps it."""
+    fake, plan, url, _ = peers
+    plan.raw = None
+    u = urlsplit(url)
+    for method, length in (("GET", None), ("POST", "0")):
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+        try:
+            conn.putrequest(method, u.path + "/v1/models", skip_accept_encoding=True)
+            for k, v in {"x-api-key": "sk-ant-peer", "anthropic-version": "2023-06-01",
+                         **({"content-length": length} if length else {})}.items():
+                conn.putheader(k, v)
+            conn.endheaders()
+            conn.getresponse().read()
+        finally:
+            conn.close()
+        seen_method, _, got, _ = fake.seen[-1]
+        got = {k.lower(): v for k, v in got}
+        assert seen_method == method and got.get("content-length") == length, (method, got.get("content-length"))

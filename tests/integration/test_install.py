@@ -136,6 +136,26 @@ def test_uninstall_after_the_host_rewrote_its_file_takes_out_only_lores_entries(
     assert json.loads((home / ".claude" / "settings.json").read_text()) == {"theme": "dark"}  # untouched since: restored
 
 
+@pytest.mark.parametrize("before", [None, "untrusted", "trusted"])
+def test_uninstall_after_codex_rewrote_its_config_takes_back_only_the_trust_install_granted(lab, before):
+    """Codex runs a trusted project's own hooks, so the trust `install codex --project` grants
+    must go with the uninstall even after Codex rewrote config.toml (no byte-for-byte restore
+    then): absent before → absent again; "untrusted" before → "untrusted" again. Control: a
+    project the user had trusted already stays trusted."""
+    home, project, _ = lab
+    config = home / ".codex" / "config.toml"
+    if before is not None:
+        config.write_text(config.read_text() + f'\n[projects."{project}"]\ntrust_level = "{before}"\n')
+    assert run(home, "install", "codex", "--project", str(project)).returncode == 0
+    assert tomllib.loads(config.read_text())["projects"][str(project)]["trust_level"] == "trusted"
+    config.write_text(config.read_text().replace('model = "o3"', 'model = "o4"'))  # Codex rewrites it as it runs
+    gone = run(home, "uninstall", "codex", "--project", str(project))
+    assert gone.returncode == 0, gone.stderr
+    after = tomllib.loads(config.read_text())
+    assert after["model"] == "o4" and "lore" not in after.get("mcp_servers", {})  # the rewrite kept, lore's entry gone
+    assert after.get("projects", {}).get(str(project), {}).get("trust_level") == before
+
+
 def test_a_config_with_comments_is_refused_and_left_alone(lab):
     home, project, _ = lab
     jsonc = write(home / ".config" / "Code" / "User" / "settings.json", '{\n  // mine\n  "editor.fontSize": 13\n}\n')

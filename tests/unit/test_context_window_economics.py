@@ -219,3 +219,18 @@ def test_when_two_error_lines_do_not_fit_the_newest_is_kept():
     room = len(lines[1]) + 1
     assert fit(lines, room) == ([lines[1]], 1)
     assert fit(lines, 2 * room) == (lines, 0)  # control
+
+
+def test_the_answer_length_is_read_from_each_dialects_own_key_and_a_bad_value_falls_back():
+    """Chat Completions prefers `max_completion_tokens` to the older `max_tokens`; values a
+    provider would refuse (strings, booleans, fractions, NaN, zero) fall back to the default
+    instead of failing the call — the body is the harness's and the provider judges it."""
+    from lore_sidecar.engine.context import bodies as b
+
+    assert b.max_output(b.CHAT, {"max_completion_tokens": 3_000, "max_tokens": 9_000}) == 3_000
+    assert b.max_output(b.CHAT, {"max_tokens": 9_000}) == 9_000
+    assert b.max_output(b.RESPONSES, {"max_output_tokens": 5_000, "max_tokens": 9_000}) == 5_000
+    assert b.max_output(b.ANTHROPIC, {"max_tokens": 7_000.0, "max_output_tokens": 1}) == 7_000
+    for bad in ("8000", True, 12.5, float("nan"), float("inf"), 0, -5, None):
+        assert b.max_output(b.ANTHROPIC, {"max_tokens": bad}) == b.DEFAULT_MAX_OUTPUT, bad
+    assert b.max_output(b.RESPONSES, {}) == b.DEFAULT_MAX_OUTPUT

@@ -49,3 +49,27 @@ def test_a_stream_with_crlf_or_cr_line_ends_gives_the_events_and_usage_of_its_lf
     assert read(stream(newline), size) == reference
     usage = usage_from_events("anthropic-messages", read(stream(newline), size))
     assert usage == {"input_tokens": 120, "cache_read_input_tokens": 3000, "output_tokens": 42}
+
+
+def test_the_decoded_copy_reads_every_gzip_member_however_the_chunks_fall():
+    """Members whole in one chunk, a member split across chunks, and junk after the last
+    member (what was decoded before it is kept); deflate is one stream, its tail not read."""
+    import gzip
+    import zlib
+
+    from lore_sidecar.gateway.decoding import Decoder
+
+    parts = [b"event: a\n\n", b"data: {\"usage\": 1}\n\n", b"data: last\n\n"]
+    body = b"".join(gzip.compress(p, mtime=0) for p in parts)
+    whole = b"".join(parts)
+    for cuts in ([len(body)], [7, 30, len(body)], list(range(1, len(body) + 1))):
+        d, at, out = Decoder("gzip"), 0, []
+        for end in cuts:
+            out.append(d.feed(body[at:end]))
+            at = end
+        assert b"".join(out) == whole, cuts
+    d = Decoder("gzip")
+    assert d.feed(body + b"\x00junk") == whole and not d.readable
+    assert d.feed(gzip.compress(b"more")) == b""  # once broken, nothing more is read
+    d = Decoder("deflate")
+    assert d.feed(zlib.compress(b"one") + zlib.compress(b"two")) == b"one"

@@ -29,6 +29,28 @@ def items(api: str, body: dict[str, Any]) -> list[Any]:
     return list(body.get("messages") or [])
 
 
+# Where each dialect puts the answer's length limit: Anthropic's `max_tokens`; OpenAI's Chat
+# Completions `max_completion_tokens` (its older `max_tokens` still accepted); the Responses
+# API's `max_output_tokens`.
+OUTPUT_LIMIT_KEYS = {ANTHROPIC: ("max_tokens",), CHAT: ("max_completion_tokens", "max_tokens"),
+                     RESPONSES: ("max_output_tokens",)}
+DEFAULT_MAX_OUTPUT = 16_000  # a body that names no limit (the provider's own default applies)
+
+
+def max_output(api: str, body: dict[str, Any]) -> int:
+    """The tokens the answer may take, as this dialect's body says; the provider counts them
+    against the same context window as the prompt. A missing or unusable value (not a
+    positive whole number) gives DEFAULT_MAX_OUTPUT: the body is the harness's, passed on
+    as it is, and the provider judges it."""
+    for key in OUTPUT_LIMIT_KEYS[api]:
+        value = body.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            continue
+        if value >= 1 and float(value).is_integer():
+            return int(value)
+    return DEFAULT_MAX_OUTPUT
+
+
 def with_items(api: str, body: dict[str, Any], new: list[Any]) -> dict[str, Any]:
     out = dict(body)
     out["input" if api == RESPONSES else "messages"] = new

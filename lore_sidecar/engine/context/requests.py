@@ -85,7 +85,7 @@ class ContextRequests:
             fixed = int(fixed_raw * state.ratio)
             starts = [s for s in b.cut_points(api, conv) if s > 0]
             budget = self._budget()
-            p = plan(state, sizes=sizes, fixed=fixed, starts=starts, price=price, max_output=int(body.get("max_tokens") or 16_000),
+            p = plan(state, sizes=sizes, fixed=fixed, starts=starts, price=price, max_output=b.max_output(api, body),
                      budget=budget, prefix_budget=self._first_prefix(api, conv, state, sizes, starts, budget), at=now)
             p = self._anchor(state, p, conv, starts, sizes, budget.min_raw)
             if state.last_at <= 0 or now - state.last_at > TTL_S:
