@@ -73,3 +73,17 @@ def test_the_decoded_copy_reads_every_gzip_member_however_the_chunks_fall():
     assert d.feed(gzip.compress(b"more")) == b""  # once broken, nothing more is read
     d = Decoder("deflate")
     assert d.feed(zlib.compress(b"one") + zlib.compress(b"two")) == b"one"
+
+
+@pytest.mark.parametrize("name", ["x-gzip", "X-GZIP", " gzip "])
+def test_x_gzip_and_any_spelling_of_gzip_read_every_member(name):
+    """`x-gzip` is gzip (RFC 9110 8.4.1.3), and a coding name is case-insensitive: a body of
+    several members reads whole under each spelling, as under `gzip` (the control)."""
+    import gzip
+
+    from lore_sidecar.gateway.decoding import Decoder
+
+    parts = [b"event: a\n\n", b"data: {\"usage\": 1}\n\n"]
+    body = b"".join(gzip.compress(p, mtime=0) for p in parts)
+    assert Decoder("gzip").feed(body) == b"".join(parts)  # control
+    assert Decoder(name).feed(body) == b"".join(parts), name
