@@ -225,8 +225,13 @@ def codex(w: Where) -> list[Edit]:
         hooks, so a trust install granted must not outlive the uninstall."""
         if project is None:
             return
-        was = before.get("projects", {}).get(str(project), {}).get("trust_level")
-        here = doc.get("projects", {}).get(str(project))
+        def entry(d: Any) -> Any:
+            projects = d.get("projects")
+            got = projects.get(str(project)) if isinstance(projects, dict) else None
+            return got if isinstance(got, dict) else None  # a malformed file: not a table
+
+        was = (entry(before) or {}).get("trust_level")
+        here = entry(doc)
         if here is None or here.get("trust_level") != "trusted" or was == "trusted":
             return  # not ours to take back: the user changed it since, or had it already
         if was is not None:

@@ -96,6 +96,19 @@ def test_codex_trusts_the_project_it_installs_in_and_nothing_for_a_user_install(
             assert doc["projects"][str(project)]["trust_level"] == "trusted"
 
 
+def test_codex_trust_is_taken_back_past_a_malformed_projects_value_without_failing(tmp_path):
+    """A config.toml whose `projects` (or the project's entry) was not a table before install
+    held no trust for the project: uninstall takes the trust back instead of failing on it,
+    as it does for a well-formed file without the entry (the control)."""
+    project = tmp_path / "proj"
+    edit = hosts.codex(where(tmp_path, project))[0]
+    for before in (f'projects = "{project}"\n', f'[projects]\n"{project}" = "trusted"\n', ""):
+        doc = tomlkit.parse("")
+        edit.add(doc)
+        edit.restore(doc, tomlkit.parse(before))
+        assert "projects" not in doc and "lore" in doc["mcp_servers"], before
+
+
 def test_copilot_repository_hooks_carry_a_version_and_uninstall_leaves_nothing(tmp_path):
     hook = agents.copilot(where(tmp_path, tmp_path / "repo"))[0]
     doc: dict = {}
