@@ -37,8 +37,11 @@ PARTS = ("initialize", "messages", "workspace", "workspace_dense", "notes")  # -
 
 
 
+OPTIONS: dict = {}  # --options: initializationOptions for every engine and sidecar of the run
+
+
 def engine(store: Path, folders: list[str], **opts):
-    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={"storeDir": str(store), **opts})
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={"storeDir": str(store), **OPTIONS, **opts})
     return open_engine(settings, folders)
 
 
@@ -146,7 +149,7 @@ def bench_sidecar(store: Path, project: Path, qs: list[str], messages: int) -> d
     JSON included)."""
     c = StdioClient(sidecar_command("--store-dir", str(store)))
     try:
-        c.initialize(project, options={"indexWorkspace": False, "watch": False})
+        c.initialize(project, options={"indexWorkspace": False, "watch": False, **OPTIONS})
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:
             st = c.request("lore/status")
@@ -258,8 +261,10 @@ def main() -> int:
     ap.add_argument("--dense-files", type=int, default=200, help="the folder timed until every chunk is embedded")
     ap.add_argument("--init-runs", type=int, default=7, help="sidecar starts timed, each from source and compiled")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "core.json"))
+    ap.add_argument("--options", default="{}", help="initializationOptions for every engine and sidecar, as JSON")
     ap.add_argument("--only", default=",".join(PARTS), help=f"some of {','.join(PARTS)} (a shorter run)")
     args = ap.parse_args()
+    OPTIONS.update(json.loads(args.options))
     only = set(args.only.split(","))
     if only - set(PARTS):
         ap.error(f"--only: unknown {sorted(only - set(PARTS))}")

@@ -52,7 +52,7 @@ GROUPS = [  # (group, pattern on the mapping's path), first match wins
 ]
 
 
-def fill(store: Path, project: Path, n: int) -> dict:
+def fill(store: Path, project: Path, n: int, options: dict | None = None) -> dict:
     """Fill the store to `n` messages (a kept store with fewer is grown: the same seeded
     sequence is drawn again and carried on from where it stopped)."""
     import sqlite3
@@ -66,7 +66,7 @@ def fill(store: Path, project: Path, n: int) -> dict:
     from lore_sidecar.settings import load_settings
 
     settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
-                                init_options={"storeDir": str(store), "indexWorkspace": False, "watch": False})
+                                init_options={"storeDir": str(store), "indexWorkspace": False, "watch": False, **(options or {})})
     e = open_engine(settings, [str(project)])
     have = e.records.counts(None)["messages"]
     rng = random.Random(SEED)
@@ -79,10 +79,12 @@ def fill(store: Path, project: Path, n: int) -> dict:
             role, text = message(rng, i)
             msgs.append({"role": role, "content": text, "msg_id": f"m{i}", "created_at": None, "tool_name": None, "tool_call_id": None})
         e.capture.record_messages(project=str(project), session_id=f"s{start // 200}", harness="bench", messages=msgs)
+    recorded = time.perf_counter() - t0
     assert e.index.wait(7200)
     took = time.perf_counter() - t0
     e.close()
-    return {"messages": n, "from": have, "filled_s": round(took, 1)}
+    return {"messages": n, "from": have, "recorded_s": round(recorded, 1), "filled_s": round(took, 1),
+            "searchable_by_meaning_msg_s": round((n - have) / took, 1)}
 
 
 def smaps(pid: int) -> dict[str, float]:
@@ -99,6 +101,29 @@ def smaps(pid: int) -> dict[str, float]:
             group = next((g for g, pat in GROUPS if re.search(pat, name)), "anonymous (mmap'd arenas, large buffers)" if not name else "other files")
             out[group] += kb / 1024
     return {k: round(v, 1) for k, v in sorted(out.items(), key=lambda kv: -kv[1])}
+
+
+def store_files(pid: int) -> dict[str, float]:
+    """RSS of each store file the process maps, MB: each usearch file by name, Tantivy's
+    segment files summed by extension, the SQLite files by name."""
+    out: dict[str, float] = defaultdict(float)
+    name = ""
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = re.match(r"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$", line)
+        if head:
+            name = head.group(1)
+            continue
+        if not line.startswith("Rss:") or "/store/" not in name and "round-store" not in name:
+            continue
+        base = name.rsplit("/", 1)[-1]
+        if "/text/" in name:
+            key = f"tantivy *{Path(base).suffix or base}"
+        elif base.endswith(".usearch"):
+            key = f"usearch {base} ({Path(name).stat().st_size / 2**20:.1f} MB on disk)" if Path(name).exists() else f"usearch {base}"
+        else:
+            key = base
+        out[key] += int(line.split()[1]) / 1024
+    return {k: round(v, 1) for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v >= 0.05}
 
 
 def _pss_mb(pid: int) -> float:
@@ -119,7 +144,7 @@ def _recalls(c) -> list[float]:
 
 
 def sidecar(store: Path, project: Path, env: dict[str, str] | None = None, tree: Path | None = None,
-            followers: int = 0) -> dict:
+            followers: int = 0, options: dict | None = None) -> dict:
     """A sidecar (the writer) level and after 100 recalls; with `followers`, as many more
     sidecars on the same store, each after the same 100 recalls, and every one's RSS and PSS."""
     from lore_sidecar.client import StdioClient, sidecar_command
@@ -130,7 +155,7 @@ def sidecar(store: Path, project: Path, env: dict[str, str] | None = None, tree:
     clients = [StdioClient(sidecar_command("--store-dir", str(store)), env=env)]
     try:
         c = clients[0]
-        c.initialize(project, options={"indexWorkspace": False, "watch": False})
+        c.initialize(project, options={"indexWorkspace": False, "watch": False, **(options or {})})
         deadline = time.monotonic() + 1800
         while time.monotonic() < deadline:
             st = c.request("lore/status")
@@ -142,12 +167,12 @@ def sidecar(store: Path, project: Path, env: dict[str, str] | None = None, tree:
         out = {"tree": str(tree or ROOT), "rss_mb": rss_mb(pid), "anon_mb": rss_mb(pid, "RssAnon"),
                "file_mb": rss_mb(pid, "RssFile"), "peak_rss_mb": rss_mb(pid, "VmHWM"),
                "recall_p50_ms": round(took[49], 2), "recall_p95_ms": round(took[94], 2),
-               "load_avg_1m": os.getloadavg()[0], "smaps_mb": smaps(pid),
+               "load_avg_1m": os.getloadavg()[0], "smaps_mb": smaps(pid), "store_files_mb": store_files(pid),
                "threads": len(os.listdir(f"/proc/{pid}/task"))}
         for _ in range(followers):
             f = StdioClient(sidecar_command("--store-dir", str(store)), env=env)
             clients.append(f)
-            f.initialize(project, options={"indexWorkspace": False, "watch": False})
+            f.initialize(project, options={"indexWorkspace": False, "watch": False, **(options or {})})
             _recalls(f)
         if followers:
             out["sidecars"] = [{"role": "writer" if i == 0 else "follower", "rss_mb": rss_mb(x.proc.pid),
@@ -188,7 +213,7 @@ for q in ("error", "cache decision", "test failed traceback", "deploy"):
     text.search([*q.split()], kinds=["messages"], project_ids=None, limit=50, conjunctive=False)
 step("Tantivy reader open, 4 searches")
 from lore_sidecar.llm.embedders import WordLlamaEmbedder
-wl = WordLlamaEmbedder()
+wl = WordLlamaEmbedder(int(sys.argv[3]))
 wl.embed(["warm up the static table"])
 step("WordLlama loaded")
 from lore_sidecar.store.vector_index import VectorIndex
@@ -202,21 +227,28 @@ from lore_sidecar.llm.embedders import MiniLMEmbedder
 m = MiniLMEmbedder()
 m.embed(["warm up the files model with one query"])
 step("MiniLM session (only when files are embedded or searched)")
-print(json.dumps({"counts": counts, "steps": steps}))
+top = []
+if tracemalloc.is_tracing():  # where the Python heap is, by allocation site
+    for stat in tracemalloc.take_snapshot().statistics("lineno")[:15]:
+        frame = stat.traceback[0]
+        top.append({"site": f"{frame.filename.rsplit('site-packages/', 1)[-1].rsplit('/lore_sidecar/', 1)[-1]}:{frame.lineno}",
+                    "mb": round(stat.size / 2**20, 2), "blocks": stat.count})
+print(json.dumps({"counts": counts, "steps": steps, "top": top}))
 '''
 
 
-def components(store: Path, tree: Path | None = None) -> dict:
+def components(store: Path, tree: Path | None = None, dim: int = 256) -> dict:
     """RSS after each step untraced (tracemalloc's own bookkeeping would count), and the
     Python heap from a second, traced run. `-P`: the package comes from PYTHONPATH or the
     install, not from the working folder (so a copy of an older tree can be measured)."""
     env = {**os.environ, "PYTHONPATH": str(tree)} if tree is not None else None
-    runs = [json.loads(subprocess.run([sys.executable, "-P", "-c", COMPONENTS, str(store), how], capture_output=True, text=True,
+    runs = [json.loads(subprocess.run([sys.executable, "-P", "-c", COMPONENTS, str(store), how, str(dim)], capture_output=True, text=True,
                                       check=True, cwd=str(ROOT), env=env).stdout.strip().splitlines()[-1])
             for how in ("plain", "traced")]
     out = runs[0]
     for s, traced in zip(out["steps"], runs[1]["steps"], strict=True):
         s["python_heap_mb"] = traced["python_heap_mb"]
+    out["python_heap_top"] = runs[1]["top"]
     prev = 0.0
     for s in out["steps"]:
         s["added_mb"], prev = round(s["rss_mb"] - prev, 1), s["rss_mb"]
@@ -237,6 +269,7 @@ def main() -> int:
     ap.add_argument("--copies", action="store_true",
                     help="each sidecar measurement on a fresh copy of the store (a round's own writes, or a newer index "
                          "layout, then never reach the next round)")
+    ap.add_argument("--options", default="{}", help="initializationOptions for the fill and every sidecar, as JSON")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "memory.json"))
     args = ap.parse_args()
     tree = Path(args.tree).resolve() if args.tree else None
@@ -246,15 +279,16 @@ def main() -> int:
     store, project = tmp / "store", tmp / "project"
     project.mkdir(parents=True, exist_ok=True)
     try:
-        filled = fill(store, project, args.messages)
+        options = json.loads(args.options)
+        filled = fill(store, project, args.messages, options)
         def measure(with_tree: Path | None) -> dict:
             if not args.copies:
-                return sidecar(store, project, tree=with_tree, followers=args.followers)
+                return sidecar(store, project, tree=with_tree, followers=args.followers, options=options)
             scratch = tmp / "round-store"
             shutil.rmtree(scratch, ignore_errors=True)
             shutil.copytree(store, scratch)
             try:
-                return sidecar(scratch, project, tree=with_tree, followers=args.followers)
+                return sidecar(scratch, project, tree=with_tree, followers=args.followers, options=options)
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
 
@@ -266,7 +300,7 @@ def main() -> int:
         result = {"machine": machine(), "load_avg_1m": os.getloadavg()[0], "fill": filled,
                   "sidecar": runs[0], "runs": runs}
         if not args.no_components:
-            result["components"] = components(store, tree)  # read-only: the store is not changed
+            result["components"] = components(store, tree, options.get("embedderDim", 256))  # read-only: the store is not changed
             if args.compare:
                 result["components_compare"] = components(store, Path(args.compare).resolve())
         if args.arenas:  # the same sidecar with glibc's malloc arenas capped (one per thread otherwise)

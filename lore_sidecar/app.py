@@ -149,7 +149,7 @@ class Root:
         self.memory = Memory(self.records, self.knowledge)
         self.distiller = self._distiller()
         # Never silently swap in something else: what cannot load is said in lore/status.
-        self.embedder = load_models(self.settings.embedder, self.settings.files_embedder)
+        self.embedder = load_models(self.settings.embedder, self.settings.files_embedder, dim=self.settings.embedder_dim)
 
     def jail(self) -> Jail:
         """The opened folders (and their projects' roots), the user's link roots, and the

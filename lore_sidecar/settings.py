@@ -116,6 +116,7 @@ class Settings:
     store_dir: Path
     embedder: str = "wordllama"
     files_embedder: str = "minilm"  # "same": workspace files use `embedder` too
+    embedder_dim: int = 256  # WordLlama's kept dimensions (Matryoshka: 64, 128 or 256)
     distiller: str = "auto"
     guidance: str | None = None
     hook_idle_ms: int = 600_000
@@ -143,6 +144,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "storeDir": (conv.path, (None, "store_dir")),
     "embedder": (conv.choice(EMBEDDERS), (None, "embedder")),
     "filesEmbedder": (conv.choice((*EMBEDDERS, "same")), (None, "files_embedder")),
+    "embedderDim": (conv.one_of((64, 128, 256)), (None, "embedder_dim")),
     "distiller": (conv.choice(DISTILLER_MODES), (None, "distiller")),
     "guidance": (conv.text, (None, "guidance")),
     "hookIdleMs": (conv.integer(1000, 86_400_000), (None, "hook_idle_ms")),

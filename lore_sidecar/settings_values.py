@@ -51,6 +51,16 @@ def choice(options: tuple[str, ...]) -> Callable[[Any], str]:
     return conv
 
 
+def one_of(options: tuple[int, ...]) -> Callable[[Any], int]:
+    def conv(v: Any) -> int:
+        n = integer(min(options), max(options))(v)
+        if n not in options:
+            raise ValueError(f"expected one of {', '.join(map(str, options))}")
+        return n
+
+    return conv
+
+
 def path(v: Any) -> str:
     if not isinstance(v, str) or not v.strip():
         raise ValueError("expected a path")

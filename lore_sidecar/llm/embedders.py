@@ -39,6 +39,10 @@ WORDLLAMA_FILES = {
     "tokenizers/l2_supercat_tokenizer_config.json": "93248f2a9ec36c7b35f700a033d5f36228aae48db61aee31007fa49062cdeb68",
 }
 MAX_TOKENS = 512
+# WordLlama's table is trained Matryoshka-style: its first 64 / 128 / 256 columns are each a
+# model of their own. Conversation vectors keep WORDLLAMA_DIM of them.
+WORDLLAMA_DIMS = (64, 128, 256)
+WORDLLAMA_DIM = 256
 ENCODE_BATCH_CHARS = 1 << 20  # texts tokenised per call, at most this much text (and its encodings)
 log = logging.getLogger(__name__)
 
@@ -73,12 +77,16 @@ def _batches(texts: list[str]):
 class WordLlamaEmbedder:
     """Static embeddings: mean of token vectors, L2-normalised. ~100k short texts/s."""
 
-    name = "wordllama-l2-supercat-256"
-    dim = 256
     batch = None  # ~30,000 texts/s: a call is over in milliseconds
 
-    def __init__(self) -> None:
+    def __init__(self, dim: int = WORDLLAMA_DIM) -> None:
         from tokenizers import Tokenizer
+
+        if dim not in WORDLLAMA_DIMS:
+            raise EmbedderUnavailable(f"wordllama keeps {WORDLLAMA_DIMS} dimensions, not {dim}")
+        # The name carries the width: vectors of another width are rebuilt, never mixed.
+        self.dim = dim
+        self.name = "wordllama-l2-supercat-256" if dim == 256 else f"wordllama-l2-supercat-256-d{dim}"
 
         root = _package_dir("wordllama")
         for rel, want in WORDLLAMA_FILES.items():
@@ -92,7 +100,8 @@ class WordLlamaEmbedder:
         # software, and averaging a text's rows from the mapped float16 table made each text
         # ~3x dearer (30 against 9.5 us) and ingest ~25% slower; the vectors are the same.
         table = _read_safetensor(root / "weights/l2_supercat_256.safetensors", "embedding.weight")
-        self._weights = np.ascontiguousarray(table.astype(np.float32))
+        # Only the kept columns: the mean of truncated rows is the truncated mean.
+        self._weights = np.ascontiguousarray(table[:, :dim].astype(np.float32))
         self._tok = Tokenizer.from_file(str(root / "tokenizers/l2_supercat_tokenizer_config.json"))
         self._tok.no_padding()
         self._tok.no_truncation()
@@ -114,12 +123,13 @@ class WordLlamaEmbedder:
         return out
 
 
-def load_embedder(name: str, *, lazy: bool = False):
-    """Build the configured embedder, or None for lexical-only operation."""
+def load_embedder(name: str, *, lazy: bool = False, dim: int = WORDLLAMA_DIM):
+    """Build the configured embedder, or None for lexical-only operation. `dim`: WordLlama's
+    kept dimensions (MiniLM has its own 384)."""
     if name == "none":
         return None
     if name == "wordllama":
-        return WordLlamaEmbedder()
+        return WordLlamaEmbedder(dim)
     if name == "minilm":
         return LazyMiniLM() if lazy else MiniLMEmbedder()
     raise EmbedderUnavailable(f"unknown embedder {name!r}")
@@ -152,21 +162,21 @@ class KindModels:
         return self.default is not None or self.files is not None
 
 
-def load_models(default: str, files: str) -> KindModels:
+def load_models(default: str, files: str, *, dim: int = WORDLLAMA_DIM) -> KindModels:
     """The configured models. Unavailable ones are reported, never swapped silently: the
     default model's failure leaves its kinds lexical-only; a files model that cannot load
     falls back to the default one, and lore/status says why."""
     base = None
     problem = None
     try:
-        base = load_embedder(default)
+        base = load_embedder(default, dim=dim)
     except EmbedderUnavailable as exc:
         log.error("embedder %r unavailable (%s); recall of those kinds runs lexical-only", default, exc)
         problem = f"{default}: {exc}"
     if files in ("same", default):
         return KindModels(base, base, problem)
     try:
-        return KindModels(base, load_embedder(files, lazy=True), problem)
+        return KindModels(base, load_embedder(files, lazy=True, dim=dim), problem)
     except EmbedderUnavailable as exc:
         log.error("files embedder %r unavailable (%s); workspace files use %r", files, exc, default)
         return KindModels(base, base, f"{files}: {exc}")
