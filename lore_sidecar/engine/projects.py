@@ -42,9 +42,13 @@ class Projects:
 
     def ids(self, project: str | None, scope: str) -> list[int] | None:
         """The project ids a read covers: None means every project (scope "all")."""
+        return self.ids_at(None if scope == "all" else self.root(project), scope)
+
+    def ids_at(self, root: str | None, scope: str) -> list[int] | None:
+        """`ids` for a project whose root the caller has already found."""
         if scope == "all":
             return None
-        found = self.records.find_project(self.root(project))
+        found = self.records.find_project(root)
         return [found.id] if found else []
 
     def open_folder(self, folder: str) -> None:

@@ -113,9 +113,10 @@ class Engine:
         (counted as recalled there; either one is enough)."""
         self.fresh()
         view = self.view
+        root = self.projects.root(project)  # once: the ids and the indexing line both need it (a realpath walk)
         result = view.recaller.recall(
             query[:MAX_QUERY_CHARS],  # a pasted 10 MB prompt is still a query of a few thousand words
-            project_ids=self.projects.ids(project, scope),
+            project_ids=self.projects.ids_at(root, scope),
             sources=list(sources or ALL_SOURCES),
             limit=limit,
             offset=offset,
@@ -126,7 +127,7 @@ class Engine:
         )
         if not lexical_only and dense_lag(view):
             result = replace(result, dense_partial=True)
-        result = replace(result, indexing=self.index.progress(project))
+        result = replace(result, indexing=self.index.progress_at(root))
         if (session_id or runtime) and result.hits:
             shown = [h.uri for h in result.hits if is_memory_uri(h.uri)][:50]
             self.memory.log_recall(result.query_id, session_id, runtime, len(result.hits), shown)

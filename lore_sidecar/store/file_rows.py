@@ -30,6 +30,10 @@ class FileRows:
         )
         return {r["path"]: FileState(r["id"], r["sha256"], r["size"], r["mtime_ns"]) for r in rows}
 
+    def count(self, project_id: int) -> int:
+        """The project's files as last indexed (from the (project_id, path) index alone)."""
+        return self.db.reader().execute("SELECT COUNT(*) FROM files WHERE project_id=?", (project_id,)).fetchone()[0]
+
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
         """Same content, new stat: remember the stat so the next scan skips hashing."""
         with self.db.write() as c:

@@ -279,3 +279,33 @@ def test_scan_rows_skip_the_fsync_but_the_index_never_takes_them_in_before_the_r
         assert db._writer.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again for every other write
     finally:
         e.close()
+
+
+def test_files_so_far_counts_the_asked_projects_files_alone(tmp_path):
+    """engine/indexing/progress.py: while a project's first scan is marked as running, every
+    answer says how many of *its* files are indexed (a count of the project's files only:
+    counting every tier there walked 100k messages on each recall). Another project's files
+    and the project's messages are not counted; the control: a finished scan says nothing."""
+    from lore_sidecar.engine.indexing.progress import FIRST, _key
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    for root, n in ((a, 5), (b, 2)):
+        (root / ".git").mkdir(parents=True)
+        for i in range(n):
+            (root / f"note_{i}.md").write_text(f"# Note {i}\n\nkestrel{i} nests here\n")
+    e = engine_for(tmp_path / "store", [str(a), str(b)], watch=False, distiller="off")
+    try:
+        e.index.scan()
+        assert e.index.wait_words(30)
+        e.capture.record_messages(project=str(b), session_id="s1", harness="test", messages=[
+            {"role": "user", "content": f"kestrel question {i}", "msg_id": f"m{i}", "created_at": None,
+             "tool_name": None, "tool_call_id": None} for i in range(4)])
+        done = e.index.progress(str(b))
+        assert not done["stillIndexing"] and done["filesSoFar"] == 0  # the control: scanned to the end
+        pid = e.records.find_project(str(b.resolve())).id  # marked as a first scan cut short leaves it
+        e.records.fenced(lambda c: e.records.set_meta(c, _key(pid), FIRST))
+        got = e.index.progress(str(b))
+        assert got["stillIndexing"] and got["filesSoFar"] == 2, got
+        assert e.index.progress(str(a))["filesSoFar"] == 0  # a finished project says nothing
+    finally:
+        e.close()

@@ -50,7 +50,9 @@ def first_scan_pending(engine: Any, root: str) -> tuple[bool, bool, int]:
     mark = records.meta(_key(found.id)) if found else None
     if mark == DONE:
         return False, False, 0
-    files = records.counts(found.id)["files"] if found else 0
+    # Files alone: every answer carries this line, and counting every tier (`records.counts`)
+    # walked 100k messages' index on each recall (over half of one at 100k; measured).
+    files = records.files.count(found.id) if found else 0
     if mark == FIRST:
         return True, True, files
     return files == 0 and engine.settings.index.index_workspace and root in _opened(engine), False, files

@@ -40,7 +40,11 @@ class IndexRequests:
 
     def progress(self, project: str | None = None) -> dict[str, Any]:
         """What is indexed and what is still coming (engine/indexing/progress.py)."""
-        return progress_of(self.i, self.i.projects.root(project))
+        return self.progress_at(self.i.projects.root(project))
+
+    def progress_at(self, root: str) -> dict[str, Any]:
+        """`progress` for a project whose root the caller has already found."""
+        return progress_of(self.i, root)
 
     def wait_words(self, timeout: float) -> bool:
         """Until every recorded change is searchable by its words (True), or the timeout; the

@@ -18,6 +18,7 @@ from lore_sidecar.engine.recall import fusion, late_order
 from lore_sidecar.engine.recall import query as q
 from lore_sidecar.engine.recall import when as dates
 from lore_sidecar.engine.recall.neighbours import REPLY_LEAD, with_neighbours
+from lore_sidecar.engine.recall.reads import RowsOnce
 from lore_sidecar.engine.uris import chunk_uri, message_uri
 from lore_sidecar.filetypes import is_code_path
 from lore_sidecar.model import GLOBAL_PROJECT, INDEXED_SOURCES, SIDES, Candidate, Hit, RecallResult
@@ -101,6 +102,7 @@ class Recaller:
         if project_ids is not None and project_ids and "knowledge" in kinds:
             project_ids = [*project_ids, GLOBAL_PROJECT]  # global knowledge applies everywhere
         if kinds and (project_ids is None or project_ids) and terms:
+            reads = RowsOnce(self.records)  # the second pass below reads only what the first did not
             extra = self.memory.expansions(project_ids, query) if self.memory is not None else []
             words = q.search_terms(query)
             lex = self._lexical(words, kinds, project_ids, pool, q.query_terms(" ".join(extra)))
@@ -126,20 +128,20 @@ class Recaller:
                 s.fusion == "backfill" or (s.fusion == "auto" and "files" not in held)) and not pieced
             pieces: dict[str, object] = {}
             vec = self._dense(query, kinds, project_ids, pool, held, pieced, pieces) if dense and not deferred else []
-            cands, chunk_rows = self._fused(lex, vec)
+            cands, chunk_rows = self._fused(lex, vec, reads)
             if pieces:  # the query's word pieces, from a dense leg that ran: there are vectors
                 cands = late_order.reorder(cands, pieces, chunk_rows, self.settings, self.vectors.late_of)
             # The texts read to see which candidates tell the time asked, kept for a second
             # ranking below.
             told = _Told(tells) if tells is not None else None
             named = q.identifiers(query)
-            scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at, named)
+            scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at, named, reads)
             last = scored[offset + limit - 1][0] if limit > 0 and len(scored) >= offset + limit else None
             if deferred and held and (last is None or last <= self._backfill_ceiling(lex, kinds, when, told is not None, bool(named))):
                 vec = self._dense(query, kinds, project_ids, pool, held)
                 if vec:
-                    cands, chunk_rows = self._fused(lex, vec)
-                    scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at, named)
+                    cands, chunk_rows = self._fused(lex, vec, reads)
+                    scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at, named, reads)
             hits = self._page(scored[offset : offset + limit], terms, told)
             total = len(scored)
         else:
@@ -158,7 +160,7 @@ class Recaller:
             time_windows=when.dates() if when is not None else (),
         )
 
-    def _fused(self, lex, vec) -> tuple[list[Candidate], dict | None]:
+    def _fused(self, lex, vec, reads=None) -> tuple[list[Candidate], dict | None]:
         s = self.settings
         chunk_rows = None
         if s.fusion == "auto":
@@ -172,7 +174,7 @@ class Recaller:
         else:
             cands = fusion.fuse(lex, vec, lexical_weight=s.lexical_weight, vector_weight=s.vector_weight,
                                 k=s.rrf_k, mode=s.fusion)
-        return with_neighbours(cands, self.records, s.neighbours), chunk_rows
+        return with_neighbours(cands, reads or self.records, s.neighbours), chunk_rows
 
     def _backfill_ceiling(self, lex, kinds, when=None, asks_time: bool = False, named: bool = False) -> float:
         """The most a backfilled vector-only hit can score once ranked: the first place below
@@ -271,15 +273,16 @@ class Recaller:
 
     def _rank(self, cands, as_of, chunk_rows=None, when: dates.When | None = None,
               told: _Told | None = None, fade=None, asked_at: datetime | None = None,
-              named: Sequence[str] = ()) -> list[tuple[float, Candidate, object]]:
+              named: Sequence[str] = (), reads=None) -> list[tuple[float, Candidate, object]]:
         """The candidates that still stand (not deleted, suppressed, superseded or after
         `asOf`), each with its final score and its row, best first. `told`: given when the
         query asks about time ("when", "how long"; what `_tell_when` has read so far).
         `named`: the code names the query spells out; a message or chunk holding them as
         written ranks as if first in one more leg (a share of it per name held)."""
         s = self.settings
-        msg_rows = self.records.message_rows([c.key for c in cands if c.kind == "messages"])
-        naming = self.records.messages_naming(list(msg_rows), named) if named else {}
+        reads = reads or self.records  # `RowsOnce`: a second pass of one recall reads only the new candidates
+        msg_rows = reads.message_rows([c.key for c in cands if c.kind == "messages"])
+        naming = reads.messages_naming(list(msg_rows), named) if named else {}
         timed = self._tell_when(msg_rows, told) if told is not None else set()
         if chunk_rows is None:
             chunk_rows = self.records.files.chunk_rows([c.key for c in cands if c.kind == "files"])
