@@ -14,6 +14,37 @@ First run (16:42 UTC, once, `python tools/mutations.py <the 22 names>`, 6 m 40 s
             rev14-q-snippet-cjk-boundary, rev14-q-stems-ascii-words, rev14-q-date-alone-ascii,
             rev14-lc-two-letter-latin, rev14-lc-scope-case
   error:    none
+
+Survivors, after reading the tests (all fifteen real gaps, none equivalent: each changes what
+a user's query finds, a hit's cues or snippet, or which directive is shown). The module
+fixture of tests/integration/test_text_any_language.py holds no katakana, no one-character
+word, no Latin Extended-A, no text with marks, no full-width or half-width forms, no
+context field; nothing asserted cues or snippets of non-ASCII text, asks_for_words, the
+schema tag, or an ASCII prompt's case and two-letter words in scope_words. New tests (each
+fails with its bug planted, passes without; second run, the 15 survivors, 16:50 UTC: 14
+of 15 caught; rev14-w-marks-split then caught once its distractor was corrected, see below):
+  rev14-w-no-nfkc, rev14-w-latin1-only, rev14-w-marks-split, rev14-w-hiragana-only,
+  rev14-q-single-cjk-dropped: test_text_any_language.py::test_more_words_of_any_language_find_their_message
+    (ｺｰﾋｰ and ＰｏｓｔｇｒｅＳＱＬ; Dvořák by dvorak; हिन्दी beside a text holding its letters;
+    コーヒー inside アイスコーヒー; "猫 咖啡" asks for 猫 too)
+  rev14-w-index-no-chars, rev14-w-two-char-run-whole:
+    ::test_a_one_character_word_is_found_inside_any_run (猫 in 猫に, in 子猫 alone between commas)
+  rev14-ti-context-raw: ::test_the_context_field_holds_words_not_punctuated_tokens
+  rev14-ti-analyze-unfolded, rev14-q-stems-ascii-words:
+    ::test_cues_name_the_query_words_a_text_of_any_language_holds
+  rev14-ti-schema-tag-kept: ::test_an_index_of_the_ascii_only_analysis_is_rebuilt_not_reused
+  rev14-q-snippet-cjk-boundary: tests/unit/test_snippets.py::test_a_cjk_term_inside_a_sentence_centres_the_snippet
+  rev14-q-date-alone-ascii: tests/unit/test_rules.py::test_a_query_of_words_in_any_language_asks_for_words
+    (test_rules.py added to DATES after the first run)
+  rev14-lc-two-letter-latin, rev14-lc-scope-case: two lines added to
+    tests/unit/test_lifecycle_rules.py::test_a_directive_is_in_scope_of_a_prompt_in_its_own_language
+  (The first Hindi distractor, हम नदी, did not hold ह, न, द as pieces: हम and नदी keep a
+  letter after the first; replaced by उस दिन हिसाब, which does. Shown by the second run.)
+
+Noticed while reading (strict xfails added, see the report): İ casefolds to i + U+0307,
+which nothing folds (İstanbul is not found by istanbul); a compound name glued to CJK text
+(設定はparse_configで) gets no parts; a snippet is not centred on a folded term (grosse for
+Größe); words.py's docstring example "ǿ -> o" is false (ǿ stays ǿ: its base ø is not ASCII).
 """
 
 import sys
@@ -33,7 +64,7 @@ LANG = (T + "unit/test_index_text.py", T + "unit/test_snippets.py",
         T + "integration/test_text_any_language.py", T + "e2e/test_recall_any_language.py")
 QRY = (T + "unit/test_rules.py", T + "unit/test_snippets.py",
        T + "integration/test_text_any_language.py", T + "e2e/test_recall_any_language.py")
-DATES = (T + "unit/test_when.py", T + "integration/test_recall_dates.py",
+DATES = (T + "unit/test_when.py", T + "unit/test_rules.py", T + "integration/test_recall_dates.py",
          T + "integration/test_text_any_language.py", T + "e2e/test_recall_any_language.py")
 SCOPE = (T + "unit/test_lifecycle_rules.py", T + "integration/test_lifecycle.py")
 SIM = (T + "unit/test_lifecycle_rules.py", T + "unit/test_rules.py", T + "unit/test_memory_rules.py",
