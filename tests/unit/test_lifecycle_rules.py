@@ -65,6 +65,8 @@ def test_a_directive_is_in_scope_of_a_prompt_in_its_own_language():
     assert in_scope(german, scope_words("Soll ich die DATENBANKSCHEMATA überarbeiten?"))  # case and umlaut folded
     english = {**rule, "disclosure": "when pushing to git remotes"}
     assert in_scope(english, scope_words("I am pushing this branch")) and not in_scope(english, scope_words("a database"))
+    assert in_scope(english, scope_words("Pushing to the GIT server?"))  # ASCII words are lowercased too
+    assert not in_scope(english, scope_words("how to write a test"))  # "to": two Latin letters are no scope word
 
 
 def test_a_restatement_in_japanese_is_seen_as_one():

@@ -175,3 +175,10 @@ def test_auto_fusion_of_files_lets_a_near_tie_of_the_dense_leg_keep_bm25s_order(
     # Control: the same dense leg far surer of one hit than of the rest moves it to the top.
     vector = [("files", 9, 0.99), *vector[:-1]]
     assert order(3.0)[0] == 9
+
+
+def test_a_query_of_words_in_any_language_asks_for_words():
+    # What decides whether a date query is about the date alone ("what did we do yesterday?").
+    assert query.asks_for_words("東京") and query.asks_for_words("Größe") and query.asks_for_words("도서관")
+    assert not query.asks_for_words("what is the") and not query.asks_for_words("。、！")
+    assert query.asks_for_words("fence")  # the control
