@@ -266,6 +266,14 @@ class LazyMiniLM:
     def embed_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[tuple[list[str], np.ndarray]]]:
         return self._loaded().embed_with_tokens(texts)
 
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> None:
+        """Build the model now (the first embed would): seconds of a core, not interruptible."""
+        self._loaded()
+
     def _loaded(self) -> MiniLMEmbedder:
         with self._lock:
             if self._model is None:

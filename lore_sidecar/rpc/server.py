@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 import threading
 import uuid
 from collections.abc import Callable
@@ -303,6 +304,18 @@ def serve_stdio(server: LoreServer) -> int:
         exit_code = asyncio.run(main())
     finally:
         server.close()
+    from lore_sidecar.engine.indexing.dense import DenseWorker
+
+    if DenseWorker.loads_left_running():
+        # Everything is closed and saved; only a model load nobody waits for is left.
+        log.info("exiting with a model load left running")
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(exit_code)
     return exit_code
 
 

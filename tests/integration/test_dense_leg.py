@@ -327,3 +327,49 @@ def test_a_scan_holds_the_legs_that_follow_the_text_leg_until_it_has_written_its
         assert not e.view.indexer.words_busy()  # control: the hold ends with the scan
     finally:
         e.close()
+
+
+def test_a_stop_while_the_files_model_loads_does_not_wait_for_the_load_and_loses_nothing(tmp_path, workspace):
+    """MiniLM's first load cannot be interrupted (an import, a graph rewrite, a session: 2 s of
+    a quiet core, 7-10 s of a loaded one), so a close that waited for it kept an editor's
+    restart or a short-lived sidecar waiting. Now close returns while the load goes on; the
+    worker, once loaded, stops before it touches the index; the messages' vectors saved at
+    the close are all there on the next start, and the files are embedded then. The control
+    is the same close once the load is released: the worker ends by itself."""
+    store = tmp_path / "store"
+    ws = _code_workspace(tmp_path / "code")
+    e = engine_for(store, [str(ws)], watch=False, distiller="off")
+    record(e, "s", [SAID] + [f"filler message number {i}" for i in range(9)])
+    assert e.view.indexer.wait_for(e.records.outbox_head(), 30)
+    files_model = e.embedder.for_kind("files")
+    assert not files_model.loaded
+    real_load, inside, release = files_model._loaded, threading.Event(), threading.Event()
+
+    def slow_load():
+        inside.set()
+        release.wait(60)
+        return real_load()
+
+    files_model._loaded = slow_load  # where the model is built, however the first embed gets there
+    e.index.scan()
+    assert inside.wait(60)  # the dense thread is building the files model
+    dense = e.view.indexer.dense
+    closer = threading.Thread(target=e.close)
+    closer.start()
+    closer.join(20)  # the old close waited up to 30 s for the worker
+    try:
+        assert not closer.is_alive() and not release.is_set()  # closed while the load still runs
+        assert dense.abandoned and dense.loads_left_running()
+    finally:
+        release.set()
+    dense._thread.join(60)
+    assert not dense._thread.is_alive() and dense.error is None  # it stopped after the load, quietly
+
+    again = engine_for(store, [str(ws)], watch=False, distiller="off")
+    try:
+        assert again.index.wait(120)
+        assert [h.uri for h in again.recall(ASKED, sources=["messages"]).hits][:1] == ["session://s/s-0"]
+        found = again.recall(GEO_ASKED, sources=["files"])
+        assert found.hits and found.hits[0].path.endswith("geo.py")  # embedded on this start
+    finally:
+        again.close()

@@ -73,6 +73,8 @@ class DenseWorker:
         self.lock = threading.Lock()  # one batch, or one rebuild, at a time
         self.fenced = False
         self.error: str | None = None
+        self.abandoned = False  # stopped while building a model: the thread may outlive stop()
+        self._loading = ""  # the model being built on the worker's thread, if any
         self._cond = threading.Condition()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -81,6 +83,13 @@ class DenseWorker:
         self._last_save = time.monotonic()
 
     # -- lifecycle -------------------------------------------------------------------------------
+    @staticmethod
+    def loads_left_running() -> bool:
+        """True when a stopped worker is still building its model (see `stop`): the process
+        should then end without interpreter shutdown, which would stop that thread inside
+        onnxruntime's or onnx's native code."""
+        return any(t.name == "lore-dense" and t.is_alive() for t in threading.enumerate())
+
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="lore-dense", daemon=True)
         self._thread.start()
@@ -91,9 +100,22 @@ class DenseWorker:
         self._wake.set()
 
     def stop(self) -> None:
+        """Stop the worker and wait for it, except while it builds a model: that cannot be
+        interrupted (MiniLM's first load is seconds of a core: an import, a graph rewrite, a
+        session), and a worker building one has nothing of its own in the index yet. Trigger:
+        a sidecar told to exit right after it started (an editor reloading, every short test)
+        waited out the load: 2 s quiet, 7-10 s on a loaded machine. Outcome: the worker is
+        left to finish its load and then stops before it touches the index (`_embed` checks
+        after the load); `abandoned` says so, so the process may exit without it."""
         self.interrupt()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=30)
+            deadline = time.monotonic() + 30
+            while self._thread.is_alive() and time.monotonic() < deadline:
+                if self._loading:
+                    self.abandoned = True
+                    log.info("stopping while the %s model loads: not waiting for the load", self._loading)
+                    break
+                self._thread.join(timeout=0.05)
         self._pool.shutdown(wait=True)
 
     def notify(self) -> None:
@@ -269,6 +291,12 @@ class DenseWorker:
         mid-run. Outcome: the texts go in calls of `batch`, shortest first (the batches the
         model makes of the whole part itself, so the vectors are the same), with a stop check
         before each; a stop raises Interrupted."""
+        if not getattr(model, "loaded", True):
+            self._loading = getattr(model, "name", "embedding")
+            try:
+                model.load()
+            finally:
+                self._loading = ""
         step = getattr(model, "batch", None) or len(texts)
         with_pieces = hasattr(model, "embed_with_tokens")
         order = list(range(len(texts)))

@@ -1,0 +1,66 @@
+"""A sidecar told to exit while its files model is still loading exits at once, with code 0,
+instead of waiting out the load (an editor's restart right after opening a project; every
+short-lived sidecar). The load is held open by the test (the real model, built only once the
+test lets it), so "at once" is not a race: the client waits 10 s for the exit before it kills
+the process, and the load is held for 120 s."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import time
+
+from lore_sidecar.client import StdioClient
+
+HOLD = textwrap.dedent('''
+    import pathlib, sys, time
+    from lore_sidecar.llm import minilm
+    flag, release = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+    real = minilm.MiniLMEmbedder.__init__
+
+    def held(self, *args, **kwargs):
+        flag.write_text("loading")
+        deadline = time.monotonic() + 120
+        while not release.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        real(self, *args, **kwargs)
+
+    minilm.MiniLMEmbedder.__init__ = held
+    from lore_sidecar.cli import main
+    sys.exit(main(sys.argv[3:]))
+''')
+
+
+def test_exit_while_the_files_model_loads_ends_the_process_at_once_with_code_0(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "geo.py").write_text("def distance(a, b):\n    return ((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5\n")
+    script, flag, release = tmp_path / "held.py", tmp_path / "loading", tmp_path / "release"
+    script.write_text(HOLD)
+    log = tmp_path / "sidecar.log"
+    cmd = [sys.executable, str(script), str(flag), str(release), "--stdio", "--store-dir", str(tmp_path / "store"),
+           "-v", "--log-file", str(log)]
+    c = StdioClient(cmd)
+    try:
+        c.initialize(ws, options={"watch": False, "distiller": "off"})
+        deadline = time.monotonic() + 120
+        while not flag.exists():  # the dense leg reached the files model
+            assert time.monotonic() < deadline, "the files model was never asked for"
+            time.sleep(0.1)
+        code = c.close()
+        assert code == 0, code  # not killed after the client's 10 s wait
+        assert not release.exists()
+        assert "model load left running" in log.read_text()
+    finally:
+        release.write_text("go")
+        if c.proc.poll() is None:
+            c.proc.kill()
+
+    # Control: the same store opens, answers, and exits normally once nothing is loading.
+    again = StdioClient([sys.executable, "-m", "lore_sidecar", "--stdio", "--store-dir", str(tmp_path / "store")])
+    try:
+        again.initialize(ws, options={"watch": False, "distiller": "off"})
+        status = again.request("lore/status")
+        assert status["storeDir"] == str(tmp_path / "store") and status["indexError"] is None
+    finally:
+        assert again.close() == 0
