@@ -116,6 +116,7 @@ def store_bytes(store: Path) -> list[tuple[Path, bytes]]:
     return [(p, p.read_bytes()) for p in store.rglob("*") if p.is_file()]
 
 
+@pytest.mark.slow
 def test_a_session_distils_consolidates_curates_and_never_keeps_the_secret(tmp_path):
     with FakeAnthropic(responder) as fake:
         c, store, created = run_session(tmp_path / "a", fake)
@@ -344,6 +345,7 @@ def test_one_rescan_that_changes_several_cited_files_marks_each_citing_node_stal
         c.close()
 
 
+@pytest.mark.slow
 def test_export_then_import_into_a_fresh_store_reproduces_the_nodes(tmp_path):
     ws = make_project(tmp_path / "shop")
     c = spawn(tmp_path / "store-a", ws, env_for(None))
