@@ -11,9 +11,13 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
 from lore_sidecar.client import StdioClient, sidecar_command
 from tests.support import harness
 from tests.support.fake_models import FakeModels
+
+pytestmark = pytest.mark.slow  # each test runs a real harness, 10-40 s warm (a first install: minutes)
 
 EDITORS = harness.ROOT / "editors"
 FACT = "the staging database listens on port 6543"
