@@ -15,6 +15,35 @@ First run (16:59 UTC, once, `python tools/mutations.py <the 16 names>`, 5 m 7 s 
             rev15-ids-at-root-none, rev15-one-of-raw, rev15-dim-workspace-ok,
             rev15-files-no-dim, rev15-name-always-suffixed
   error:    none
+
+Survivors, after reading the tests (all seven real gaps, none equivalent):
+  rev15-reads-absent-forgotten: no test had a candidate whose row is missing (the case
+    reads.py documents: "a missing row stays missing"); with the bug the recall raises
+    KeyError. New: test_recall_reads_once.py::test_a_candidate_whose_row_is_gone_is_left_out_of_both_passes_and_never_read_again
+  rev15-recall-indexing-first-folder: test_files_so_far_counts_the_asked_projects_files_alone
+    asked `index.progress(project)` only, never a recall's line. Two lines added there: a
+    recall naming the second folder's project carries that project's line.
+  rev15-ids-at-root-none: no test recalled scope "all" from a named project (the one
+    scope-all recall, in the killed-writer test, has one project). New:
+    test_store_and_index.py::test_a_recall_of_scope_all_finds_every_projects_messages_from_any_project
+  rev15-one-of-raw: embedderDim was only set through initializationOptions (a JSON number).
+    New: test_embedder_dim.py::test_embedder_dim_from_the_environment_is_a_number_the_model_takes
+  rev15-dim-workspace-ok: nothing set embedderDim in a workspace file. New:
+    test_embedder_dim.py::test_a_workspace_file_cannot_choose_the_width
+  rev15-files-no-dim: nothing loaded WordLlama as the files model with a width. New:
+    test_embedder_dim.py::test_a_wordllama_files_model_keeps_the_width_too (note: the code
+    applies the width to a WordLlama files model, docs/configuration.md says "conversation
+    vectors"; the test pins the code's behaviour)
+  rev15-name-always-suffixed: only the narrow name (endswith "-d128") was asserted. New:
+    test_embedder_dim.py::test_the_default_width_keeps_the_name_stores_were_indexed_under_and_each_width_has_its_own
+Each new test fails with its bug planted (run alone) and passes without. Second run (17:05
+UTC, the 7 survivors, 3 m 8 s): 7 of 7 caught.
+
+Noticed while reading: `lore doctor` (setup/doctor.py engine_checks) loads the embedder
+without `embedderDim`, so with embedderDim 128 it reports "wordllama-l2-supercat-256
+(256-d)" while lore/status says "-d128", 128. Strict xfail:
+test_embedder_dim.py::test_doctor_names_the_model_at_the_configured_width (passes once
+`dim=settings.embedder_dim` is passed there).
 """
 
 import sys
