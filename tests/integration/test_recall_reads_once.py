@@ -57,3 +57,27 @@ def test_a_second_pass_reads_only_the_new_candidates_and_gives_the_same_page(tmp
         again = [(h.uri, h.score) for h in e.recall(QUERY, sources=["messages"], limit=10).hits]
         assert len(asked) == 2 and set(asked[0]) <= set(asked[1])  # the second pass read the first's again
         assert once == again
+
+
+def test_a_candidate_whose_row_is_gone_is_left_out_of_both_passes_and_never_read_again(tmp_path, monkeypatch):
+    """A message the index still holds but the record no longer does (deleted since the index
+    saw it) is remembered as missing: the recall answers without it, and the second pass does
+    not ask for it again. The control: the same recall with its row there shows it."""
+    with engine_for(tmp_path / "store", vectorFloor=-1) as e:
+        record(e, "s1", SAID)
+        e.index.wait()
+        full = [h.uri for h in e.recall(QUERY, sources=["messages"], limit=10).hits]
+        rows, gone, asked = e.records.message_rows, [], []
+
+        def without_one(keys):  # the first lexical candidate's row is gone from the record
+            keys = list(keys)
+            asked.append(keys)
+            gone[:] = gone or keys[:1]
+            return {k: r for k, r in rows(keys).items() if k != gone[0]}
+
+        monkeypatch.setattr(e.records, "message_rows", without_one)
+        once = [h.uri for h in e.recall(QUERY, sources=["messages"], limit=10).hits]
+        row = rows(gone)[gone[0]]
+        missing = f"session://{row['session_id']}/{row['msg_id']}"
+        assert len(asked) == 2 and gone[0] in asked[0] and gone[0] not in asked[1], asked  # a second pass, not re-read
+        assert missing in full and once == [u for u in full if u != missing]

@@ -219,3 +219,25 @@ def test_text_search_keeps_to_the_asked_kinds_and_projects_and_the_scope_never_s
     ti.commit(2)
     assert search(["messages"], [2]) == []
     assert len(search(["messages"], [1])) == 30
+
+
+def test_a_recall_of_scope_all_finds_every_projects_messages_from_any_project(tmp_path):
+    """engine/service.py finds the asked project's root once, for the ids and the indexing
+    line; scope "all" still means every project, whichever project is named. The control:
+    scope "project" keeps to the named one."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    for root in (a, b):
+        (root / ".git").mkdir(parents=True)
+    e = engine_for(tmp_path / "store", [str(a), str(b)], indexWorkspace=False, watch=False, distiller="off")
+    try:
+        e.capture.record_messages(project=str(b), session_id="sb", harness="test", messages=[
+            {"role": "user", "content": "the heron roosts by the weir", "msg_id": "b0", "created_at": None,
+             "tool_name": None, "tool_call_id": None}])
+        assert e.index.wait_words(30)
+        assert [h.uri for h in e.recall("heron weir", project=str(b), sources=["messages"]).hits] == ["session://sb/b0"]
+        assert e.recall("heron weir", project=str(a), sources=["messages"]).hits == []  # the control
+        for project in (str(a), str(b), None):
+            hits = e.recall("heron weir", project=project, scope="all", sources=["messages"]).hits
+            assert [h.uri for h in hits] == ["session://sb/b0"], project
+    finally:
+        e.close()

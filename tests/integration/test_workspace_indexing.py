@@ -306,6 +306,9 @@ def test_files_so_far_counts_the_asked_projects_files_alone(tmp_path):
         e.records.fenced(lambda c: e.records.set_meta(c, _key(pid), FIRST))
         got = e.index.progress(str(b))
         assert got["stillIndexing"] and got["filesSoFar"] == 2, got
+        # Every answer carries the line of the project it asked about: a recall too.
+        said = e.recall("kestrel question", project=str(b), sources=["messages"]).indexing
+        assert said["stillIndexing"] and said["filesSoFar"] == 2, said
         assert e.index.progress(str(a))["filesSoFar"] == 0  # a finished project says nothing
     finally:
         e.close()
