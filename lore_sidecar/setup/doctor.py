@@ -103,7 +103,7 @@ def engine_checks(settings) -> list[Check]:
         if name == "same":
             continue
         try:
-            e = load_embedder(name, lazy=lazy)
+            e = load_embedder(name, lazy=lazy, dim=settings.embedder_dim)  # the width the engine uses
             out.append(Check(label, OK, f"{e.name} ({e.dim}-d)" if e else "none (lexical recall only, as configured)"))
         except EmbedderUnavailable as exc:
             out.append(Check(label, FAIL, f"{name} cannot load ({exc})",

@@ -5,7 +5,6 @@ meaning works at the narrow width."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from lore_sidecar.llm.embedders import WordLlamaEmbedder, load_models
 from lore_sidecar.settings import load_settings
@@ -96,7 +95,6 @@ def test_a_store_indexed_at_full_width_is_rebuilt_at_the_narrow_one_and_found_by
         e.close()
 
 
-@pytest.mark.xfail(strict=True, reason="setup/doctor.py engine_checks loads the embedder without embedderDim (rev15)")
 def test_doctor_names_the_model_at_the_configured_width(tmp_path):
     from lore_sidecar.setup.doctor import engine_checks
 
