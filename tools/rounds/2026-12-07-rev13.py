@@ -84,7 +84,8 @@ ROUND = [
              "and edit.restore is not None and original is not False:", "and edit.restore is not None and original:",
              INST, by=BY),
     Mutation("rev13-inst-untrust-reads-now", HOSTS,
-             'was = before.get("projects", {})', 'was = doc.get("projects", {})', INST, by=BY),
+             # (re-expressed after e229fd4 read both documents through entry(); same bug)
+             'was = (entry(before) or {}).get("trust_level")', 'was = (entry(doc) or {}).get("trust_level")', INST, by=BY),
     Mutation("rev13-inst-untrust-overrides-user", HOSTS,
              'if here is None or here.get("trust_level") != "trusted" or was == "trusted":',
              'if here is None or was == "trusted":', INST, by=BY),

@@ -115,8 +115,9 @@ ROUND = [
     # The second (deferred dense) ranking pass forgets the names.
     # Survived the first run (the names test asks for one hit: a full page, no second pass); real: test_a_page_the_words_cannot_fill_still_puts_the_name_first.
     Mutation("r8-second-pass-forgets-names", RECALLER,
-             "                    scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at, named)",
-             "                    scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at)",
+             # (re-expressed on 2026-12-07 after branch `fast` gave _rank a `reads` argument; same bug)
+             "                    scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at, named, reads)",
+             "                    scored = self._rank(cands, as_of, chunk_rows, when, told, fade, asked_at, (), reads)",
              (f"{NAMES}::test_a_page_the_words_cannot_fill_still_puts_the_name_first", NAMES, DENSE), by=BY),
     # The query lowered before its names are read: camelCase/PascalCase lost, snake_case kept.
     # Survived the first run (parseConfig's text was first by its words alone, the lowercased token `parseconfig`); real: test_a_camel_case_name_is_held_only_as_written_not_in_another_case.
