@@ -6,7 +6,7 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 
-from lore_sidecar.words import is_cjk, words
+from lore_sidecar.words import fold, is_cjk, words
 
 # A word of ASCII text: what the text index's analyzer takes from it (lore_sidecar.words; a
 # word of any other text is what `words()` gives).
@@ -142,6 +142,8 @@ def _snippet_of_flat(text: str, terms: Sequence[str], width: int) -> str:
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
+    if not flat.isascii():
+        return _window(flat, _first_folded(flat, terms), width)
     lower = flat.lower()
     best = -1
     for t in terms:
@@ -149,6 +151,53 @@ def _snippet_of_flat(text: str, terms: Sequence[str], width: int) -> str:
         if m and (best < 0 or m.start() < best):
             best = m.start()
     return _window(flat, best, width)
+
+
+# Non-ASCII text is folded a piece of about this many characters at a time (cut at a space).
+FOLD_PIECE = 2048
+
+
+def _first_folded(flat: str, terms: Sequence[str]) -> int:
+    """Where in `flat` (non-ASCII, single-spaced) the first of the terms begins, searching the
+    text as the index reads it (lore_sidecar.words.fold: `grosse` in `Größe`, `abc` in `ＡＢＣ`,
+    `istanbul` in `İstanbul`), or -1.
+
+    Trigger: a snippet of non-ASCII text. Why: recall's terms are folded words, and folding is
+    not length-preserving (ß -> ss), so a position in the folded copy is not one in the text.
+    Outcome: the text is folded a piece at a time, cut at spaces (no term holds a space, and
+    folding a space-separated piece gives that piece of the folded whole), up to the first
+    piece with a match; inside it, the match's position maps back to the character whose
+    folded prefix first reaches past it (a binary search of the piece's prefixes)."""
+    pattern = _folded_terms(tuple(terms))
+    if pattern is None:
+        return -1
+    start = 0
+    while start < len(flat):
+        end = flat.find(" ", start + FOLD_PIECE)
+        end = len(flat) if end < 0 else end
+        piece = flat[start:end]
+        m = pattern.search(fold(piece))
+        if m:
+            lo, hi = 1, len(piece)  # the smallest k whose folded piece[:k] reaches past the match's start
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if len(fold(piece[:mid])) > m.start():
+                    hi = mid
+                else:
+                    lo = mid + 1
+            return start + lo - 1
+        start = end
+    return -1
+
+
+@functools.lru_cache(maxsize=1024)
+def _folded_terms(terms: tuple[str, ...]) -> re.Pattern | None:
+    """The terms, folded, as one pattern whose leftmost match is the earliest of theirs (a
+    CJK term anywhere, any other at a word's start)."""
+    alts = sorted({w for t in terms for w in (fold(t).split() if not t.isascii() else [t.lower()])}, key=len, reverse=True)
+    if not alts:
+        return None
+    return re.compile("|".join(("" if is_cjk(w) else r"\b") + re.escape(w) for w in alts))
 
 
 def _window(flat: str, best: int, width: int) -> str:
