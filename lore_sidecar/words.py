@@ -69,8 +69,12 @@ class _Fold(dict):
 _FOLD = _Fold()
 # Combining accents (U+0300-U+036F) after a Latin letter, which NFKC found no precomposed
 # letter for: `İ` case-folds to i + U+0307 (dot above), `x̄` stays x + U+0304.
-_LATIN_MARKS = re.compile("(?<=[a-z\u00c0-\u024f\u1e00-\u1eff])[\u0300-\u036f]+")
-_MARK = re.compile("[\u0300-\u036f]")
+_MARKS = re.compile("[\u0300-\u036f]+")
+_LATIN = re.compile("[a-z\u00c0-\u024f\u1e00-\u1eff]")
+
+
+def _drop_latin_marks(folded: str) -> str:
+    return _MARKS.sub(lambda m: "" if m.start() and _LATIN.match(folded, m.start() - 1) else m.group(), folded)
 
 
 def fold(text: str) -> str:
@@ -78,7 +82,7 @@ def fold(text: str) -> str:
     without their accents, every character other than a word character a space. Not
     length-preserving (ß -> ss, ｶﾞ -> ガ): a caller that needs offsets maps them back itself."""
     folded = unicodedata.normalize("NFKC", text).casefold().translate(_FOLD)
-    return _LATIN_MARKS.sub("", folded) if _MARK.search(folded) else folded
+    return _drop_latin_marks(folded) if _MARKS.search(folded) else folded
 
 
 def _grams(run: str, query: bool) -> list[str]:

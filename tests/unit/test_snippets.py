@@ -102,16 +102,18 @@ def test_a_folded_term_centres_the_snippet_on_the_word_it_found():
 
 
 _folds_to_another_length = st.sampled_from(
-    ["Straße", "ß", "ＡＢＣ", "ｶﾞｷﾞ", "İzmir", "ﬁne", "cafe\u0301", "東京", "ǿ", "x\u0304", "naïve", "①", "㍻", "plain", "(ß)"])
+    ["Straße", "ß", "ＡＢＣ", "ｶﾞｷﾞ", "İzmir", "ﬁne", "cafe\u0301", "東京", "ǿ", "x\u0304", "naïve", "①", "㍻", "plain", "(ß)", "今日は", "ｶﾞ", "한국어", "ひらがな"])
 
 
-@settings(max_examples=200, deadline=None)
-@given(before=st.lists(_folds_to_another_length, max_size=600), after=st.lists(_folds_to_another_length, max_size=60))
-def test_a_folded_match_maps_back_to_the_very_character_it_was_found_at(before, after):
+@settings(max_examples=300, deadline=None)
+@given(before=st.lists(_folds_to_another_length, max_size=600), after=st.lists(_folds_to_another_length, max_size=60),
+       gap=st.sampled_from([" ", "。", "、"]))
+def test_a_folded_match_maps_back_to_the_very_character_it_was_found_at(before, after, gap):
     # Folding changes lengths (ß -> ss, ｶﾞ -> ガ, ﬁ -> fi, İ -> i), and a long text is folded a
-    # piece at a time: the position found must still be the word's own in the original text.
-    flat = " ".join([*before, "Größe", *after])
-    at = len(" ".join(before)) + (1 if before else 0)
+    # piece at a time, cut at spaces or (Japanese) between characters: the position found
+    # must still be the word's own in the original text.
+    flat = gap.join([*before, "Größe", *after])
+    at = len(gap.join(before)) + (1 if before else 0)
     assert flat[at:at + 5] == "Größe"
     assert q._first_folded(flat, ["grosse"]) == at
     assert q.snippet(flat, ["grosse"]) == q._window(flat, at, 240)
