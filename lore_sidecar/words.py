@@ -54,11 +54,14 @@ def _latin_base(ch: str) -> str:
 
 class _Fold(dict):
     """str.translate table, filled a character at a time: a word character becomes its
-    accent-free form, anything else a space."""
+    accent-free form, anything else a space; a combining accent (U+0300-U+036F) is marked
+    with a NUL before it (no other NUL is left), for `fold` to find in one fast scan."""
 
     def __missing__(self, cp: int) -> str:
         ch = chr(cp)
-        if ch.isalnum() or ch == "_" or unicodedata.category(ch)[0] == "M":
+        if 0x300 <= cp < 0x370:
+            out = "\x00" + ch
+        elif ch.isalnum() or ch == "_" or unicodedata.category(ch)[0] == "M":
             out = _latin_base(ch)
         else:
             out = " "
@@ -69,12 +72,15 @@ class _Fold(dict):
 _FOLD = _Fold()
 # Combining accents (U+0300-U+036F) after a Latin letter, which NFKC found no precomposed
 # letter for: `İ` case-folds to i + U+0307 (dot above), `x̄` stays x + U+0304.
-_MARKS = re.compile("[\u0300-\u036f]+")
+_MARKS = re.compile("(?:\x00[\u0300-\u036f])+")
 _LATIN = re.compile("[a-z\u00c0-\u024f\u1e00-\u1eff]")
 
 
 def _drop_latin_marks(folded: str) -> str:
-    return _MARKS.sub(lambda m: "" if m.start() and _LATIN.match(folded, m.start() - 1) else m.group(), folded)
+    """The accents (each after its NUL) dropped after a Latin letter, kept (without the NULs)
+    after anything else."""
+    return _MARKS.sub(lambda m: "" if m.start() and _LATIN.match(folded, m.start() - 1)
+                      else m.group().replace("\x00", ""), folded)
 
 
 def fold(text: str) -> str:
@@ -82,7 +88,10 @@ def fold(text: str) -> str:
     without their accents, every character other than a word character a space. Not
     length-preserving (ß -> ss, ｶﾞ -> ガ): a caller that needs offsets maps them back itself."""
     folded = unicodedata.normalize("NFKC", text).casefold().translate(_FOLD)
-    return _drop_latin_marks(folded) if _MARKS.search(folded) else folded
+    if "\x00" not in folded:
+        return folded
+    folded = folded.replace("i\x00\u0307", "i")  # İ, the common case, at C speed
+    return _drop_latin_marks(folded) if "\x00" in folded else folded
 
 
 def _grams(run: str, query: bool) -> list[str]:

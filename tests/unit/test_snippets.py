@@ -4,7 +4,6 @@ stem; each is exactly what the whole-text way gives."""
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
