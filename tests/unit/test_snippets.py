@@ -124,3 +124,12 @@ def test_a_snippet_of_folded_text_keeps_the_original_spelling():
     got = q.snippet(text, ["grosse"])
     assert "Die Größe der Haltestelle." in got and "ＡＢＣ" in got and "grosse" not in got
     assert q.snippet(text, ["abc"]).startswith("ＡＢＣ und Straße.")  # full width found at the text's start
+
+
+def test_a_cjk_word_across_the_cut_between_two_searched_pieces_is_found():
+    # Long text is searched a piece at a time, cut between Japanese characters: 京都 sits
+    # across the first cut (京 the piece's last character, 都 the next one's first).
+    text = "あ" * (q.FOLD_PIECE - 1) + "京都" + "い" * 300
+    assert q._first_folded(text, ["京都"]) == q.FOLD_PIECE - 1
+    assert q._first_folded(text, ["あい"]) == -1  # the control: a pair the text never holds
+    assert "京都" in q.snippet(text, ["京都"])

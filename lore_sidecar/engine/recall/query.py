@@ -160,7 +160,8 @@ FOLD_PIECE = 2048
 FOLD_STEP = 128
 # Where a text is cut: before a space, a CJK full stop or comma, a hiragana, an ideograph or a
 # Hangul syllable (none a combining mark, so decomposing and case-folding the pieces gives the
-# pieces of the whole; no term but a CJK one spans such a cut, and a CJK term is 1-2 characters).
+# pieces of the whole; no term but a CJK one spans such a cut, and a CJK term is 1-2
+# characters, so a piece is searched with the character after it).
 _CUT = re.compile("[ \u3001\u3002\u3041-\u3096\u4e00-\u9fff\uac00-\ud7a3]")
 _LATIN_LETTER = re.compile("[a-z\u00c0-\u024f\u1e00-\u1eff]")
 LATIN_MARKS = "[\u0300-\u036f]*"
@@ -197,8 +198,11 @@ def _first_folded(flat: str, terms: Sequence[str]) -> int:
     start = 0
     while start < len(flat):
         end = _cut(flat, start, FOLD_PIECE)
-        m = pattern.search(_decomposed(flat[start:end]))
-        if m:
+        searched = _decomposed(flat[start:end])
+        # and the next character: a CJK bigram can span the cut (a match starting past the
+        # piece is left to the next piece, which begins there)
+        m = pattern.search(searched + _decomposed(flat[end:end + 1]))
+        if m and m.start() < len(searched):
             at = m.start()
             while True:  # the step whose decomposition holds position `at`
                 step = _cut(flat, start, FOLD_STEP)
