@@ -5,8 +5,9 @@ so the two sides cannot drift apart.
 - ASCII text: runs of [A-Za-z0-9_] (a byte table; most workspace text takes this path).
 - Other text: NFKC (full-width ＡＢＣ and half-width ｶﾅ become their usual forms), Unicode
   case folding (`Straße` and `STRASSE` are one word: strasse), Latin letters lose their
-  accents (`canción` = `cancion`, `Größe` = `grosse`), and a word is a run of letters, digits,
-  marks or `_` in any script.
+  accents (`canción` = `cancion`, `Größe` = `grosse`; a combining accent left after a Latin
+  letter goes too, as the dot of Turkish `İ` that case folding gives: `İstanbul` = `istanbul`),
+  and a word is a run of letters, digits, marks or `_` in any script.
 - Chinese, Japanese and Korean runs, which do not put spaces between words, are indexed as
   their characters and their overlapping character bigrams (東京都 -> 東 京 都 東京 京都), the
   usual practice for BM25 without a dictionary: a two-character word inside a sentence is
@@ -35,26 +36,32 @@ _CJK = (
     "\u1100-\u11ff\u3005-\u3007\u3040-\u30ff\u3131-\u318e\u31f0-\u31ff\u3400-\u4dbf"
     "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
 )
+CJK = _CJK  # the ranges, for a regex character class (compound.py cuts names at them)
 _PIECES = re.compile(f"[{_CJK}]+|[^\\s{_CJK}]+")
 _HAS_CJK = re.compile(f"[{_CJK}]")
 
 
 def _latin_base(ch: str) -> str:
-    """A Latin letter without its accents (é -> e, ǿ -> o); any other character unchanged."""
+    """A Latin letter without its accents (é -> e, ǿ -> ø, ǣ -> æ); any other character
+    unchanged. A letter Unicode does not decompose keeps its form: ø, æ, œ, ł and đ are
+    letters of their own, not o, ae, oe, l or d with an accent, so `ø` is not `o` here."""
     cp = ord(ch)
     if not (0xC0 <= cp < 0x250 or 0x1E00 <= cp < 0x1F00):
         return ch
     base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
-    return base if base.isascii() and base.isalpha() else ch
+    return base if base.isalpha() else ch
 
 
 class _Fold(dict):
     """str.translate table, filled a character at a time: a word character becomes its
-    accent-free form, anything else a space."""
+    accent-free form, anything else a space; a combining accent (U+0300-U+036F) is marked
+    with a NUL before it (no other NUL is left), for `fold` to find in one fast scan."""
 
     def __missing__(self, cp: int) -> str:
         ch = chr(cp)
-        if ch.isalnum() or ch == "_" or unicodedata.category(ch)[0] == "M":
+        if 0x300 <= cp < 0x370:
+            out = "\x00" + ch
+        elif ch.isalnum() or ch == "_" or unicodedata.category(ch)[0] == "M":
             out = _latin_base(ch)
         else:
             out = " "
@@ -63,6 +70,28 @@ class _Fold(dict):
 
 
 _FOLD = _Fold()
+# Combining accents (U+0300-U+036F) after a Latin letter, which NFKC found no precomposed
+# letter for: `İ` case-folds to i + U+0307 (dot above), `x̄` stays x + U+0304.
+_MARKS = re.compile("(?:\x00[\u0300-\u036f])+")
+_LATIN = re.compile("[a-z\u00c0-\u024f\u1e00-\u1eff]")
+
+
+def _drop_latin_marks(folded: str) -> str:
+    """The accents (each after its NUL) dropped after a Latin letter, kept (without the NULs)
+    after anything else."""
+    return _MARKS.sub(lambda m: "" if m.start() and _LATIN.match(folded, m.start() - 1)
+                      else m.group().replace("\x00", ""), folded)
+
+
+def fold(text: str) -> str:
+    """Non-ASCII text as `words` reads it before cutting: NFKC, case-folded, Latin letters
+    without their accents, every character other than a word character a space. Not
+    length-preserving (ß -> ss, ｶﾞ -> ガ): a caller that needs offsets maps them back itself."""
+    folded = unicodedata.normalize("NFKC", text).casefold().translate(_FOLD)
+    if "\x00" not in folded:
+        return folded
+    folded = folded.replace("i\x00\u0307", "i")  # İ, the common case, at C speed
+    return _drop_latin_marks(folded) if "\x00" in folded else folded
 
 
 def _grams(run: str, query: bool) -> list[str]:
@@ -82,7 +111,7 @@ def words(text: str, *, query: bool = False) -> list[str]:
     and a query term is the same under both (idempotent: 大阪 -> 大阪, 猫 -> 猫)."""
     if text.isascii():
         return text.encode("ascii").translate(ASCII_WORD_BYTES).decode("ascii").split()
-    folded = unicodedata.normalize("NFKC", text).casefold().translate(_FOLD)
+    folded = fold(text)
     if not _HAS_CJK.search(folded):
         return folded.split()
     out: list[str] = []

@@ -157,9 +157,7 @@ def test_an_index_of_the_ascii_only_analysis_is_rebuilt_not_reused(tmp_path):
     reopened.close()
 
 
-# Found by rev14 while reading words.py and compound.py; strict xfails until they are fixed.
-@pytest.mark.xfail(strict=True, reason="casefold('İ') is 'i' + U+0307 (combining dot above), a mark outside the "
-                   "Latin ranges _latin_base folds, so İstanbul is the word 'i̇stanbul', not 'istanbul'")
+# Found by rev14 while reading words.py and compound.py (strict xfails until lang2 fixed them).
 def test_a_turkish_capital_dotted_i_is_folded_like_any_accent(tmp_path):
     ti = TextIndex(tmp_path, writable=True)
     ti.upsert([Doc(kind="messages", key=1, project_id=1, title="", body="Gelecek hafta İstanbul'a gidiyorum."),
@@ -172,8 +170,6 @@ def test_a_turkish_capital_dotted_i_is_folded_like_any_accent(tmp_path):
         ti.close()
 
 
-@pytest.mark.xfail(strict=True, reason="CompoundParts cuts non-ASCII text by \\w+, which runs through CJK "
-                   "characters, so a name glued to them starts at no word boundary and yields no parts")
 def test_a_compound_name_glued_to_cjk_text_is_found_by_its_parts(tmp_path):
     ti = TextIndex(tmp_path, writable=True)
     ti.upsert([Doc(kind="messages", key=1, project_id=1, title="", body="設定は parse_config で読む。"),
@@ -184,3 +180,12 @@ def test_a_compound_name_glued_to_cjk_text_is_found_by_its_parts(tmp_path):
         assert sorted(found(ti, "config")) == [1, 2]  # its part: only the spaced one today
     finally:
         ti.close()
+
+
+def test_an_accent_left_after_a_latin_letter_goes_and_a_letter_of_its_own_stays():
+    from lore_sidecar.words import words
+
+    # İ case-folds to i + U+0307; x̄ has no precomposed letter; ǿ is ø with an acute, and ø,
+    # œ are letters of their own (no decomposition to o, oe), so they stay.
+    assert words("İSTANBUL İstanbul x̄ ǿ Ǿ ø Œuvre") == ["istanbul", "istanbul", "x", "ø", "ø", "ø", "œuvre"]
+    assert words("ω\u0303") == ["ω\u0303"]  # the control: an accent after a Greek letter is kept

@@ -19,7 +19,8 @@ from lore_sidecar.words import words, words_only
 _pieces = st.sampled_from([
     "dates_in_range", "HTTPServer", "parseHeader", "__init__", "_private", "x_y", "a1_b2", "foo__bar", "ABCdef",
     "plain", "words", "os.path.join", "kebab-case", "42", "_", "__", "é", "naïveCase", "Straße_Weg", "ǅungla",
-    "²", "日本語_テキスト", "’", "e.g.", "ID", "iOS", "getHTTPResponseCode", "\u00a0", "fooBar\u0301", "İstanbul_x"])
+    "²", "日本語_テキスト", "’", "e.g.", "ID", "iOS", "getHTTPResponseCode", "\u00a0", "fooBar\u0301", "İstanbul_x",
+    "設定はparse_configで", "東京HTTPServer", "はdates_in_range", "ＡＢＣ_ｄｅｆ"])
 _gaps = st.sampled_from(["", " ", "\n", "(", ").", "-", "’", "\t", "é", "_"])
 _text = st.lists(st.tuples(_pieces, _gaps), max_size=40).map(lambda pairs: "".join(p + g for p, g in pairs))
 SHARED = CompoundParts()  # one cache across every example, as the index's writer keeps it

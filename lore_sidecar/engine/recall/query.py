@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 
 from lore_sidecar.words import is_cjk, words
@@ -142,6 +143,8 @@ def _snippet_of_flat(text: str, terms: Sequence[str], width: int) -> str:
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
+    if not flat.isascii():
+        return _window(flat, _first_folded(flat, terms), width)
     lower = flat.lower()
     best = -1
     for t in terms:
@@ -149,6 +152,91 @@ def _snippet_of_flat(text: str, terms: Sequence[str], width: int) -> str:
         if m and (best < 0 or m.start() < best):
             best = m.start()
     return _window(flat, best, width)
+
+
+# Non-ASCII text is searched a piece of about this many characters at a time, and a match is
+# mapped back inside a piece of about FOLD_STEP.
+FOLD_PIECE = 2048
+FOLD_STEP = 128
+# Where a text is cut: before a space, a CJK full stop or comma, a hiragana, an ideograph or a
+# Hangul syllable (none a combining mark, so decomposing and case-folding the pieces gives the
+# pieces of the whole; no term but a CJK one spans such a cut, and a CJK term is 1-2
+# characters, so a piece is searched with the character after it).
+_CUT = re.compile("[ \u3001\u3002\u3041-\u3096\u4e00-\u9fff\uac00-\ud7a3]")
+_LATIN_LETTER = re.compile("[a-z\u00c0-\u024f\u1e00-\u1eff]")
+LATIN_MARKS = "[\u0300-\u036f]*"
+
+
+def _decomposed(text: str) -> str:
+    """`text` as it is searched: compatibility-decomposed and case-folded (Größe -> gro\u0308sse,
+    ＡＢＣ -> abc, İ -> i\u0307). Decomposing works a character at a time, so the result of a
+    text cut before any non-mark is the results of its pieces, end to end."""
+    return unicodedata.normalize("NFKD", text).casefold()
+
+
+def _cut(text: str, start: int, size: int) -> int:
+    """The first cut of `text` at least `size` characters after `start` (or its end)."""
+    m = _CUT.search(text, start + size)
+    return m.start() if m else len(text)
+
+
+def _first_folded(flat: str, terms: Sequence[str]) -> int:
+    """Where in `flat` (non-ASCII, single-spaced) the first of the terms begins, searching the
+    text as the index reads it (lore_sidecar.words: `grosse` in `Größe`, `abc` in `ＡＢＣ`,
+    `istanbul` in `İstanbul`), or -1.
+
+    Trigger: a snippet of non-ASCII text. Why: recall's terms are folded words, and folding is
+    not length-preserving (ß -> ss), so a position in a folded copy is not one in the text.
+    Outcome: the text is decomposed a piece at a time (`_decomposed`; a term's Latin letters
+    then match with any accents after them) up to the first piece with a match; the match is
+    mapped back to the smaller piece holding it, and inside that to the character whose
+    decomposed prefix first reaches past it (a binary search of the prefixes). Costs ~10x a
+    search of `text.lower()` (~0.4 ms for 12 KB of German against 0.03 ms), on hits only."""
+    pattern = _folded_terms(tuple(terms))
+    if pattern is None:
+        return -1
+    start = 0
+    while start < len(flat):
+        end = _cut(flat, start, FOLD_PIECE)
+        searched = _decomposed(flat[start:end])
+        # and the next character: a CJK bigram can span the cut (a match starting past the
+        # piece is left to the next piece, which begins there)
+        m = pattern.search(searched + _decomposed(flat[end:end + 1]))
+        if m and m.start() < len(searched):
+            at = m.start()
+            while True:  # the step whose decomposition holds position `at`
+                step = _cut(flat, start, FOLD_STEP)
+                n = len(_decomposed(flat[start:step]))
+                if at < n or step >= end:
+                    break
+                at -= n
+                start = step
+            piece = flat[start:step]
+            lo, hi = 1, len(piece)  # the smallest k whose decomposed piece[:k] reaches past `at`
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if len(_decomposed(piece[:mid])) > at:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            return start + lo - 1
+        start = end
+    return -1
+
+
+@functools.lru_cache(maxsize=1024)
+def _folded_terms(terms: tuple[str, ...]) -> re.Pattern | None:
+    """The terms, folded as the index folds words and decomposed as `_decomposed` leaves the
+    text, as one pattern whose leftmost match is the earliest of theirs (a CJK term anywhere,
+    any other at a word's start; a Latin letter followed by any accents)."""
+    alts = {w for t in terms for w in (words(t, query=True) if not t.isascii() else [t.lower()])}
+    if not alts:
+        return None
+    return re.compile("|".join(("" if is_cjk(w) else r"\b") + _pattern_of(w) for w in sorted(alts, key=len, reverse=True)))
+
+
+def _pattern_of(word: str) -> str:
+    return "".join(re.escape(c) + (LATIN_MARKS if _LATIN_LETTER.match(c) else "") for c in _decomposed(word))
 
 
 def _window(flat: str, best: int, width: int) -> str:
