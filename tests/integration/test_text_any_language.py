@@ -150,11 +150,15 @@ def test_an_index_of_the_ascii_only_analysis_is_rebuilt_not_reused(tmp_path):
     kept = TextIndex(tmp_path, writable=True)  # the control: this analysis's own tag is kept
     assert found(kept, "cedar") == [1]
     kept.close()
-    (tmp_path / "SCHEMA").write_text("lore-text-7")
-    reopened = TextIndex(tmp_path, writable=True)
-    assert found(reopened, "cedar") == []
-    assert (tmp_path / "SCHEMA").read_text() != "lore-text-7"
-    reopened.close()
+    # lore-text-8 folded neither İ nor ǿ and left names glued to CJK whole: dropped too.
+    for older in ("lore-text-7", "lore-text-8"):
+        (tmp_path / "SCHEMA").write_text(older)
+        reopened = TextIndex(tmp_path, writable=True)
+        assert found(reopened, "cedar") == [], older
+        assert (tmp_path / "SCHEMA").read_text() != older
+        reopened.upsert([Doc(kind="messages", key=1, project_id=1, title="", body="cedar fence")])
+        reopened.commit(1)
+        reopened.close()
 
 
 # Found by rev14 while reading words.py and compound.py (strict xfails until lang2 fixed them).

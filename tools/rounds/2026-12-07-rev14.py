@@ -114,7 +114,8 @@ ROUND = [
              'doc.add_text("context", words_only(d.context))', 'doc.add_text("context", d.context)',
              INDEX + (T + "e2e/test_recall_any_language.py",), by=BY),
     Mutation("rev14-ti-schema-tag-kept", TI,
-             'SCHEMA_TAG = "lore-text-8"', 'SCHEMA_TAG = "lore-text-7"', INDEX, by=BY),
+             # (re-expressed after lang2 moved the tag to 9; same bug: the previous analysis's tag kept)
+             'SCHEMA_TAG = "lore-text-9"', 'SCHEMA_TAG = "lore-text-8"', INDEX, by=BY),
     # query.py
     Mutation("rev14-q-single-cjk-dropped", Q,
              "(len(w) > 1 or is_cjk(w))]", "len(w) > 1]", QRY, by=BY),
