@@ -46,3 +46,17 @@ def steps(items, label: str):
     from rich.progress import track
 
     yield from track(items, description=label, console=Console(stderr=True), transient=True)
+
+
+def settle(client: Any, messages: int, timeout: float = 600) -> None:
+    """Until a sidecar (a StdioClient) holds `messages` messages, searchable by their words
+    and their meaning."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        s = client.request("lore/status")
+        if s["counts"]["messages"] >= messages and s["indexLagMs"] == 0 and s.get("vectorLag", 0) == 0:
+            return
+        time.sleep(0.05)
+    raise TimeoutError("the sidecar did not settle")

@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import machine, pct, steps, write_result  # noqa: E402
+from bench.common import machine, pct, settle, steps, write_result  # noqa: E402
 from lore_sidecar import __version__  # noqa: E402
 from lore_sidecar.client import StdioClient, sidecar_command  # noqa: E402
 from lore_sidecar.engine import uris  # noqa: E402
@@ -143,15 +143,6 @@ def run_lore(questions: list[dict], tmp: Path, options: dict, stores: Path | Non
     return ranked, lat, ingest
 
 
-def settle(client: StdioClient, messages: int, timeout: float = 600) -> None:
-    """Until every message is recorded and searchable by its words and its meaning."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        s = client.request("lore/status")
-        if s["counts"]["messages"] >= messages and s["indexLagMs"] == 0 and s.get("vectorLag", 0) == 0:
-            return
-        time.sleep(0.05)
-    raise TimeoutError("the sidecar did not settle")
 
 
 def run_fts5(questions: list[dict]) -> tuple[list[list[Turn]], list[float]]:

@@ -87,19 +87,23 @@ def fill(store: Path, project: Path, n: int, options: dict | None = None) -> dic
             "searchable_by_meaning_msg_s": round((n - have) / took, 1)}
 
 
-def smaps(pid: int) -> dict[str, float]:
-    """RSS by group, MB, from /proc/<pid>/smaps."""
-    out: dict[str, float] = defaultdict(float)
+def _resident(pid: int):
+    """(mapping's file name or "", resident KB) for each mapping in /proc/<pid>/smaps."""
     name = ""
     for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
         head = re.match(r"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$", line)
         if head:
             name = head.group(1)
-            continue
-        if line.startswith("Rss:"):
-            kb = int(line.split()[1])
-            group = next((g for g, pat in GROUPS if re.search(pat, name)), "anonymous (mmap'd arenas, large buffers)" if not name else "other files")
-            out[group] += kb / 1024
+        elif line.startswith("Rss:"):
+            yield name, int(line.split()[1])
+
+
+def smaps(pid: int) -> dict[str, float]:
+    """RSS by group, MB, from /proc/<pid>/smaps."""
+    out: dict[str, float] = defaultdict(float)
+    for name, kb in _resident(pid):
+        group = next((g for g, pat in GROUPS if re.search(pat, name)), "anonymous (mmap'd arenas, large buffers)" if not name else "other files")
+        out[group] += kb / 1024
     return {k: round(v, 1) for k, v in sorted(out.items(), key=lambda kv: -kv[1])}
 
 
@@ -107,13 +111,8 @@ def store_files(pid: int) -> dict[str, float]:
     """RSS of each store file the process maps, MB: each usearch file by name, Tantivy's
     segment files summed by extension, the SQLite files by name."""
     out: dict[str, float] = defaultdict(float)
-    name = ""
-    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
-        head = re.match(r"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$", line)
-        if head:
-            name = head.group(1)
-            continue
-        if not line.startswith("Rss:") or "/store/" not in name and "round-store" not in name:
+    for name, kb in _resident(pid):
+        if "/store/" not in name and "round-store" not in name:
             continue
         base = name.rsplit("/", 1)[-1]
         if "/text/" in name:
@@ -122,7 +121,7 @@ def store_files(pid: int) -> dict[str, float]:
             key = f"usearch {base} ({Path(name).stat().st_size / 2**20:.1f} MB on disk)" if Path(name).exists() else f"usearch {base}"
         else:
             key = base
-        out[key] += int(line.split()[1]) / 1024
+        out[key] += kb / 1024
     return {k: round(v, 1) for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v >= 0.05}
 
 

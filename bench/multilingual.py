@@ -39,13 +39,12 @@ import sqlite3
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import machine, write_result  # noqa: E402
+from bench.common import machine, settle, write_result  # noqa: E402
 from lore_sidecar import __version__  # noqa: E402
 from lore_sidecar.client import StdioClient, sidecar_command  # noqa: E402
 from lore_sidecar.engine import uris  # noqa: E402
@@ -115,14 +114,6 @@ def sessions_of(dialogues: list[dict], pairs: list[tuple[int, int]], side: int) 
     return [[u for turn in dialogues[p[side]]["dialogue"] for u in turn] for p in pairs]
 
 
-def settle(client: StdioClient, messages: int, timeout: float = 600) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        s = client.request("lore/status")
-        if s["counts"]["messages"] >= messages and s["indexLagMs"] == 0 and s.get("vectorLag", 0) == 0:
-            return
-        time.sleep(0.05)
-    raise TimeoutError("the sidecar did not settle")
 
 
 def _session_order(hits: list[dict]) -> list[int]:
