@@ -61,6 +61,10 @@ class TextIndex(Protocol):
 class VectorIndex(Protocol):
     saved_seq: int
     dirty: bool
+    stale: set[str]  # kinds being embedded again from the record (their stored vectors are another model's)
+
+    def reembedded(self, kind: str) -> None: ...
+    def reembed_all(self, seq: int) -> None: ...
 
     def upsert(self, kind: str, project_id: int, keys: Sequence[int], vectors: np.ndarray,
                late: Sequence[bytes] | None = None) -> None: ...

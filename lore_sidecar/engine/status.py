@@ -10,12 +10,13 @@ COUNTED = ("messages", "distillations", "knowledge", "entities", "facts", "files
 
 
 def dense_lag(view: Any) -> int:
-    """How many outbox positions the vector index trails the text index (0: level)."""
+    """How many outbox positions the vector index trails the text index, plus the records
+    of kinds being embedded again from the record (a model renamed): 0 only when level."""
     if view.indexer is not None:
-        return max(0, view.indexer.applied_seq - view.indexer.dense_seq)
+        return max(0, view.indexer.applied_seq - view.indexer.dense_seq) + view.indexer.dense_backlog
     if view.vectors is None:
         return 0
-    return max(0, view.text.saved_seq - view.vectors.saved_seq)
+    return max(0, view.text.saved_seq - view.vectors.saved_seq) + len(view.vectors.stale)
 
 
 def status_of(engine: Any, root: str) -> dict[str, Any]:

@@ -76,10 +76,13 @@ class LateTable:
                 return {}
         return {k: bytes(b) for k, b in rows}
 
-    def wipe(self) -> None:
-        """Every row gone (the vectors they go with are being rebuilt)."""
+    def wipe(self, kinds: Sequence[str] | None = None) -> None:
+        """Every row gone, or those of `kinds` (the vectors they go with are being rebuilt)."""
         with self._transaction() as c:
-            c.execute("DELETE FROM late")
+            if kinds is None:
+                c.execute("DELETE FROM late")
+            else:
+                c.execute(f"DELETE FROM late WHERE kind IN ({','.join('?' * len(kinds))})", tuple(kinds))
 
     def close(self) -> None:
         """Close both connections (the next use opens them again: a reader then sees a file

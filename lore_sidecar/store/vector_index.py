@@ -51,6 +51,8 @@ FOLD_AT = 32_768
 # Dead keys of the frozen part (replaced or removed vectors) that force a fold: every search
 # of the frozen part may have to ask for this many more answers.
 FOLD_DEAD = 1_024
+# The prefix of a kind's model name in `vectors.json` while its vectors are embedded again.
+PENDING = "pending:"
 RETRIES = 3  # a reader that finds a file gone (a fold meanwhile) reads vectors.json again
 
 
@@ -70,6 +72,11 @@ class VectorIndex:
         self._parts: dict[tuple[str, int], Part] = {}
         self._dirty: set[tuple[str, int]] = set()
         self.saved_seq = 0
+        # Kinds whose vectors are being embedded again from the record (another model wrote
+        # the stored ones): saved under a PENDING name until `reembedded` says all are in.
+        self.stale: set[str] = set()
+        self._meta_dirty = False
+        self._loaded_spaces: Any = None
         self.late = LateTable(directory / LATE_DB, writable=writable)
         self._load()
 
@@ -93,29 +100,38 @@ class VectorIndex:
         for _ in range(RETRIES):
             meta = self._read_meta()
             try:
-                parts, seq = self._open(meta, self._parts)  # files read without holding searches up
+                parts, seq, stale = self._open(meta, self._parts)  # files read without holding searches up
             except (OSError, RuntimeError):
                 continue  # a file named there was folded away or saved anew meanwhile: read the newer list
             # Every file a list names is never rewritten (a new name each save), so the files
             # one list names are one save whole; no second look at the list (rev12: it made a
             # follower whose load outlasts the writer's save interval fail to open at all).
             with self._lock:
-                self._parts, self.saved_seq = parts, seq
+                self._parts, self.saved_seq, self.stale = parts, seq, stale
+                self._loaded_spaces = meta.get("spaces")
             break
         else:
             raise RuntimeError(f"vector index files keep changing under {self.directory}")
         if self.writable:
             self._sweep()
 
-    def _open(self, meta: dict[str, Any], have: dict[tuple[str, int], Part]) -> tuple[dict[tuple[str, int], Part], int]:
-        """The parts `meta` names, reusing the frozen views of `have` whose file is the same."""
+    def _open(self, meta: dict[str, Any], have: dict[tuple[str, int], Part]) -> tuple[dict[tuple[str, int], Part], int, set[str]]:
+        """The parts `meta` names, reusing the frozen views of `have` whose file is the same,
+        and the kinds whose stored vectors are of no use here (`stale`)."""
         late = PARTS_LATE if "parts" in meta else LATE_FORMAT
-        if meta.get("spaces") != self._spaces_meta() or meta.get("late") != late:
-            # Another embedder wrote these vectors (or an older release, without their word
-            # pieces): they are useless here; rebuild from seq 0.
+        if meta.get("late") != late:
+            # An older release wrote these vectors without their word pieces: rebuild from seq 0.
             if self.writable and meta:
                 self.late.wipe()
-            return {}, 0
+            return {}, 0, set()
+        # A kind whose vectors another model wrote (or whose embedding again was not finished:
+        # PENDING) is embedded again from the record; the other kinds keep theirs. Trigger:
+        # a rename of the files model threw away every kind's vectors, and on a store whose
+        # outbox was trimmed only a rebuild of both indexes (100k messages) brought them back.
+        stored, current = meta.get("spaces") or {}, self._spaces_meta(pending=False)
+        stale = {kind for kind in self.spaces if stored.get(kind) != current[kind]}
+        if self.writable and stale:
+            self.late.wipe(sorted(stale))
         if "parts" in meta:
             listed = meta["parts"]
         else:  # written before the frozen/delta split: each whole index becomes a frozen part
@@ -123,7 +139,7 @@ class VectorIndex:
         parts: dict[tuple[str, int], Part] = {}
         for name, entry in listed.items():
             kind, _, pid = name.rpartition("-")
-            if kind not in self.spaces:
+            if kind not in self.spaces or kind in stale:
                 continue
             old = have.get((kind, int(pid)))
             part = Part(dead={int(k) for k in entry.get("dead", [])}, gen=int(entry.get("gen", 0)))
@@ -138,7 +154,7 @@ class VectorIndex:
                 part.delta.load(str(self.directory / entry["delta"]))
                 part.delta_name = entry["delta"]
             parts[(kind, int(pid))] = part
-        return parts, int(meta.get("seq", 0))
+        return parts, int(meta.get("seq", 0)), stale
 
     def _view(self, kind: str, name: str):
         path = self.directory / name
@@ -165,8 +181,8 @@ class VectorIndex:
         """Reader side: pick up the writer's newer files, if any. True if reloaded. Frozen
         files unchanged since the last look stay viewed as they are; deltas are read anew."""
         meta = self._read_meta()
-        if not meta or int(meta.get("seq", 0)) == self.saved_seq:
-            return False
+        if not meta or (int(meta.get("seq", 0)) == self.saved_seq and meta.get("spaces") == self._loaded_spaces):
+            return False  # (a kind's embedding again finished is a new `spaces` at the same seq)
         with self._write_lock:  # one refresh at a time; searches go on over the parts in hand
             self.late.close()  # the writer may have made the file anew (a rebuild)
             try:
@@ -196,10 +212,29 @@ class VectorIndex:
             if part is not None and part.remove(np.asarray(keys, dtype=np.uint64)):
                 self._dirty.add((kind, project_id))
 
+    def reembedded(self, kind: str) -> None:
+        """Every record of `kind` has its vector from the current model again: the next save
+        names that model for it."""
+        with self._write_lock:
+            self.stale.discard(kind)
+            self._meta_dirty = True
+
+    def reembed_all(self, seq: int) -> None:
+        """Writer: vectors lost (no `vectors.json`, or one the outbox has been trimmed past):
+        every kind is embedded again from the record, the outbox followed from `seq` on."""
+        with self._write_lock, self._lock:
+            self._parts.clear()
+            self._dirty.clear()
+            self.late.wipe()
+            self.stale = set(self.spaces)
+            self.saved_seq = seq
+            self._meta_dirty = True
+
     def clear(self) -> None:
         with self._write_lock, self._lock:
             self._parts.clear()
             self._dirty.clear()
+            self.stale = set()
             self.late.close()
             shutil.rmtree(self.directory, ignore_errors=True)
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -224,6 +259,7 @@ class VectorIndex:
                     gone += [part.delta_name] if part.delta_name else []
                     part.delta_name = name
             self._dirty.clear()
+            self._meta_dirty = False
             meta = {"seq": seq, "spaces": self._spaces_meta(), "late": PARTS_LATE, "parts": {
                 f"{k}-{p}": {"frozen": part.frozen_name, "delta": part.delta_name if part.delta is not None else None,
                              "dead": sorted(part.dead), "gen": part.gen}
@@ -282,12 +318,16 @@ class VectorIndex:
     def _delta_name(kind: str, pid: int, gen: int) -> str:
         return f"{kind}-{pid}.f{gen}.d-{secrets.token_hex(4)}.usearch"
 
-    def _spaces_meta(self) -> dict[str, str]:
-        return {kind: f"{model}/{dim}" for kind, (model, dim) in sorted(self.spaces.items())}
+    def _spaces_meta(self, *, pending: bool = True) -> dict[str, str]:
+        """Each kind's model as saved; a kind still being embedded again is saved under a
+        PENDING name, so any release (this one, or an older one that compares the names
+        only) takes its vectors for unfinished and embeds it again."""
+        return {kind: f"{PENDING if pending and kind in self.stale else ''}{model}/{dim}"
+                for kind, (model, dim) in sorted(self.spaces.items())}
 
     @property
     def dirty(self) -> bool:
-        return bool(self._dirty)
+        return bool(self._dirty) or self._meta_dirty
 
     # -- reads -----------------------------------------------------------------------------
     def contents(self) -> dict[tuple[str, int], dict[int, bytes]]:

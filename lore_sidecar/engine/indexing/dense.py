@@ -80,6 +80,7 @@ class DenseWorker:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lore-vectors")
+        self._left: dict[str, int] = {}  # of a kind being embedded again from the record: records still to do
         self._last_save = time.monotonic()
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -124,12 +125,18 @@ class DenseWorker:
     def wait_for(self, seq: int, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self.seq < seq:
+            while self.seq < seq or self.vectors.stale:
                 left = deadline - time.monotonic()
                 if left <= 0 or self._stop.is_set():
                     return False
                 self._cond.wait(left)
         return True
+
+    @property
+    def backlog(self) -> int:
+        """Records of the kinds being embedded again from the record (`VectorIndex.stale`)
+        still without their vector: a kind not counted yet counts 1."""
+        return sum(self._left.get(kind, 1) for kind in set(self.vectors.stale))
 
     @property
     def ahead(self) -> int:
@@ -148,6 +155,9 @@ class DenseWorker:
             self._wake.wait(timeout=1.0)
             self._wake.clear()
             try:
+                if self.vectors.stale:
+                    with self.lock:
+                        self._reembed()
                 batches = 0
                 while not self._stop.is_set():
                     self._yield_to_words()
@@ -179,6 +189,26 @@ class DenseWorker:
                 log.exception("vector batch failed")
                 self._stop.wait(0.5)
                 self._wake.set()
+
+    def _reembed(self) -> None:
+        """Embed every record of the stale kinds again (their stored vectors were another
+        model's): the outbox may have been trimmed past them, so the record is read, not
+        the outbox. The position stays: what was written meanwhile is replayed after
+        (upserts are idempotent). A stop leaves the kind stale, and the next start does it
+        again; the other kinds' vectors are not touched."""
+        for kind in sorted(self.vectors.stale):
+            keys = [k for k, _ in self.records.all_keys(kind)]
+            self._left[kind] = len(keys)
+            for i in range(0, len(keys), BATCH):
+                self.add(self.load(kind, keys[i : i + BATCH]), yielding=True)
+                self._left[kind] = max(0, len(keys) - i - BATCH)
+            with self._cond:
+                self.vectors.reembedded(kind)
+                self._left.pop(kind, None)
+                self._cond.notify_all()
+            log.info("%s embedded again by the current model: %d records", kind, len(keys))
+        self.save(force=True)
+        release_memory()
 
     def _yield_to_words(self) -> None:
         """Trigger: the text leg has writes it has not drained. Why: a write must be

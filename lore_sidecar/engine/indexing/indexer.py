@@ -153,6 +153,11 @@ class Indexer:
         return self.dense.seq if self.dense is not None else self.applied_seq
 
     @property
+    def dense_backlog(self) -> int:
+        """Records still to be embedded again from the record (a model renamed, vectors lost)."""
+        return self.dense.backlog if self.dense is not None else 0
+
+    @property
     def dense_ahead(self) -> int:
         """Items the dense leg has done past its position (the most useful first)."""
         return self.dense.ahead if self.dense is not None else 0
@@ -232,12 +237,19 @@ class Indexer:
         text_seq = self.text.saved_seq
         vec_seq = self.vectors.saved_seq if self.dense is not None else text_seq
         trimmed = int(self.records.meta("outbox_trimmed", "0") or 0)
-        if text_seq < trimmed or vec_seq < trimmed:
-            # An index lost changes the outbox no longer holds (wiped, or another embedder):
-            # only a full rebuild from the record is correct.
+        if text_seq < trimmed:
+            # The text index lost changes the outbox no longer holds (wiped): only a full
+            # rebuild from the record is correct.
             log.info("index behind the trimmed outbox (%s/%s < %s): rebuilding", text_seq, vec_seq, trimmed)
             self._rebuild()
             return
+        if vec_seq < trimmed:
+            # Only the vectors are lost (no `vectors.json`, or vectors without word pieces):
+            # the dense leg embeds every kind again from the record and follows the outbox
+            # from `trimmed`; the text index stays as it is.
+            log.info("vectors behind the trimmed outbox (%s < %s): embedding every kind again", vec_seq, trimmed)
+            self.vectors.reembed_all(trimmed)
+            self.dense.reset(trimmed)
         with self._cond:
             self.applied_seq = self._added_seq = text_seq
             self._cond.notify_all()

@@ -1,0 +1,140 @@
+"""A store whose outbox was trimmed, reopened by a release whose files model has another name:
+only the files are embedded again; messages keep their vectors (their model did not change),
+the status says vectors are missing until the files have theirs, and a re-embedding stopped
+half way is taken up again on the next start."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from lore_sidecar.engine.indexing.dense import DenseWorker
+from lore_sidecar.llm import embedders as E
+from lore_sidecar.store.vector_index import VectorIndex
+from tests.integration.test_dense_leg import ASKED, SAID
+from tests.integration.test_late_interaction import _keys, _workspace
+from tests.integration.test_store_and_index import engine_for, record
+
+OLD_NAME = "all-minilm-l6-v2-int8-dq"  # the files model's name in the store of the report
+TEXTS = [SAID] + [f"filler message number {i} about lunch" for i in range(40)]
+
+
+def _vectors(e, kind: str) -> dict[int, bytes]:
+    out: dict[int, bytes] = {}
+    for (k, _), rows in e.view.vectors.contents().items():
+        if k == kind:
+            out.update(rows)
+    return out
+
+
+def _open_held(store, ws, monkeypatch):
+    """An engine whose dense leg is held busy from its start (released by the caller), and
+    the texts the conversation model embeds from then on."""
+    held, embedded = [], []
+    init, embed = DenseWorker.__init__, E.WordLlamaEmbedder.embed
+
+    def holding(self, *a, **kw):
+        init(self, *a, **kw)
+        self.lock.acquire()
+        held.append(self)
+
+    def counting(self, texts):
+        embedded.extend(texts)
+        return embed(self, texts)
+
+    monkeypatch.setattr(E.WordLlamaEmbedder, "embed", counting)
+    with monkeypatch.context() as m:
+        m.setattr(DenseWorker, "__init__", holding)
+        e = engine_for(store, [str(ws)], watch=False)
+    assert len(held) == 1
+    return e, held[0].lock, embedded
+
+
+def _old_store(tmp_path, monkeypatch):
+    """A store written by a release whose files model was called OLD_NAME: a workspace and
+    messages embedded, then closed (the final save trims the outbox behind both legs)."""
+    ws = _workspace(tmp_path / "ws")
+    store = tmp_path / "store"
+    with monkeypatch.context() as m:
+        m.setattr(E.LazyMiniLM, "name", OLD_NAME)
+        e = engine_for(store, [str(ws)], watch=False)
+        try:
+            e.index.scan()
+            record(e, "s", TEXTS)
+            assert e.index.wait(120)
+            messages = _vectors(e, "messages")
+            assert len(messages) == 41 and _vectors(e, "files")
+            directory = e.view.vectors.directory
+        finally:
+            e.close()
+    assert json.loads((directory / "vectors.json").read_text())["spaces"]["files"] == f"{OLD_NAME}/384"
+    return ws, store, messages
+
+
+def test_a_files_model_rename_on_a_trimmed_store_reembeds_files_only(tmp_path, monkeypatch):
+    ws, store, messages = _old_store(tmp_path, monkeypatch)
+    e, held, embedded = _open_held(store, ws, monkeypatch)
+    try:
+        # The precondition of the report: nothing of the messages is left to replay.
+        assert int(e.records.meta("outbox_trimmed", "0")) == e.records.outbox_head() > 0
+        assert e.records.outbox_after(0) == []
+        try:  # the dense leg has not started: the files are not embedded again yet
+            assert _vectors(e, "messages") == messages  # kept, not thrown away with the files'
+            assert _vectors(e, "files") == {}  # the old model's are gone
+            assert e.status()["vectorLag"] > 0  # and the status says so
+            hits = e.recall(ASKED, sources=["messages"]).hits  # found by meaning, the messages' vectors
+            assert [h.uri for h in hits][:1] == ["session://s/s-0"]
+        finally:
+            held.release()
+        assert e.index.wait(120)
+        assert not set(embedded) & set(TEXTS)  # no message embedded again (their model did not change)
+        assert e.status()["vectorLag"] == 0
+        assert _vectors(e, "messages") == messages
+        keys = _keys(e)
+        assert set(_vectors(e, "files")) == set(keys)  # every chunk embedded again ...
+        assert e.view.vectors.spaces["files"] == (E.MINILM_INT8_NAME, 384)  # ... by the current model
+        assert e.view.vectors.late_of("files", list(keys)).keys() == set(keys)
+        # Control: the same question by words only does not find the message.
+        assert e.recall(ASKED, sources=["messages"], lexical_only=True).hits == []
+        directory = e.view.vectors.directory
+    finally:
+        e.close()
+    meta = json.loads((directory / "vectors.json").read_text())
+    assert meta["spaces"]["files"] == f"{E.MINILM_INT8_NAME}/384"
+
+
+def test_a_reembedding_stopped_half_way_is_taken_up_on_the_next_start(tmp_path, monkeypatch):
+    ws, store, messages = _old_store(tmp_path, monkeypatch)
+    e, held, _ = _open_held(store, ws, monkeypatch)
+    try:
+        try:  # the dense leg has not started
+            # What a stop in the middle leaves: one chunk embedded again, the others not.
+            key = next(iter(_keys(e)))
+            e.view.vectors.upsert("files", 1, [key], np.ones((1, 384), dtype=np.float32))
+            e.view.vectors.save(e.view.vectors.saved_seq)
+            directory = e.view.vectors.directory
+            meta = json.loads((directory / "vectors.json").read_text())
+            assert meta["spaces"]["files"] != f"{E.MINILM_INT8_NAME}/384"  # not claimed as done
+            assert meta["spaces"]["messages"] == e.view.vectors._spaces_meta()["messages"]
+            # A reader of that save takes the messages and leaves the unfinished files out.
+            reader = VectorIndex(directory, spaces=e.view.vectors.spaces, writable=False)
+            assert reader.holds(["messages", "files"], None) == {"messages"}
+            assert reader.stale == {"files"}
+            one = _vectors(e, "files")[key]
+            e.view.indexer.dense.interrupt()  # stopped before it embeds anything
+        finally:
+            held.release()
+    finally:
+        e.close()  # its last save keeps the files unfinished
+    meta = json.loads((directory / "vectors.json").read_text())
+    assert meta["spaces"]["files"] != f"{E.MINILM_INT8_NAME}/384"
+    e = engine_for(store, [str(ws)], watch=False)
+    try:
+        assert e.index.wait(120)
+        assert _vectors(e, "messages") == messages
+        files = _vectors(e, "files")
+        assert set(files) == set(_keys(e)) and files[key] != one  # the half-way vector replaced too
+        assert e.status()["vectorLag"] == 0
+    finally:
+        e.close()
