@@ -177,9 +177,12 @@ def test_vector_snapshots_are_replaced_atomically(tmp_path):
     v.upsert("messages", 1, [3], np.eye(4, dtype=np.float32)[2:3])
     v.save(6)
     assert reader.refresh() and reader.size() == 3
-    # A different model's vectors are never reused (nor another kind's model change).
-    assert VectorIndex(tmp_path, spaces={"messages": ("other", 4)}, writable=False).size() == 0
-    assert VectorIndex(tmp_path, spaces={"messages": ("m", 4), "files": ("n", 8)}, writable=False).size() == 0
+    # A different model's vectors are never reused; that kind is embedded again ...
+    other = VectorIndex(tmp_path, spaces={"messages": ("other", 4)}, writable=False)
+    assert other.size() == 0 and other.stale == {"messages"}
+    # ... and only that kind: another kind's model change keeps these.
+    more = VectorIndex(tmp_path, spaces={"messages": ("m", 4), "files": ("n", 8)}, writable=False)
+    assert more.size() == 3 and more.stale == {"files"}
 
 
 def test_text_search_keeps_to_the_asked_kinds_and_projects_and_the_scope_never_scores(tmp_path):
