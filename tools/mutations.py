@@ -45,6 +45,7 @@ SHR = "tests/integration/test_shared.py"
 DATES = "tests/integration/test_recall_dates.py"
 REPLIES = "tests/integration/test_recall_replies.py"
 LATE = "tests/integration/test_late_interaction.py"
+RENAME = "tests/integration/test_model_rename_trimmed.py"
 SCOPE = "tests/integration/test_store_and_index.py::test_text_search_keeps_to_the_asked_kinds_and_projects_and_the_scope_never_scores"
 MUTATIONS = [
     Mutation("fence", "lore_sidecar/store/db.py", "if current != epoch:", "if False:",
@@ -394,8 +395,17 @@ MUTATIONS = [
              "        self.late.remove(kind, keys)\n", "",
              (f"{LATE}::test_each_embedded_chunk_keeps_its_pieces_and_loses_them_with_its_file",)),
     Mutation("late-format-unchecked", "lore_sidecar/store/vector_index.py",
-             ' or meta.get("late") != late:', ":",
+             '        if meta.get("late") != late:\n', "        if False:\n",
              (f"{LATE}::test_vectors_written_without_pieces_are_rebuilt_with_them_on_the_next_start",)),
+    Mutation("model-rename-drops-every-kind", "lore_sidecar/store/vector_index.py",
+             "if kind not in self.spaces or kind in stale:", "if kind not in self.spaces or stale:",
+             (f"{RENAME}::test_a_files_model_rename_on_a_trimmed_store_reembeds_files_only",)),
+    Mutation("reembedding-backlog-unreported", "lore_sidecar/engine/status.py",
+             " + view.indexer.dense_backlog\n", "\n",
+             (f"{RENAME}::test_a_files_model_rename_on_a_trimmed_store_reembeds_files_only",)),
+    Mutation("reembedding-saved-as-done-half-way", "lore_sidecar/store/vector_index.py",
+             "f\"{PENDING if pending and kind in self.stale else ''}{model}/{dim}\"", "f\"{model}/{dim}\"",
+             (f"{RENAME}::test_a_reembedding_stopped_half_way_is_taken_up_on_the_next_start",)),
     Mutation("late-deferred-with-the-dense-leg", "lore_sidecar/engine/recall/recaller.py",
              " and not pieced\n", " and True\n",
              (f"{LATE}::test_conversation_gets_late_interaction_only_from_a_model_with_pieces",)),
