@@ -138,3 +138,34 @@ def test_a_reembedding_stopped_half_way_is_taken_up_on_the_next_start(tmp_path, 
         assert e.status()["vectorLag"] == 0
     finally:
         e.close()
+
+
+def test_vectors_lost_on_a_trimmed_store_are_embedded_again_without_a_text_rebuild(tmp_path, monkeypatch):
+    """What a sidecar stopped in the middle of its first save leaves (the report's store):
+    vector files without `vectors.json`, the outbox trimmed past everything."""
+    ws, store, messages = _old_store(tmp_path, monkeypatch)
+    e = engine_for(store, [str(ws)], watch=False)
+    try:
+        assert e.index.wait(120)
+        directory = e.view.vectors.directory
+    finally:
+        e.close()
+    (directory / "vectors.json").unlink()
+    e, held, embedded = _open_held(store, ws, monkeypatch)
+    try:
+        try:
+            assert e.records.outbox_after(0) == []
+            assert e.status()["vectorLag"] > 0  # nothing of the vectors is there: not level
+            assert e.status()["indexLagMs"] == 0  # the text index is kept as it is
+            assert [h.uri for h in e.recall("automobile overheated", sources=["messages"]).hits][:1] == ["session://s/s-0"]
+        finally:
+            held.release()
+        assert e.index.wait(120)
+        assert e.status()["vectorLag"] == 0
+        assert _vectors(e, "messages") == messages and set(_vectors(e, "files")) == set(_keys(e))
+        assert set(TEXTS) <= set(embedded)  # every message embedded again
+        hits = e.recall(ASKED, sources=["messages"]).hits  # by meaning only
+        assert [h.uri for h in hits][:1] == ["session://s/s-0"]
+        assert e.recall(ASKED, sources=["messages"], lexical_only=True).hits == []
+    finally:
+        e.close()
