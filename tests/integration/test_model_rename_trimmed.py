@@ -169,3 +169,34 @@ def test_vectors_lost_on_a_trimmed_store_are_embedded_again_without_a_text_rebui
         assert e.recall(ASKED, sources=["messages"], lexical_only=True).hits == []
     finally:
         e.close()
+
+
+def test_a_text_index_rebuilt_on_a_trimmed_store_keeps_the_vectors(tmp_path, monkeypatch):
+    """A new text schema (or a lost text index) rebuilds the words from the record; the
+    vectors, level with the outbox, are not embedded again."""
+    ws, store, messages = _old_store(tmp_path, monkeypatch)
+    e = engine_for(store, [str(ws)], watch=False)
+    try:
+        assert e.index.wait(120)
+        files = _vectors(e, "files")
+        text_dir = e.view.text.directory
+    finally:
+        e.close()
+    (text_dir / "SCHEMA").write_text("lore-text-0")  # an older release's words
+    e, held, embedded = _open_held(store, ws, monkeypatch)
+    try:
+        try:
+            assert e.records.outbox_after(0) == []
+            assert _vectors(e, "messages") == messages and _vectors(e, "files") == files
+        finally:
+            held.release()
+        assert e.index.wait(120)
+        assert e.status()["vectorLag"] == 0 and e.status()["indexLagMs"] == 0
+        assert not set(embedded) & set(TEXTS)  # no message embedded again
+        assert _vectors(e, "messages") == messages and _vectors(e, "files") == files
+        # The words are back (the rebuild ran) and the meaning is still there.
+        assert [h.uri for h in e.recall("automobile overheated", sources=["messages"]).hits][:1] == ["session://s/s-0"]
+        assert [h.uri for h in e.recall(ASKED, sources=["messages"]).hits][:1] == ["session://s/s-0"]
+        assert e.recall(ASKED, sources=["messages"], lexical_only=True).hits == []
+    finally:
+        e.close()

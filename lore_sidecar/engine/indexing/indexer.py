@@ -238,10 +238,13 @@ class Indexer:
         vec_seq = self.vectors.saved_seq if self.dense is not None else text_seq
         trimmed = int(self.records.meta("outbox_trimmed", "0") or 0)
         if text_seq < trimmed:
-            # The text index lost changes the outbox no longer holds (wiped): only a full
-            # rebuild from the record is correct.
-            log.info("index behind the trimmed outbox (%s/%s < %s): rebuilding", text_seq, vec_seq, trimmed)
-            self._rebuild()
+            # The text index lost changes the outbox no longer holds (wiped, a new schema):
+            # only a rebuild from the record is correct. Vectors still level with the outbox
+            # are kept (trigger: a text schema change re-embedded 100k messages as well).
+            text_only = vec_seq >= trimmed and self.dense is not None
+            log.info("index behind the trimmed outbox (%s/%s < %s): rebuilding%s", text_seq, vec_seq, trimmed,
+                     " the text index" if text_only else "")
+            self._rebuild(vectors=not text_only)
             return
         if vec_seq < trimmed:
             # Only the vectors are lost (no `vectors.json`, or vectors without word pieces):
@@ -342,14 +345,16 @@ class Indexer:
         if upto > 0:
             self.records.outbox_trim(upto)
 
-    def _rebuild(self) -> None:
-        """Wipe both indexes and re-add every record row (`lore/reindex`, lost indexes)."""
+    def _rebuild(self, *, vectors: bool = True) -> None:
+        """Wipe both indexes and re-add every record row (`lore/reindex`, lost indexes);
+        `vectors=False`: the text index only (the dense leg follows the outbox from its own
+        saved position)."""
         head = self.records.outbox_head()
-        dense = self.dense
+        dense = self.dense if vectors else None
         self._rebuilding = True
         with dense.paused() if dense is not None else nullcontext():
             self.text.clear()
-            if self.vectors is not None:
+            if self.vectors is not None and vectors:
                 self.vectors.clear()
             for kind in INDEXED_SOURCES:
                 keys = [k for k, _ in self.records.all_keys(kind)]
@@ -366,7 +371,7 @@ class Indexer:
                 dense.reset(head)
                 dense.save(force=True)
             else:
-                self._trim()
+                self._trim()  # (text only: up to what the dense leg has saved)
         self._rebuilding = False
 
 
