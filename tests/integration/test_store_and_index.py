@@ -183,6 +183,16 @@ def test_vector_snapshots_are_replaced_atomically(tmp_path):
     # ... and only that kind: another kind's model change keeps these.
     more = VectorIndex(tmp_path, spaces={"messages": ("m", 4), "files": ("n", 8)}, writable=False)
     assert more.size() == 3 and more.stale == {"files"}
+    # A writer embeds that kind again; a reader sees it done, though the seq has not moved.
+    writer = VectorIndex(tmp_path, spaces={"messages": ("m", 4), "files": ("n", 8)}, writable=True)
+    assert writer.stale == {"files"}
+    writer.upsert("files", 1, [7], np.eye(8, dtype=np.float32)[:1])
+    writer.save(6)
+    more.refresh()
+    assert more.stale == {"files"} and more.size() == 3  # not finished: not taken
+    writer.reembedded("files")
+    writer.save(6)
+    assert more.refresh() and more.stale == set() and more.size() == 4
 
 
 def test_text_search_keeps_to_the_asked_kinds_and_projects_and_the_scope_never_scores(tmp_path):
