@@ -7,7 +7,38 @@ engine/indexing/dense.py `DenseWorker.stop`, `_embed`'s explicit load, `loads_le
 Bugs chosen from the code and docs before any file under tests/ was opened; guarding tests
 chosen by file name and `grep -rl` only.
 
-FIRST-RUN: filled in after the run.
+First run (17:13 UTC, once, `python tools/mutations.py <the 16 names>`, 5 m 40 s wall, load
+3.7-5.9 on 2 cores): 13 of 16 caught.
+  caught:   rev16-stop-waits-for-the-load, rev16-abandon-without-break, rev16-abandoned-never-set,
+            rev16-explicit-load-inverted, rev16-loaded-default-false, rev16-first-batch-unchecked,
+            rev16-stop-never-joins, rev16-left-running-wrong-name, rev16-minilm-loaded-inverted,
+            rev16-doctor-no-dim, rev16-untrust-projects-unchecked, rev16-untrust-entry-unchecked,
+            rev16-untrust-was-from-doc
+  survived: rev16-loading-never-cleared, rev16-exit-code-dropped, rev16-doctor-dim-conversation-only
+  error:    none
+
+Survivors, after reading the tests (all three real gaps, none equivalent):
+  rev16-loading-never-cleared: the only stop test stops *during* the first load; nothing
+    stopped the worker after the load, mid-batch, where it must still be waited for. With the
+    bug `_loading` keeps the model's name, the stop abandons a worker in an embedding call, and
+    close returns with the batch (and its insert) still running. New:
+    test_dense_leg.py::test_once_the_files_model_is_loaded_a_stop_waits_for_the_batch_in_flight
+  rev16-exit-code-dropped: the stdio test closes with shutdown + exit (code 0 either way).
+    New: test_exit_during_model_load.py::test_an_exit_without_shutdown_while_the_files_model_loads_keeps_its_exit_code_1
+    (code 1, with a control without a load)
+  rev16-doctor-dim-conversation-only: only the "embedder" line was asserted at the width.
+    New: test_embedder_dim.py::test_doctor_names_a_wordllama_files_model_at_the_configured_width_too
+Each new test fails with its bug planted (run alone) and passes without. Second run (17:21
+UTC, the 3 survivors, ~1 m 40 s): 3 of 3 caught.
+
+Noticed while reading (not tested): only `serve_stdio` ends with os._exit when a load is left
+running. The MCP face (mcp_face/serve.py `run_mcp`: `host.close()` then `return 0`) and the
+background indexer (background.py, `engine.close()`) close the same engine, so a stop there
+now also abandons a MiniLM load and the process goes through interpreter shutdown with the
+lore-dense thread still in onnx/onnxruntime: the very exit ad72375 avoids for stdio. Also,
+`loads_left_running` is true for any live "lore-dense" thread, not only an abandoned one (a
+worker whose 30 s join ran out mid-batch counts too); its docstring says "still building its
+model".
 """
 
 import sys
