@@ -373,3 +373,43 @@ def test_a_stop_while_the_files_model_loads_does_not_wait_for_the_load_and_loses
         assert found.hits and found.hits[0].path.endswith("geo.py")  # embedded on this start
     finally:
         again.close()
+
+
+def test_once_the_files_model_is_loaded_a_stop_waits_for_the_batch_in_flight(tmp_path):
+    """Only a model's load is left running at a stop: once the files model is built, a stop
+    in the middle of an embedding call waits for the worker, as before (a batch is short and
+    its insert must not outlive the close). rev16 found nothing pinned that the worker stops
+    saying it is loading once the load is done: a later stop then left every batch running.
+    The embedding call is held open by the test, so the stop sees it in flight."""
+    ws = _code_workspace(tmp_path / "code")
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off")
+    closer, release = None, threading.Event()
+    try:
+        e.index.scan()
+        assert e.index.wait(120)
+        files_model = e.embedder.for_kind("files")
+        assert files_model.loaded  # the first load is over
+        dense = e.view.indexer.dense
+        real, inside = files_model.embed_with_tokens, threading.Event()
+
+        def held(texts):
+            inside.set()
+            release.wait(60)
+            return real(texts)
+
+        files_model.embed_with_tokens = held
+        (ws / "route.py").write_text("def bearing(a, b):\n    return (b[1] - a[1]) / (b[0] - a[0])\n")
+        e.index.scan()
+        assert inside.wait(60)  # the dense thread is embedding the new file
+        closer = threading.Thread(target=e.close)
+        closer.start()
+        assert dense._stop.wait(60)  # the close has asked the worker to stop
+        closer.join(10)  # time for the stop to look at the worker (a bound, not an assertion)
+        assert not dense.abandoned  # an embedding call is not a load: it is waited for
+        release.set()
+        closer.join(60)
+        assert not closer.is_alive() and not dense._thread.is_alive() and not dense.abandoned
+    finally:
+        release.set()
+        if closer is None:
+            e.close()

@@ -102,3 +102,16 @@ def test_doctor_names_the_model_at_the_configured_width(tmp_path):
                          init_options={"storeDir": str(tmp_path / "store"), "embedderDim": 128})
     check = next(c for c in engine_checks(s) if c.name == "embedder")
     assert check.detail == "wordllama-l2-supercat-256-d128 (128-d)", check.detail  # what lore/status says
+
+
+def test_doctor_names_a_wordllama_files_model_at_the_configured_width_too(tmp_path):
+    """The engine loads a WordLlama files model at `embedderDim` as well
+    (test_a_wordllama_files_model_keeps_the_width_too), so doctor's "files embedder" line
+    names that width, not the full one."""
+    from lore_sidecar.setup.doctor import engine_checks
+
+    s, _ = load_settings(env={}, user_file=tmp_path / "none",
+                         init_options={"storeDir": str(tmp_path / "store"), "embedderDim": 128,
+                                       "filesEmbedder": "wordllama"})
+    check = next(c for c in engine_checks(s) if c.name == "files embedder")
+    assert check.detail == "wordllama-l2-supercat-256-d128 (128-d)", check.detail
