@@ -107,7 +107,9 @@ def run(store_dir: str | None, workspace: str, *, idle_s: float = IDLE_S, after_
     # Its stderr is <store>/indexer.log: say why it ended whatever the log level.
     print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} lore-sidecar indexer {os.getpid()}: {reason}",
           file=sys.stderr, flush=True)
-    return 0
+    from lore_sidecar.engine.indexing.dense import exit_leaving_loads
+
+    return exit_leaving_loads(0)
 
 
 def _embed(engine: Any, stopping: threading.Event, idle_s: float, after_pid: int | None) -> str:

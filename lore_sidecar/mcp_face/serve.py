@@ -45,7 +45,9 @@ def run_mcp(store_dir: str | None, workspace: str, harness: str | None, *, cli_c
         anyio.run(serve, build(host, harness), wires, early)
     finally:
         host.close()
-    return 0
+    from lore_sidecar.engine.indexing.dense import exit_leaving_loads
+
+    return exit_leaving_loads(0)
 
 
 def _load_heavy() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sys
 import threading
 import uuid
 from collections.abc import Callable
@@ -304,19 +303,9 @@ def serve_stdio(server: LoreServer) -> int:
         exit_code = asyncio.run(main())
     finally:
         server.close()
-    from lore_sidecar.engine.indexing.dense import DenseWorker
+    from lore_sidecar.engine.indexing.dense import exit_leaving_loads
 
-    if DenseWorker.loads_left_running():
-        # Everything is closed and saved; only a model load nobody waits for is left.
-        log.info("exiting with a model load left running")
-        logging.shutdown()
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os._exit(exit_code)
-    return exit_code
+    return exit_leaving_loads(exit_code)
 
 
 def _watch_parent(server: LoreServer, loop: asyncio.AbstractEventLoop, done: asyncio.Event) -> None:

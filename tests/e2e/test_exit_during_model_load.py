@@ -103,3 +103,28 @@ def test_an_exit_without_shutdown_while_the_files_model_loads_keeps_its_exit_cod
     finally:
         if again.proc.poll() is None:
             again.proc.kill()
+
+
+def test_every_server_ends_through_the_same_exit_a_worker_left_running_takes(tmp_path):
+    """The stdio server, the MCP server and the background indexer all close an engine and
+    then end through `exit_leaving_loads`: with a `lore-dense` thread still alive the process
+    ends at once with the given code (nothing after the call runs); the control, without one,
+    gets the code back and goes on."""
+    import subprocess
+
+    script = textwrap.dedent('''
+        import sys, threading, time
+        from lore_sidecar.engine.indexing.dense import exit_leaving_loads
+        if sys.argv[1] == "left":
+            threading.Thread(target=time.sleep, args=(120,), name="lore-dense", daemon=True).start()
+        code = exit_leaving_loads(3)
+        print("returned", code, flush=True)
+        sys.exit(code)
+    ''')
+    for case, printed in (("left", ""), ("none", "returned 3\n")):
+        done = subprocess.run([sys.executable, "-c", script, case], capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stdout) == (3, printed), (case, done.stderr[-500:])
+    for path in ("lore_sidecar/rpc/server.py", "lore_sidecar/mcp_face/serve.py", "lore_sidecar/background.py"):
+        from tests.conftest import ROOT
+
+        assert "exit_leaving_loads(" in (ROOT / path).read_text(), path

@@ -105,8 +105,9 @@ ROUND = [
              "        return self._model is None\n", (EXIT, DENSE, MINILM), by=BY),
     # -- ad72375: server.py ------------------------------------------------------------------
     # The exit code dropped on the os._exit path: an `exit` without `shutdown` (code 1) exits 0.
-    Mutation("rev16-exit-code-dropped", "lore_sidecar/rpc/server.py", "        os._exit(exit_code)\n",
-             "        os._exit(0)\n", (EXIT,), by=BY),
+    # (re-expressed after the exit moved into dense.exit_leaving_loads for every server; same bug)
+    Mutation("rev16-exit-code-dropped", D, "    os._exit(code)\n",
+             "    os._exit(0)\n", (EXIT,), by=BY),
     # -- 1165a3a: doctor.py ------------------------------------------------------------------
     # Reverted: doctor names WordLlama at 256-d whatever embedderDim says.
     Mutation("rev16-doctor-no-dim", "lore_sidecar/setup/doctor.py",

@@ -11,6 +11,8 @@ to what both legs have saved, so a crash mid catch-up resumes from the last snap
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -86,9 +88,10 @@ class DenseWorker:
     # -- lifecycle -------------------------------------------------------------------------------
     @staticmethod
     def loads_left_running() -> bool:
-        """True when a stopped worker is still building its model (see `stop`): the process
-        should then end without interpreter shutdown, which would stop that thread inside
-        onnxruntime's or onnx's native code."""
+        """True when a worker thread outlived its stop: one left building its model (see
+        `stop`), or one whose join timed out mid-call. The process should then end without
+        interpreter shutdown, which would stop that thread inside onnx's or onnxruntime's
+        native code (`exit_leaving_loads`)."""
         return any(t.name == "lore-dense" and t.is_alive() for t in threading.enumerate())
 
     def start(self) -> None:
@@ -372,3 +375,20 @@ class DenseWorker:
             self.vectors.save(self.seq)  # into this writer's own epoch directory
             self._last_save = time.monotonic()
             self.trim()
+
+
+def exit_leaving_loads(code: int) -> int:
+    """Every process that closes an engine ends here (the stdio and MCP servers, the
+    background indexer): with a worker left running (`DenseWorker.loads_left_running`), once
+    everything is closed and saved, the process ends at once with `code` (logs and streams
+    flushed first); otherwise `code` is returned for the normal exit."""
+    if not DenseWorker.loads_left_running():
+        return code
+    log.info("exiting with a model load left running")
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
