@@ -88,6 +88,9 @@ def run(store_dir: str | None, workspace: str, *, idle_s: float = IDLE_S, after_
         if fd is None:
             return 0  # one runs already
         write_info(store, os.getpid(), workspace)
+    from lore_sidecar.engine.indexing.dense import exit_leaving_loads, leave_loads_at_stop
+
+    leave_loads_at_stop()  # this process ends through exit_leaving_loads, below
     stopping = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.set())
@@ -107,8 +110,6 @@ def run(store_dir: str | None, workspace: str, *, idle_s: float = IDLE_S, after_
     # Its stderr is <store>/indexer.log: say why it ended whatever the log level.
     print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} lore-sidecar indexer {os.getpid()}: {reason}",
           file=sys.stderr, flush=True)
-    from lore_sidecar.engine.indexing.dense import exit_leaving_loads
-
     return exit_leaving_loads(0)
 
 

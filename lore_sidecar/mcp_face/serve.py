@@ -37,16 +37,16 @@ def run_mcp(store_dir: str | None, workspace: str, harness: str | None, *, cli_c
     loading.join()
 
     from lore_sidecar.app import open_engine
+    from lore_sidecar.engine.indexing.dense import exit_leaving_loads, leave_loads_at_stop
     from lore_sidecar.engine_host import Host
     from lore_sidecar.mcp_face.tools import build
 
+    leave_loads_at_stop()  # this process ends through exit_leaving_loads, below
     host = Host(settings, [workspace], open_engine, warnings)
     try:
         anyio.run(serve, build(host, harness), wires, early)
     finally:
         host.close()
-    from lore_sidecar.engine.indexing.dense import exit_leaving_loads
-
     return exit_leaving_loads(0)
 
 

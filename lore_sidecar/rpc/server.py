@@ -299,12 +299,13 @@ def serve_stdio(server: LoreServer) -> int:
         await done.wait()
         return outcome["code"]
 
+    from lore_sidecar.engine.indexing.dense import exit_leaving_loads, leave_loads_at_stop
+
+    leave_loads_at_stop()  # this process ends through exit_leaving_loads, below
     try:
         exit_code = asyncio.run(main())
     finally:
         server.close()
-    from lore_sidecar.engine.indexing.dense import exit_leaving_loads
-
     return exit_leaving_loads(exit_code)
 
 

@@ -9,6 +9,8 @@ import textwrap
 import threading
 import time
 
+import pytest
+
 from lore_sidecar.engine.indexing.words_first import SCAN_WRITING
 from tests.conftest import ROOT
 from tests.integration.test_store_and_index import engine_for, record
@@ -329,13 +331,21 @@ def test_a_scan_holds_the_legs_that_follow_the_text_leg_until_it_has_written_its
         e.close()
 
 
-def test_a_stop_while_the_files_model_loads_does_not_wait_for_the_load_and_loses_nothing(tmp_path, workspace):
+@pytest.mark.parametrize("leaves", [True, False], ids=["a server process", "any other process"])
+def test_a_stop_while_the_files_model_loads_does_not_wait_for_the_load_and_loses_nothing(tmp_path, workspace,
+                                                                                        monkeypatch, leaves):
     """MiniLM's first load cannot be interrupted (an import, a graph rewrite, a session: 2 s of
     a quiet core, 7-10 s of a loaded one), so a close that waited for it kept an editor's
     restart or a short-lived sidecar waiting. Now close returns while the load goes on; the
     worker, once loaded, stops before it touches the index; the messages' vectors saved at
     the close are all there on the next start, and the files are embedded then. The control
-    is the same close once the load is released: the worker ends by itself."""
+    is the same close once the load is released: the worker ends by itself. Only a process
+    that ends through `exit_leaving_loads` (a server) leaves the load; anywhere else (a CLI
+    verb, a bench, a test) the close waits for it, as interpreter shutdown must not meet the
+    thread inside onnx."""
+    from lore_sidecar.engine.indexing import dense as dense_module
+
+    monkeypatch.setattr(dense_module, "_leave_loads", leaves)
     store = tmp_path / "store"
     ws = _code_workspace(tmp_path / "code")
     e = engine_for(store, [str(ws)], watch=False, distiller="off")
@@ -356,12 +366,17 @@ def test_a_stop_while_the_files_model_loads_does_not_wait_for_the_load_and_loses
     dense = e.view.indexer.dense
     closer = threading.Thread(target=e.close)
     closer.start()
-    closer.join(20)  # the old close waited up to 30 s for the worker
+    closer.join(20 if leaves else 3)  # the old close waited up to 30 s for the worker
     try:
-        assert not closer.is_alive() and not release.is_set()  # closed while the load still runs
-        assert dense.abandoned and dense.loads_left_running()
+        if leaves:
+            assert not closer.is_alive() and not release.is_set()  # closed while the load still runs
+            assert dense.abandoned and dense.loads_left_running()
+        else:
+            assert closer.is_alive() and not dense.abandoned  # the close waits for the load
     finally:
         release.set()
+    closer.join(60)
+    assert not closer.is_alive()
     dense._thread.join(60)
     assert not dense._thread.is_alive() and dense.error is None  # it stopped after the load, quietly
 
@@ -375,12 +390,16 @@ def test_a_stop_while_the_files_model_loads_does_not_wait_for_the_load_and_loses
         again.close()
 
 
-def test_once_the_files_model_is_loaded_a_stop_waits_for_the_batch_in_flight(tmp_path):
+def test_once_the_files_model_is_loaded_a_stop_waits_for_the_batch_in_flight(tmp_path, monkeypatch):
     """Only a model's load is left running at a stop: once the files model is built, a stop
     in the middle of an embedding call waits for the worker, as before (a batch is short and
     its insert must not outlive the close). rev16 found nothing pinned that the worker stops
     saying it is loading once the load is done: a later stop then left every batch running.
-    The embedding call is held open by the test, so the stop sees it in flight."""
+    The embedding call is held open by the test, so the stop sees it in flight. As in a
+    server process, where a stop may leave a load (dense.leave_loads_at_stop)."""
+    from lore_sidecar.engine.indexing import dense as dense_module
+
+    monkeypatch.setattr(dense_module, "_leave_loads", True)
     ws = _code_workspace(tmp_path / "code")
     e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off")
     closer, release = None, threading.Event()

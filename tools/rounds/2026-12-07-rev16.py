@@ -61,7 +61,8 @@ D = "lore_sidecar/engine/indexing/dense.py"
 ROUND = [
     # -- ad72375: dense.py --------------------------------------------------------------------
     # The load check dropped from stop's wait: a stop waits out the load again (up to 30 s).
-    Mutation("rev16-stop-waits-for-the-load", D, "                if self._loading:\n",
+    # (re-expressed after the leave-loads policy joined the condition; same bug)
+    Mutation("rev16-stop-waits-for-the-load", D, "                if self._loading and _leave_loads:\n",
              "                if False:\n", (DENSE, EXIT), by=BY),
     # The `break` forgotten: `abandoned` is set and logged, but stop still joins until the
     # load is done (or 30 s): close waits out the load.

@@ -110,12 +110,15 @@ class DenseWorker:
         a sidecar told to exit right after it started (an editor reloading, every short test)
         waited out the load: 2 s quiet, 7-10 s on a loaded machine. Outcome: the worker is
         left to finish its load and then stops before it touches the index (`_embed` checks
-        after the load); `abandoned` says so, so the process may exit without it."""
+        after the load); `abandoned` says so, so the process may exit without it. Only in a
+        process that ends through `exit_leaving_loads` (`leave_loads_at_stop`): anywhere else
+        (a CLI verb, a bench, a test) interpreter shutdown could meet the thread inside
+        onnx's native code, so the stop waits for the load as before."""
         self.interrupt()
         if self._thread is not None and self._thread is not threading.current_thread():
             deadline = time.monotonic() + 30
             while self._thread.is_alive() and time.monotonic() < deadline:
-                if self._loading:
+                if self._loading and _leave_loads:
                     self.abandoned = True
                     log.info("stopping while the %s model loads: not waiting for the load", self._loading)
                     break
@@ -375,6 +378,16 @@ class DenseWorker:
             self.vectors.save(self.seq)  # into this writer's own epoch directory
             self._last_save = time.monotonic()
             self.trim()
+
+
+_leave_loads = False  # this process ends through exit_leaving_loads (leave_loads_at_stop)
+
+
+def leave_loads_at_stop() -> None:
+    """Called by a process that ends through `exit_leaving_loads` (the stdio and MCP servers,
+    the background indexer): from now on a stop may leave a model load running."""
+    global _leave_loads
+    _leave_loads = True
 
 
 def exit_leaving_loads(code: int) -> int:
