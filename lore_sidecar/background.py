@@ -88,7 +88,7 @@ def run(store_dir: str | None, workspace: str, *, idle_s: float = IDLE_S, after_
         if fd is None:
             return 0  # one runs already
         write_info(store, os.getpid(), workspace)
-    from lore_sidecar.engine.indexing.dense import exit_leaving_loads, leave_loads_at_stop
+    from lore_sidecar.engine.indexing.loads import exit_leaving_loads, leave_loads_at_stop
 
     leave_loads_at_stop()  # this process ends through exit_leaving_loads, below
     stopping = threading.Event()

@@ -239,7 +239,7 @@ MUTATIONS = [
              "            except LoreError:\n                raise\n            except Exception as exc:  # keep serving",
              ("tests/integration/test_dense_leg.py::test_a_stop_in_the_middle_of_a_rebuild_leaves_a_store_the_next_start_rebuilds_whole",)),
     Mutation("stop-leaves-loads-in-any-process", "lore_sidecar/engine/indexing/dense.py",
-             "                if self._loading and _leave_loads:\n", "                if self._loading:\n",
+             "                if self._loading and loads.leave:\n", "                if self._loading:\n",
              ("tests/integration/test_dense_leg.py::test_a_stop_while_the_files_model_loads_does_not_wait_for_the_load_and_loses_nothing",)),
     Mutation("parts-ascii-runs-in-unicode", "lore_sidecar/compound.py", '_RUN = re.compile(f"[^\\\\W{CJK}]+")',
              '_RUN = re.compile(r"[A-Za-z0-9_]+")', ("tests/unit/test_index_text.py",)),

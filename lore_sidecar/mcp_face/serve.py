@@ -37,7 +37,7 @@ def run_mcp(store_dir: str | None, workspace: str, harness: str | None, *, cli_c
     loading.join()
 
     from lore_sidecar.app import open_engine
-    from lore_sidecar.engine.indexing.dense import exit_leaving_loads, leave_loads_at_stop
+    from lore_sidecar.engine.indexing.loads import exit_leaving_loads, leave_loads_at_stop
     from lore_sidecar.engine_host import Host
     from lore_sidecar.mcp_face.tools import build
 

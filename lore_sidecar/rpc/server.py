@@ -299,7 +299,7 @@ def serve_stdio(server: LoreServer) -> int:
         await done.wait()
         return outcome["code"]
 
-    from lore_sidecar.engine.indexing.dense import exit_leaving_loads, leave_loads_at_stop
+    from lore_sidecar.engine.indexing.loads import exit_leaving_loads, leave_loads_at_stop
 
     leave_loads_at_stop()  # this process ends through exit_leaving_loads, below
     try:

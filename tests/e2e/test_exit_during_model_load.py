@@ -114,7 +114,7 @@ def test_every_server_ends_through_the_same_exit_a_worker_left_running_takes(tmp
 
     script = textwrap.dedent('''
         import sys, threading, time
-        from lore_sidecar.engine.indexing.dense import exit_leaving_loads
+        from lore_sidecar.engine.indexing.loads import exit_leaving_loads
         if sys.argv[1] == "left":
             threading.Thread(target=time.sleep, args=(120,), name="lore-dense", daemon=True).start()
         code = exit_leaving_loads(3)

@@ -343,9 +343,9 @@ def test_a_stop_while_the_files_model_loads_does_not_wait_for_the_load_and_loses
     that ends through `exit_leaving_loads` (a server) leaves the load; anywhere else (a CLI
     verb, a bench, a test) the close waits for it, as interpreter shutdown must not meet the
     thread inside onnx."""
-    from lore_sidecar.engine.indexing import dense as dense_module
+    from lore_sidecar.engine.indexing import loads
 
-    monkeypatch.setattr(dense_module, "_leave_loads", leaves)
+    monkeypatch.setattr(loads, "leave", leaves)
     store = tmp_path / "store"
     ws = _code_workspace(tmp_path / "code")
     e = engine_for(store, [str(ws)], watch=False, distiller="off")
@@ -397,9 +397,9 @@ def test_once_the_files_model_is_loaded_a_stop_waits_for_the_batch_in_flight(tmp
     saying it is loading once the load is done: a later stop then left every batch running.
     The embedding call is held open by the test, so the stop sees it in flight. As in a
     server process, where a stop may leave a load (dense.leave_loads_at_stop)."""
-    from lore_sidecar.engine.indexing import dense as dense_module
+    from lore_sidecar.engine.indexing import loads
 
-    monkeypatch.setattr(dense_module, "_leave_loads", True)
+    monkeypatch.setattr(loads, "leave", True)
     ws = _code_workspace(tmp_path / "code")
     e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off")
     closer, release = None, threading.Event()

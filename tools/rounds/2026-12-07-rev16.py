@@ -62,7 +62,7 @@ ROUND = [
     # -- ad72375: dense.py --------------------------------------------------------------------
     # The load check dropped from stop's wait: a stop waits out the load again (up to 30 s).
     # (re-expressed after the leave-loads policy joined the condition; same bug)
-    Mutation("rev16-stop-waits-for-the-load", D, "                if self._loading and _leave_loads:\n",
+    Mutation("rev16-stop-waits-for-the-load", D, "                if self._loading and loads.leave:\n",
              "                if False:\n", (DENSE, EXIT), by=BY),
     # The `break` forgotten: `abandoned` is set and logged, but stop still joins until the
     # load is done (or 30 s): close waits out the load.
@@ -97,8 +97,9 @@ ROUND = [
              (DENSE, EXIT), by=BY),
     # Wrong thread name (the insert pool's prefix): a load left running is never seen, so the
     # stdio sidecar goes through interpreter shutdown with onnx/onnxruntime mid-load.
-    Mutation("rev16-left-running-wrong-name", D, 't.name == "lore-dense" and t.is_alive()',
-             't.name == "lore-vectors" and t.is_alive()', (DENSE, EXIT), by=BY),
+    # (re-expressed after the check moved to engine/indexing/loads.py; same bug)
+    Mutation("rev16-left-running-wrong-name", "lore_sidecar/engine/indexing/loads.py",
+             't.name == THREAD and t.is_alive()', 't.name == "lore-vectors" and t.is_alive()', (DENSE, EXIT), by=BY),
     # -- ad72375: minilm.py ------------------------------------------------------------------
     # `loaded` inverted: an unbuilt LazyMiniLM says it is loaded, so the dense leg never marks
     # its load and a stop waits it out.
@@ -107,7 +108,7 @@ ROUND = [
     # -- ad72375: server.py ------------------------------------------------------------------
     # The exit code dropped on the os._exit path: an `exit` without `shutdown` (code 1) exits 0.
     # (re-expressed after the exit moved into dense.exit_leaving_loads for every server; same bug)
-    Mutation("rev16-exit-code-dropped", D, "    os._exit(code)\n",
+    Mutation("rev16-exit-code-dropped", "lore_sidecar/engine/indexing/loads.py", "    os._exit(code)\n",
              "    os._exit(0)\n", (EXIT,), by=BY),
     # -- 1165a3a: doctor.py ------------------------------------------------------------------
     # Reverted: doctor names WordLlama at 256-d whatever embedderDim says.

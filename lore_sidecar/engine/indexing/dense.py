@@ -11,8 +11,6 @@ to what both legs have saved, so a crash mid catch-up resumes from the last snap
 from __future__ import annotations
 
 import logging
-import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -22,7 +20,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from lore_sidecar.engine import late
-from lore_sidecar.engine.indexing import priority
+from lore_sidecar.engine.indexing import loads, priority
 from lore_sidecar.engine.indexing.words_first import wait_for_words
 from lore_sidecar.errors import FENCED, LoreError
 from lore_sidecar.heap import release_memory
@@ -92,10 +90,10 @@ class DenseWorker:
         `stop`), or one whose join timed out mid-call. The process should then end without
         interpreter shutdown, which would stop that thread inside onnx's or onnxruntime's
         native code (`exit_leaving_loads`)."""
-        return any(t.name == "lore-dense" and t.is_alive() for t in threading.enumerate())
+        return loads.left_running()
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="lore-dense", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=loads.THREAD, daemon=True)
         self._thread.start()
 
     def interrupt(self) -> None:
@@ -111,14 +109,14 @@ class DenseWorker:
         waited out the load: 2 s quiet, 7-10 s on a loaded machine. Outcome: the worker is
         left to finish its load and then stops before it touches the index (`_embed` checks
         after the load); `abandoned` says so, so the process may exit without it. Only in a
-        process that ends through `exit_leaving_loads` (`leave_loads_at_stop`): anywhere else
+        process that ends through `exit_leaving_loads` (`loads.leave_loads_at_stop`): anywhere else
         (a CLI verb, a bench, a test) interpreter shutdown could meet the thread inside
         onnx's native code, so the stop waits for the load as before."""
         self.interrupt()
         if self._thread is not None and self._thread is not threading.current_thread():
             deadline = time.monotonic() + 30
             while self._thread.is_alive() and time.monotonic() < deadline:
-                if self._loading and _leave_loads:
+                if self._loading and loads.leave:
                     self.abandoned = True
                     log.info("stopping while the %s model loads: not waiting for the load", self._loading)
                     break
@@ -378,30 +376,3 @@ class DenseWorker:
             self.vectors.save(self.seq)  # into this writer's own epoch directory
             self._last_save = time.monotonic()
             self.trim()
-
-
-_leave_loads = False  # this process ends through exit_leaving_loads (leave_loads_at_stop)
-
-
-def leave_loads_at_stop() -> None:
-    """Called by a process that ends through `exit_leaving_loads` (the stdio and MCP servers,
-    the background indexer): from now on a stop may leave a model load running."""
-    global _leave_loads
-    _leave_loads = True
-
-
-def exit_leaving_loads(code: int) -> int:
-    """Every process that closes an engine ends here (the stdio and MCP servers, the
-    background indexer): with a worker left running (`DenseWorker.loads_left_running`), once
-    everything is closed and saved, the process ends at once with `code` (logs and streams
-    flushed first); otherwise `code` is returned for the normal exit."""
-    if not DenseWorker.loads_left_running():
-        return code
-    log.info("exiting with a model load left running")
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
