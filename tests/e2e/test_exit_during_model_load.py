@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 import textwrap
 import time
+from contextlib import contextmanager
+from pathlib import Path
 
 from lore_sidecar.client import StdioClient
 
@@ -31,7 +33,10 @@ HOLD = textwrap.dedent('''
 ''')
 
 
-def test_exit_while_the_files_model_loads_ends_the_process_at_once_with_code_0(tmp_path):
+@contextmanager
+def loading_sidecar(tmp_path: Path):
+    """A sidecar over stdio whose files model is being built, the build held open (120 s at
+    most) until the block ends; yields (client, workspace, its log file)."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "geo.py").write_text("def distance(a, b):\n    return ((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5\n")
@@ -47,19 +52,30 @@ def test_exit_while_the_files_model_loads_ends_the_process_at_once_with_code_0(t
         while not flag.exists():  # the dense leg reached the files model
             assert time.monotonic() < deadline, "the files model was never asked for"
             time.sleep(0.1)
-        code = c.close()
-        assert code == 0, code  # not killed after the client's 10 s wait
-        assert not release.exists()
-        assert "model load left running" in log.read_text()
+        yield c, ws, log
+        assert not release.exists()  # the process ended while the load was still held
     finally:
         release.write_text("go")
         if c.proc.poll() is None:
             c.proc.kill()
 
+
+def plain_sidecar(tmp_path: Path, ws: Path) -> StdioClient:
+    """The same store, opened when nothing is loading (the controls)."""
+    c = StdioClient([sys.executable, "-m", "lore_sidecar", "--stdio", "--store-dir", str(tmp_path / "store")])
+    c.initialize(ws, options={"watch": False, "distiller": "off"})
+    return c
+
+
+def test_exit_while_the_files_model_loads_ends_the_process_at_once_with_code_0(tmp_path):
+    with loading_sidecar(tmp_path) as (c, ws, log):
+        code = c.close()
+        assert code == 0, code  # not killed after the client's 10 s wait
+        assert "model load left running" in log.read_text()
+
     # Control: the same store opens, answers, and exits normally once nothing is loading.
-    again = StdioClient([sys.executable, "-m", "lore_sidecar", "--stdio", "--store-dir", str(tmp_path / "store")])
+    again = plain_sidecar(tmp_path, ws)
     try:
-        again.initialize(ws, options={"watch": False, "distiller": "off"})
         status = again.request("lore/status")
         assert status["storeDir"] == str(tmp_path / "store") and status["indexError"] is None
     finally:
@@ -69,35 +85,14 @@ def test_exit_while_the_files_model_loads_ends_the_process_at_once_with_code_0(t
 def test_an_exit_without_shutdown_while_the_files_model_loads_keeps_its_exit_code_1(tmp_path):
     """The early exit keeps the protocol's exit code: `exit` without `shutdown` is 1 (LSP),
     with a load left running as without one. The control is the same exit once nothing loads."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "geo.py").write_text("def distance(a, b):\n    return ((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5\n")
-    script, flag, release = tmp_path / "held.py", tmp_path / "loading", tmp_path / "release"
-    script.write_text(HOLD)
-    log = tmp_path / "sidecar.log"
-    cmd = [sys.executable, str(script), str(flag), str(release), "--stdio", "--store-dir", str(tmp_path / "store"),
-           "-v", "--log-file", str(log)]
-    c = StdioClient(cmd)
-    try:
-        c.initialize(ws, options={"watch": False, "distiller": "off"})
-        deadline = time.monotonic() + 120
-        while not flag.exists():  # the dense leg reached the files model
-            assert time.monotonic() < deadline, "the files model was never asked for"
-            time.sleep(0.1)
+    with loading_sidecar(tmp_path) as (c, ws, log):
         c.notify("exit")  # no shutdown first
         code = c.proc.wait(timeout=60)
         assert code == 1, code
-        assert not release.exists()
         assert "model load left running" in log.read_text()
-    finally:
-        release.write_text("go")
-        if c.proc.poll() is None:
-            c.proc.kill()
 
-    # Control: the same exit without shutdown when nothing is loading.
-    again = StdioClient([sys.executable, "-m", "lore_sidecar", "--stdio", "--store-dir", str(tmp_path / "store")])
+    again = plain_sidecar(tmp_path, ws)
     try:
-        again.initialize(ws, options={"watch": False, "distiller": "off"})
         again.notify("exit")
         assert again.proc.wait(timeout=60) == 1
     finally:
