@@ -73,13 +73,15 @@ _FOLD = _Fold()
 # Combining accents (U+0300-U+036F) after a Latin letter, which NFKC found no precomposed
 # letter for: `İ` case-folds to i + U+0307 (dot above), `x̄` stays x + U+0304.
 _MARKS = re.compile("(?:\x00[\u0300-\u036f])+")
-_LATIN = re.compile("[a-z\u00c0-\u024f\u1e00-\u1eff]")
+# A Latin letter (ASCII, Latin-1 Supplement to Latin Extended-B, Latin Extended Additional)
+# after folding; the recall snippet search reads it too (engine/recall/query.py).
+LATIN = re.compile("[a-z\u00c0-\u024f\u1e00-\u1eff]")
 
 
 def _drop_latin_marks(folded: str) -> str:
     """The accents (each after its NUL) dropped after a Latin letter, kept (without the NULs)
     after anything else."""
-    return _MARKS.sub(lambda m: "" if m.start() and _LATIN.match(folded, m.start() - 1)
+    return _MARKS.sub(lambda m: "" if m.start() and LATIN.match(folded, m.start() - 1)
                       else m.group().replace("\x00", ""), folded)
 
 

@@ -11,20 +11,22 @@ from __future__ import annotations
 
 import zlib
 
+GZIP = ("gzip", "x-gzip")  # gzip's two names (RFC 9110 8.4.1.3)
+
 
 class Decoder:
     """Feed encoded chunks, get decoded bytes; never raises (a broken stream reads as nothing)."""
 
     def __init__(self, encoding: str | None):
         name = (encoding or "identity").strip().lower()
-        self.readable = name in ("", "identity", "gzip", "x-gzip", "deflate")
+        self.readable = name in ("", "identity", *GZIP, "deflate")
         self._identity = name in ("", "identity")
         self._name = name
         self._z = None  # made at the first chunk: deflate's flavour is read from its first bytes
 
     @staticmethod
     def _wbits(name: str, first: bytes | None) -> int:
-        if name in ("gzip", "x-gzip"):
+        if name in GZIP:
             return 16 + zlib.MAX_WBITS
         # deflate: RFC 9110 means zlib-wrapped, but raw deflate is common; a zlib header's first
         # byte has 8 as its low nibble (CM=8) and the 16-bit header is a multiple of 31.
@@ -48,7 +50,7 @@ class Decoder:
                 # A gzip body may be several members one after another (RFC 1952 2.2), as a
                 # server that compresses each flushed event gives: the next member starts in
                 # what this one left over, or in the next chunk. deflate is one stream.
-                if self._name not in ("gzip", "x-gzip"):
+                if self._name not in GZIP:
                     break  # what follows its end is not read
                 chunk, self._z = self._z.unused_data, None
         except zlib.error:

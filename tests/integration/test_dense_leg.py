@@ -370,7 +370,7 @@ def test_a_stop_while_the_files_model_loads_does_not_wait_for_the_load_and_loses
     try:
         if leaves:
             assert not closer.is_alive() and not release.is_set()  # closed while the load still runs
-            assert dense.abandoned and dense.loads_left_running()
+            assert dense.abandoned and loads.left_running()
         else:
             assert closer.is_alive() and not dense.abandoned  # the close waits for the load
     finally:

@@ -84,14 +84,6 @@ class DenseWorker:
         self._last_save = time.monotonic()
 
     # -- lifecycle -------------------------------------------------------------------------------
-    @staticmethod
-    def loads_left_running() -> bool:
-        """True when a worker thread outlived its stop: one left building its model (see
-        `stop`), or one whose join timed out mid-call. The process should then end without
-        interpreter shutdown, which would stop that thread inside onnx's or onnxruntime's
-        native code (`exit_leaving_loads`)."""
-        return loads.left_running()
-
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name=loads.THREAD, daemon=True)
         self._thread.start()

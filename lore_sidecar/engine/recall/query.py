@@ -7,7 +7,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 
-from lore_sidecar.words import is_cjk, words
+from lore_sidecar.words import LATIN, is_cjk, words
 
 # A word of ASCII text: what the text index's analyzer takes from it (lore_sidecar.words; a
 # word of any other text is what `words()` gives).
@@ -163,7 +163,6 @@ FOLD_STEP = 128
 # pieces of the whole; no term but a CJK one spans such a cut, and a CJK term is 1-2
 # characters, so a piece is searched with the character after it).
 _CUT = re.compile("[ \u3001\u3002\u3041-\u3096\u4e00-\u9fff\uac00-\ud7a3]")
-_LATIN_LETTER = re.compile("[a-z\u00c0-\u024f\u1e00-\u1eff]")
 LATIN_MARKS = "[\u0300-\u036f]*"
 
 
@@ -236,7 +235,7 @@ def _folded_terms(terms: tuple[str, ...]) -> re.Pattern | None:
 
 
 def _pattern_of(word: str) -> str:
-    return "".join(re.escape(c) + (LATIN_MARKS if _LATIN_LETTER.match(c) else "") for c in _decomposed(word))
+    return "".join(re.escape(c) + (LATIN_MARKS if LATIN.match(c) else "") for c in _decomposed(word))
 
 
 def _window(flat: str, best: int, width: int) -> str:
