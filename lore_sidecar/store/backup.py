@@ -50,11 +50,8 @@ def corrupt(message: str, **data: Any) -> LoreError:
 
 
 def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def counts(db: sqlite3.Connection) -> dict[str, int]:
