@@ -35,6 +35,7 @@ def days(ranges) -> list[tuple[str, str]]:
     # for a week or more): people round.
     ("the bug from 5 days ago", [("2026-11-26", "2026-11-28")]),
     ("what I cooked a couple of days ago", [("2026-11-29", "2026-12-01")]),
+    ("what I cooked a couple days ago", [("2026-11-29", "2026-12-01")]),
     ("the book I finished a week ago", [("2026-11-23", "2026-11-27")]),
     ("what did I plant two weeks ago?", [("2026-11-15", "2026-11-21")]),
     ("the trip 2 months ago", [("2026-09-18", "2026-10-18")]),
@@ -172,7 +173,7 @@ def test_a_question_about_time_says_what_its_answer_must_tell(query, test):
 
 @pytest.mark.parametrize("text,tells", [
     ("I've had them for four years now", True), ("the suite takes 10 minutes", True), ("builds in 3 hrs", True),
-    ("we have used it since 2019", True), ("friends for a while", True), ("a couple of weeks of work", True),
+    ("we have used it since 2019", True), ("friends for a while", True), ("a couple of weeks of work", True), ("a couple weeks of work", True),
     ("the function returns four values", False), ("thanks, that works!", False), ("a long function", False),
 ])
 def test_messages_that_tell_a_duration(text, tells):

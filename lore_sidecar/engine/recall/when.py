@@ -47,11 +47,11 @@ _FORMS = [
 # words: a query without any of them names no time (most queries; ~1 us instead of ~18).
 _MAYBE = re.compile(r"\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|today|yesterday|week|month|year|ago", re.I)
 _RELATIVE = re.compile(r"\b(?P<w>today|yesterday|(?:this|last) (?:week|month|year))\b", re.I)
-# "five days ago", "a week ago", "a couple of months ago": a day that far back, give or take.
-_AGO = re.compile(r"\b(?P<n>\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|(?:a\s+)?couple\s+of|(?:a\s+)?few)"
+# "five days ago", "a week ago", "a couple (of) months ago": a day that far back, give or take.
+_AGO = re.compile(r"\b(?P<n>\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few)"
                   r"\s+(?P<u>day|week|month)s?\s+ago\b", re.I)
 _AGO_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-               "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3}
+               "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "couple": 2, "few": 3}
 _AGO_UNIT_DAYS = {"day": 1, "week": 7, "month": 30}
 
 
@@ -195,7 +195,7 @@ _SAYS_WHEN = re.compile(
 
 # A question asking how long: "How long has the cache been on?" ("how long ago" asks when).
 _ASKS_HOW_LONG = re.compile(r"^\W*how\s+long\b(?!\s+ago\b)", re.I)
-_COUNT = r"\d+(?:\.\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|few|couple\s+of|several"
+_COUNT = r"\d+(?:\.\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|few|couple(?:\s+of)?|several"
 # A message that tells a duration: a count of a unit ("four years", "10 minutes", "3 hrs"),
 # "since ...", "for years/a while", or a year ("since 2019").
 _SAYS_HOW_LONG = re.compile(
