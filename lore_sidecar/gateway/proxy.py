@@ -148,12 +148,18 @@ class Gateway:
     async def _forward(self, request: web.Request, api: str | None, target: URL, headers: CIMultiDict, sent: bytes,
                        session: str | None, stream: bool) -> web.StreamResponse:
         assert self.client is not None
-        proxy, proxy_auth = self.route(target)
+        proxy, proxy_headers = self.route(target)
+        if proxy_headers and target.scheme != "https":
+            # Plain HTTP goes to the proxy as an absolute-URI request: its credentials ride on
+            # that request (the proxy takes them off). HTTPS sends them on the CONNECT alone.
+            headers = CIMultiDict(headers)
+            headers.extend(proxy_headers)
+            proxy_headers = None
         # A request without a body (GET /v1/models) goes without one: no `Content-Length: 0` the
         # harness did not send (RFC 9110 8.6: a user agent should not send it there).
         framed = request.body_exists or "content-length" in request.headers
         async with self.client.request(request.method, target, headers=headers, data=sent if sent or framed else None,
-                                       skip_auto_headers=NO_AUTO, proxy=proxy, proxy_auth=proxy_auth) as up:
+                                       skip_auto_headers=NO_AUTO, proxy=proxy, proxy_headers=proxy_headers) as up:
             reply = web.StreamResponse(status=up.status, reason=up.reason, headers=CIMultiDict(
                 (k, v) for k, v in up.headers.items() if k.lower() not in REPLY_HOP))
             await reply.prepare(request)

@@ -9,9 +9,9 @@ credentials the harness never sent.
 
 from __future__ import annotations
 
+import base64
 import urllib.request
 
-from aiohttp import BasicAuth
 from yarl import URL
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -21,8 +21,9 @@ class ProxyRoute:
     def __init__(self) -> None:
         self.proxies = urllib.request.getproxies_environment()  # {"https": ..., "no": ...}
 
-    def __call__(self, target: URL) -> tuple[URL | None, BasicAuth | None]:
-        """(proxy URL without its credentials, the credentials) for a request to `target`."""
+    def __call__(self, target: URL) -> tuple[URL | None, dict[str, str] | None]:
+        """(proxy URL without its credentials, the headers that carry them to the proxy alone)
+        for a request to `target`."""
         host = target.host or ""
         if host in LOOPBACK or host.startswith("127."):
             return None, None
@@ -32,6 +33,10 @@ class ProxyRoute:
         if not found:
             return None, None
         proxy = URL(found if "://" in found else f"http://{found}")
-        auth = BasicAuth(proxy.user or "", proxy.password or "") if proxy.user else None
-        return proxy.with_user(None), auth
+        if not proxy.user:
+            return proxy, None
+        # Basic credentials as RFC 7617 spells them (aiohttp's BasicAuth is deprecated). yarl
+        # has already decoded the URL's %-escapes in the name and password.
+        pair = f"{proxy.user}:{proxy.password or ''}".encode()
+        return proxy.with_user(None), {"Proxy-Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
 

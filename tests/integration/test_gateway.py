@@ -460,3 +460,53 @@ def test_a_message_delta_without_cache_counts_keeps_those_of_message_start():
     counted = {"type": "message_delta", "usage": {"input_tokens": 6, "cache_read_input_tokens": 950, "output_tokens": 12}}
     assert usage_from_events("anthropic-messages", [start, counted]) == {
         "input_tokens": 6, "cache_read_input_tokens": 950, "cache_creation_input_tokens": 40, "output_tokens": 12}
+
+
+def test_an_https_provider_behind_the_users_proxy_gets_the_credentials_on_the_connect_alone(tmp_path, workspace):
+    """HTTPS through a proxy is a CONNECT tunnel: the proxy's credentials ride on the CONNECT
+    (which the proxy reads) and never inside the tunnel. The proxy here records the CONNECT and
+    refuses it, so the request goes no further (a 502 to the harness); the plain-HTTP case,
+    where the credentials ride on the request itself, is the test above."""
+    import base64
+    import socket
+    import threading
+
+    seen: list[bytes] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    part = conn.recv(4096)
+                    if not part:
+                        break
+                    head += part
+                seen.append(head)
+                conn.sendall(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    port = listener.getsockname()[1]
+    plain = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    via = {"HTTPS_PROXY": f"http://alice:s3cret@127.0.0.1:{port}", "https_proxy": f"http://alice:s3cret@127.0.0.1:{port}"}
+    try:
+        proc, url = start(tmp_path / "store", workspace, "https://lore-provider.invalid", **{**plain, **via})
+        try:
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                post(url + "/v1/messages", {**BODY, "stream": False})
+            assert refused.value.code == 502
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    finally:
+        listener.close()
+    assert seen, "the gateway never reached the proxy"
+    lines = seen[0].decode("latin-1").split("\r\n")
+    assert lines[0].startswith("CONNECT lore-provider.invalid:443 ")
+    credentials = "Basic " + base64.b64encode(b"alice:s3cret").decode()
+    assert any(line.lower() == f"proxy-authorization: {credentials}".lower() for line in lines[1:])
