@@ -128,7 +128,7 @@ def l0(s: Session, body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
+def replay(s: Session, store: Path, probes: int, options: dict[str, Any] | None = None) -> dict[str, Any]:
     price = price_of("claude-sonnet-4-5" if s.api == b.ANTHROPIC else "gpt-5")
     base, lore = CacheSim(), CacheSim()
     cost0 = cost1 = floor = 0.0
@@ -139,7 +139,8 @@ def replay(s: Session, store: Path, probes: int) -> dict[str, Any]:
     rewritten = total_in = 0
     largest = ttl_1h = 0
     c = StdioClient(sidecar_command("--store-dir", str(store)))
-    c.initialize(store.parent, options={"watch": False, "indexWorkspace": False, "distiller": "extractive"})
+    c.initialize(store.parent, options={"watch": False, "indexWorkspace": False, "distiller": "extractive",
+                                        **(options or {})})
     try:
         last_sent: dict[str, Any] = {}
         for n, call in enumerate(steps(s.calls, s.name)):
@@ -309,6 +310,8 @@ def main() -> int:
     ap.add_argument("--probes", type=int, default=25)
     ap.add_argument("--limit", type=int, help="only the first N requests of each session (smoke runs)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "context.json"))
+    ap.add_argument("--options", type=json.loads, default={},
+                    help='settings for the sidecar, as JSON (e.g. \'{"carryHarnessSummary": true}\')')
     args = ap.parse_args()
     chosen = sessions(Path(args.data))
     if args.sessions:
@@ -319,12 +322,12 @@ def main() -> int:
         for s in chosen:
             if args.limit:
                 s.calls = s.calls[: args.limit]
-            row = replay(s, tmp / s.name / "store", args.probes)
+            row = replay(s, tmp / s.name / "store", args.probes, args.options)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    result = {"machine": machine(), "sessions": rows}
+    result = {"machine": machine(), "options": args.options, "sessions": rows}
     write_result(args.out, result)
     print(json.dumps(result, indent=2))
     return 0

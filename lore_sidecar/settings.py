@@ -127,6 +127,7 @@ class Settings:
     max_layer0_tokens: int = 60_000  # the raw window's cap (leaving L0 past it)
     target_cache_read_cost_per_turn: float = 0.0  # USD re-read per call; lowers the cap per model (0: off)
     throttle_usd_per_hour: float = 0.0  # a session's spend rate past which calls get an advisory delay (0: off)
+    carry_harness_summary: bool = False  # context assembly: a harness's own compaction summary kept whole
     show_command_results: str = "auto"
     log_level: str = "WARNING"
     log_file: str | None = None
@@ -155,6 +156,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "maxLayer0Tokens": (conv.integer(1_000, 2_000_000), (None, "max_layer0_tokens")),
     "targetCacheReadCostPerTurn": (conv.number(0, 100), (None, "target_cache_read_cost_per_turn")),
     "throttleUsdPerHour": (conv.number(0, 10_000), (None, "throttle_usd_per_hour")),
+    "carryHarnessSummary": (conv.boolean, (None, "carry_harness_summary")),
     "showCommandResults": (conv.choice(("auto", "always", "never")), (None, "show_command_results")),
     "logLevel": (conv.level, (None, "log_level")),
     "logFile": (conv.path, (None, "log_file")),

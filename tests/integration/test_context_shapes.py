@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from lore_sidecar.app import open_engine
 from lore_sidecar.engine.context.bodies import count_marks
 from lore_sidecar.settings import load_settings
@@ -148,3 +150,62 @@ def test_a_history_the_harness_rewrote_reaches_the_model(tmp_path):
         assert "SUMMARY-WALRUS" in json.dumps(r["body"]), (r["layer"], r["reason"])
     finally:
         e.close()
+
+
+
+CLAUDE_CODE_SUMMARY = ("This session is being continued from a previous conversation that ran out of context. "
+                       "The summary below covers the earlier portion of the conversation.\n\nAnalysis:\n")
+PI_SUMMARY = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+
+
+def _summary_then_steps(opening: str) -> list[dict]:
+    facts = [f"{n}. Read src/m{n}.py and noted its helpers." for n in range(1, 25)]
+    facts.insert(17, "18. FACT-OKAPI: deploys go through the blue pool, never the green one.")
+    return [{"role": "user", "content": [{"type": "text", "text": opening + "\n".join(facts)}]}]
+
+
+def _assembled(tmp_path: Path, opening: str, carry: bool | None) -> list[dict]:
+    options = {"storeDir": str(tmp_path / "store"), "indexWorkspace": False, "watch": False, "distiller": "off",
+               "minLayer0Tokens": 2000, "maxLayer0Tokens": 6000}
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
+                                init_options=options if carry is None else {**options, "carryHarnessSummary": carry})
+    e = open_engine(settings, [])
+    conv = _summary_then_steps(opening)
+    out = []
+    try:
+        for k in range(60):
+            conv += step(k, 1)
+            out.append(e.context.assemble(session_id="s", body={"model": "claude-sonnet-4-5", "max_tokens": 8000,
+                                                                "system": SYSTEM, "messages": conv},
+                                          api="anthropic-messages", model="claude-sonnet-4-5", at=at(k)))
+    finally:
+        e.close()
+    return [r for r in out if r["layer"] >= 1]
+
+
+@pytest.mark.parametrize("opening", [CLAUDE_CODE_SUMMARY, PI_SUMMARY], ids=["claude-code", "pi"])
+def test_the_harness_compaction_summary_is_carried_whole_past_every_window_move_when_asked(tmp_path, opening):
+    """After a harness compacts (Claude Code, Pi), its conversation opens with the summary it
+    wrote: all the agent knows of what came before. With `carryHarnessSummary` on, lore's
+    prefix carries it whole past every window move (its first block, byte-identical from move
+    to move), not as the digest's one "user asked" line. Controls: the same message without a
+    harness's opening is digested like any other (its deep line gone), and so is the summary
+    with the setting off (the default), so the test can tell the three apart."""
+    summary = _summary_then_steps(opening)[0]["content"][0]["text"]
+    moved = _assembled(tmp_path / "a", opening, carry=True)
+    assert moved, "the session never left L0"
+    prefixes = set()
+    for r in moved:
+        first = r["body"]["messages"][0]
+        assert first["content"][0]["text"] == summary, (r["layer"], r["reason"])
+        assert json.dumps(r["body"]).count("FACT-OKAPI") == 1
+        assert not any("user asked: " + opening[:40] in blk["text"] for blk in first["content"][1:])
+        prefixes.add(json.dumps(first["content"][1:]))
+    assert len(prefixes) >= 2, "the window moved once only: the append path was not exercised"
+
+    plain = _assembled(tmp_path / "b", "Notes from earlier, in brief:\n", carry=True)
+    assert plain and all("FACT-OKAPI" not in json.dumps(r["body"]) for r in plain)
+    assert all("user asked: Notes from earlier" in json.dumps(r["body"]) for r in plain)
+    off = _assembled(tmp_path / "c", opening, carry=None)  # the default
+    assert off and all("FACT-OKAPI" not in json.dumps(r["body"]) for r in off)
+    assert all("user asked: " + opening[:40] in json.dumps(r["body"]) for r in off)

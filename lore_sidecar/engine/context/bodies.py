@@ -124,6 +124,29 @@ def leading_system(api: str, conv: list[Any]) -> list[Any]:
     return out
 
 
+# How a harness opens the summary it writes in place of its history when it compacts it
+# (Claude Code; Pi). Public: Claude Code's transcripts mark the message `isCompactSummary`.
+SUMMARY_OPENINGS = ("This session is being continued from a previous conversation",
+                    "The conversation history before this point was compacted into the following summary")
+
+
+def leading_summary(api: str, conv: list[Any]) -> int | None:
+    """Where the harness's own compaction summary sits when the conversation opens with it
+    (after any system entries), else None.
+
+    Why: it is what the agent knows of everything before its compaction, already distilled;
+    cut to a digest's one line per request, the agent would lose it at lore's first window
+    move. Outcome: the prefix carries it whole (requests.py), and the digest leaves it out."""
+    for i, item in enumerate(conv):
+        role = role_of(api, item)
+        if role == "system":
+            continue
+        if role == "user" and text_of(api, item).lstrip().startswith(SUMMARY_OPENINGS):
+            return i
+        return None
+    return None
+
+
 def opens_with_user(api: str, item: Any) -> bool:
     """A window starting here follows the prefix with an acknowledgement (roles alternate)."""
     return role_of(api, item) != "assistant"

@@ -85,8 +85,13 @@ class ContextRequests:
             fixed = int(fixed_raw * state.ratio)
             starts = [s for s in b.cut_points(api, conv) if s > 0]
             budget = self._budget()
+            lead = b.leading_summary(api, conv) if self._carry_summary() else None
+            if lead is not None:
+                # The prefix carries the harness's summary whole once the window moves past it
+                # (`_carried`): it takes its room from the raw window's, not on top of it.
+                budget = replace(budget, min_raw=max(budget.min_raw // 2, budget.min_raw - sizes[lead]))
             p = plan(state, sizes=sizes, fixed=fixed, starts=starts, price=price, max_output=b.max_output(api, body),
-                     budget=budget, prefix_budget=self._first_prefix(api, conv, state, sizes, starts, budget), at=now)
+                     budget=budget, prefix_budget=self._first_prefix(api, conv, state, sizes, starts, budget, lead), at=now)
             p = self._anchor(state, p, conv, starts, sizes, budget.min_raw)
             if state.last_at <= 0 or now - state.last_at > TTL_S:
                 # The system prompt's breakpoint is written anew on this call (first, or the
@@ -96,7 +101,8 @@ class ContextRequests:
                 seen = replace(state, gaps=state.gaps + (gap > 0), cold_gaps=state.cold_gaps + (gap > TTL_S),
                                long_gaps=state.long_gaps + (gap > TTL_1H_S))
                 state.ttl_1h = hour_pays(price, rhythm(seen))
-            out, breakpoints, prefix = self._build(api, body, conv, p, state, session_id, self._last_tail(api, state, conv, known))
+            out, breakpoints, prefix = self._build(api, body, conv, p, state, session_id,
+                                                   self._last_tail(api, state, conv, known), lead)
             sent_raw = fixed_raw + sum(raw_sizes) if p.layer == 0 else estimate(out)  # passthrough: already known
             sent = int(sent_raw * state.ratio)
             within_ttl = state.last_at > 0 and now - state.last_at <= TTL_S
@@ -143,16 +149,24 @@ class ContextRequests:
                       read_usd_per_turn=s.target_cache_read_cost_per_turn)
 
     @staticmethod
-    def _first_prefix(api: str, conv: list[Any], state: State, sizes: list[int], starts: list[int], budget: Budget) -> int:
+    def _first_prefix(api: str, conv: list[Any], state: State, sizes: list[int], starts: list[int], budget: Budget,
+                      lead: int | None = None) -> int:
         """At L0, the tokens of the prefix that leaving L0 now would write: its digest, measured
         (a short evicted part makes a short prefix), at most the budget. Why measured: the
         budget is a ceiling for long sessions; pricing every first prefix at the ceiling
         keeps a session at L0 after compressing has begun to pay."""
         if state.layer or not starts or sum(sizes) <= budget.min_raw:
             return PREFIX_TOKENS[1]
-        kept, _ = stubs.fit(stubs.digest_lines(api, conv[:window_for(sizes, starts, budget.min_raw)]),
-                            PREFIX_TOKENS[1] * 4 - PART_OVERHEAD)
-        return int((sum(len(x) + 1 for x in kept) + PART_OVERHEAD) / 4 * (state.conv_ratio or state.ratio)) + 1
+        start = window_for(sizes, starts, budget.min_raw)
+        summary = _carried(api, conv, start, lead)
+        kept, _ = stubs.fit(stubs.digest_lines(api, _evicted(conv, 0, start, lead)), PREFIX_TOKENS[1] * 4 - PART_OVERHEAD)
+        chars = sum(len(x) + 1 for x in kept) + PART_OVERHEAD + (len(summary) + 1 if summary else 0)
+        return int(chars / 4 * (state.conv_ratio or state.ratio)) + 1
+
+    def _carry_summary(self) -> bool:
+        """Whether the prefix keeps a harness's own compaction summary whole (setting
+        `carryHarnessSummary`; off: it is digested like any other message)."""
+        return bool(getattr(getattr(self.i, "settings", None), "carry_harness_summary", False))
 
     def _usd_per_hour(self) -> float:
         """The budget throttle's limit (setting `throttleUsdPerHour`; 0: off)."""
@@ -204,7 +218,8 @@ class ContextRequests:
         return known if appended >= LOOKBACK else None
 
     def _build(self, api: str, body: dict[str, Any], conv: list[Any], p: Plan, state: State,
-               session_id: str, last_tail: int | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], tuple[str, ...]]:
+               session_id: str, last_tail: int | None = None,
+               lead: int | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], tuple[str, ...]]:
         mark = b.MARK_1H if state.ttl_1h else b.MARK  # for the system prompt's breakpoint
         if p.layer == 0:
             out, marks = self._l0(api, body, conv, mark, last_tail)
@@ -212,7 +227,7 @@ class ContextRequests:
         start = p.window_start
         head = b.leading_system(api, conv[:start])  # the harness's own instructions stay first, whole
         parts = state.parts if not p.rebuild and state.parts and state.prefix_upto == start else \
-            self._parts(api, conv, start, state, p, session_id)
+            self._parts(api, conv, start, state, p, session_id, lead)
         window = list(conv[start:])
         # "Turns" here are model calls: the last two keep their tool outputs at L2, the
         # last one (in flight) at L3; L4 keeps only the last one.
@@ -225,7 +240,9 @@ class ContextRequests:
             window = [b.stub_tool_outputs(api, x, self._stub(session_id)) if k < protect and b.is_tool_output(api, x) else x
                       for k, x in enumerate(window)]
         ack = [b.prefix_ack(api)] if window and b.opens_with_user(api, window[0]) else []
-        items = [*head, b.prefix_message(api, list(parts)), *ack, *window] if start > 0 else window
+        summary = _carried(api, conv, start, lead)  # the harness's own, whole, ahead of lore's parts
+        items = [*head, b.prefix_message(api, [summary, *parts] if summary else list(parts)), *ack, *window] \
+            if start > 0 else window
         marks: list[dict[str, Any]] = []
         out = b.with_items(api, body, items)
         if api == b.ANTHROPIC:
@@ -298,7 +315,8 @@ class ContextRequests:
         return stub
 
     @staticmethod
-    def _parts(api: str, conv: list[Any], start: int, state: State, p: Plan, session_id: str) -> tuple[str, ...]:
+    def _parts(api: str, conv: list[Any], start: int, state: State, p: Plan, session_id: str,
+               lead: int | None = None) -> tuple[str, ...]:
         """The prefix after a move: the parts sent before, unchanged, and one more for the
         messages this move evicted; when that would pass the prefix budget (or the history
         was rewritten, or the layer changed), one part for everything evicted (a compaction
@@ -307,11 +325,11 @@ class ContextRequests:
         upto = state.prefix_upto
         if state.parts and 0 < upto < start and state.layer == p.layer and p.reason != REWRITTEN:
             earlier = "\n".join(state.parts)
-            lines = stubs.new_lines(stubs.digest_lines(api, conv[upto:start]), earlier)
+            lines = stubs.new_lines(stubs.digest_lines(api, _evicted(conv, upto, start, lead)), earlier)
             kept, left = stubs.fit(lines, room - len(earlier) - PART_OVERHEAD)
             if not left:
                 return (*state.parts, stubs.part(session_id, len(state.parts) + 1, upto, start - 1, kept, left))
-        kept, left = stubs.fit(stubs.digest_lines(api, conv[:start]), room - PART_OVERHEAD)
+        kept, left = stubs.fit(stubs.digest_lines(api, _evicted(conv, 0, start, lead)), room - PART_OVERHEAD)
         return (stubs.part(session_id, 1, 0, start - 1, kept, left),)
 
     @staticmethod
@@ -362,3 +380,13 @@ class ContextRequests:
             if usage:
                 self.savings.used(session_id, usage=usage, at=when(at), model=model)
         return {"calibrated": calibrated, "forceMinLayer": state.force_min_layer}
+
+
+def _carried(api: str, conv: list[Any], start: int, lead: int | None) -> str | None:
+    """The text of the harness's compaction summary (at `lead`) once the window has moved past it."""
+    return b.text_of(api, conv[lead]) if lead is not None and lead < start else None
+
+
+def _evicted(conv: list[Any], first: int, start: int, lead: int | None) -> list[Any]:
+    """conv[first:start] for a digest: less the harness's summary, which the prefix carries whole."""
+    return [x for i, x in enumerate(conv[first:start], first) if i != lead]
