@@ -8,7 +8,8 @@ so the two sides cannot drift apart.
   accents (`canción` = `cancion`, `Größe` = `grosse`; a combining accent left after a Latin
   letter goes too, as the dot of Turkish `İ` that case folding gives: `İstanbul` = `istanbul`),
   and a word is a run of letters, digits, marks or `_` in any script.
-- Chinese, Japanese and Korean runs, which do not put spaces between words, are indexed as
+- Chinese, Japanese and Korean runs, and Thai, Lao, Khmer and Myanmar ones (written without
+  spaces between words too), are indexed as
   their characters and their overlapping character bigrams (東京都 -> 東 京 都 東京 京都), the
   usual practice for BM25 without a dictionary: a two-character word inside a sentence is
   found by itself, and so is a one-character word (猫). A query asks for its runs' bigrams
@@ -29,12 +30,14 @@ import unicodedata
 ASCII_WORD_BYTES = bytes(b if b < 128 and (chr(b).isalnum() or b == 95) else 32 for b in range(256))
 
 # Scripts written without spaces between words (and Korean, whose spaced words carry their
-# particles: 학교에 "at school" holds 학교 "school"): Hangul jamo, CJK symbols 々〆〇, kana,
-# compatibility jamo, CJK extension A, unified ideographs, Hangul syllables, compatibility
-# ideographs, and the supplementary ideograph planes.
+# particles: 학교에 "at school" holds 학교 "school"): Thai, Lao, Myanmar, Hangul jamo, Khmer,
+# CJK symbols 々〆〇, kana, compatibility jamo, CJK extension A, unified ideographs, Hangul
+# syllables, compatibility ideographs, and the supplementary ideograph planes. Thai, Lao,
+# Khmer and Myanmar vowel signs are code points of their own: a bigram may hold one, in the
+# index and in the query alike.
 _CJK = (
-    "\u1100-\u11ff\u3005-\u3007\u3040-\u30ff\u3131-\u318e\u31f0-\u31ff\u3400-\u4dbf"
-    "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
+    "\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3005-\u3007\u3040-\u30ff\u3131-\u318e"
+    "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
 )
 CJK = _CJK  # the ranges, for a regex character class (compound.py cuts names at them)
 _PIECES = re.compile(f"[{_CJK}]+|[^\\s{_CJK}]+")
@@ -135,5 +138,6 @@ def words_only(text: str, *, query: bool = False) -> str:
 
 
 def is_cjk(word: str) -> bool:
-    """Whether a word is (a piece of) a run of CJK characters: one character can be a word."""
+    """Whether a word is (a piece of) a run of a script without spaces (CJK, Thai, ...): one
+    character can be a word."""
     return _HAS_CJK.match(word) is not None

@@ -27,7 +27,8 @@ PARTS_BOOST = 0.8  # the pieces of a compound name count a little less than a wh
 # A code chunk's symbol name (also in its body) is a hint, not the topic: `def check(...)`
 # must not win every query that says "check". A heading of prose keeps the title's weight.
 SYMBOL_BOOST = 0.5
-SCHEMA_TAG = "lore-text-9"  # 8: words of any language (lore_sidecar.words); 9: İ -> i, ǿ -> ø, names glued to CJK split
+SCHEMA_TAG = "lore-text-10"  # 8: words of any language (lore_sidecar.words); 9: İ -> i, ǿ -> ø, names glued to
+# CJK split; 10: Thai, Lao, Khmer and Myanmar runs cut into bigrams like CJK
 KIND_CODES = {"messages": 1, "files": 2, "distillations": 3, "knowledge": 4, "facts": 5, "entities": 6}
 CODE_KINDS = {v: k for k, v in KIND_CODES.items()}
 FIELD_BOOSTS = {"title": 1.0, "symbol": SYMBOL_BOOST, "path": 1.5, "body": 1.0, "context": CONTEXT_BOOST,

@@ -92,6 +92,9 @@ MORE = {
     27: "मैं रोज़ सुबह हिन्दी अख़बार पढ़ता हूँ।",  # Devanagari: vowel signs and virama are marks
     28: "उस दिन हिसाब किया।",  # दिन and हिसाब: cut at their marks they hold ह, न and द, as हिन्दी does
     29: "ＰｏｓｔｇｒｅＳＱＬのバックアップは毎晩。",  # full-width Latin letters
+    31: "ฉันชอบกินข้าวผัดที่ร้านใกล้บ้าน",  # Thai, no spaces between words: "fried rice" inside
+    32: "เมื่อวานฝนตกหนักมากจนน้ำท่วมถนน",  # Thai: "it rained" inside, no fried rice
+    33: "ខ្ញុំចូលចិត្តញ៉ាំបាយជាមួយត្រី",  # Khmer: "rice" inside
 }
 
 
@@ -115,6 +118,9 @@ def more(tmp_path_factory):
     ("Dvořák", [26]),
     ("हिन्दी", [27]),  # a word with marks is one word, not its letters
     ("猫 咖啡", [24]),  # a one-character word in a query of several is asked for, not dropped
+    ("ข้าวผัด", [31]),  # a Thai word inside a sentence without spaces (the whole run was one word)
+    ("ฝนตก", [32]),  # ... and another, in the other Thai message only
+    ("បាយ", [33]),  # Khmer, likewise
 ])
 def test_more_words_of_any_language_find_their_message(more, query, keys):
     assert found(more, query) == keys
@@ -150,8 +156,9 @@ def test_an_index_of_the_ascii_only_analysis_is_rebuilt_not_reused(tmp_path):
     kept = TextIndex(tmp_path, writable=True)  # the control: this analysis's own tag is kept
     assert found(kept, "cedar") == [1]
     kept.close()
-    # lore-text-8 folded neither İ nor ǿ and left names glued to CJK whole: dropped too.
-    for older in ("lore-text-7", "lore-text-8"):
+    # lore-text-8 folded neither İ nor ǿ and left names glued to CJK whole; lore-text-9 kept a
+    # Thai, Lao, Khmer or Myanmar run whole (one word a sentence): dropped too.
+    for older in ("lore-text-7", "lore-text-8", "lore-text-9"):
         (tmp_path / "SCHEMA").write_text(older)
         reopened = TextIndex(tmp_path, writable=True)
         assert found(reopened, "cedar") == [], older

@@ -137,8 +137,10 @@ ROUND = [
              "if window and not b.opens_with_user(api, window[0]) else []", (*CTX_INT, *CTX_E2E), by=BY),
     # The harness's own system/developer messages stay first, whole, at every layer.
     Mutation("h7a-ctx-leading-system-evicted", CTX_REQ,
-             "items = [*head, b.prefix_message(api, list(parts)), *ack, *window]",
-             "items = [b.prefix_message(api, list(parts)), *ack, *window]", (*CTX_INT, *CTX_E2E), by=BY),
+             # (re-expressed after carryHarnessSummary put the summary in the prefix message)
+             "items = [*head, b.prefix_message(api, [summary, *parts] if summary else list(parts)), *ack, *window]",
+             "items = [b.prefix_message(api, [summary, *parts] if summary else list(parts)), *ack, *window]",
+             (*CTX_INT, *CTX_E2E), by=BY),
     # Only the system entries the conversation starts with are kept ahead of the prefix.
     # SURVIVED the first run (no test sent a developer entry after the first user turn). Now caught
     # by tests/integration/test_context_shapes.py::test_openai_leading_system_entries_stay_first_whole_and_once_and_a_later_one_is_not_pulled_ahead.
