@@ -286,8 +286,9 @@ def test_the_health_page_answers_while_files_and_folders_of_the_store_come_and_g
         churn = store / "spool" / "churn"
         churn.mkdir(parents=True)
 
-        def come_and_go():
-            i = 0
+        def come_and_go():  # folders (a spool's) and the files of one folder (segments, deltas)
+            i, flat = 0, churn / "flat"
+            flat.mkdir()
             while not stop.is_set():
                 folder = churn / f"op{i % 200}"
                 if folder.exists():
@@ -295,6 +296,11 @@ def test_the_health_page_answers_while_files_and_folders_of_the_store_come_and_g
                 else:
                     folder.mkdir()
                     (folder / "op.json").write_text("x" * 100)
+                name = flat / f"f{i % 500}"
+                if name.exists():
+                    name.unlink()
+                else:
+                    name.write_text("y")
                 i += 1
 
         threading.Thread(target=come_and_go, daemon=True).start()

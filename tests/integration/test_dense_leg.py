@@ -350,6 +350,9 @@ def test_a_reindex_counts_every_record_still_to_embed_until_its_vectors_are_back
             assert words_in.wait(30)  # the words are being rebuilt
             status = e.status()
             assert status["indexLagMs"] == -1  # (it read 0: the text position was the old one)
+            # Meanwhile recall answers from the words as they were (it found nothing: the
+            # rebuild committed an empty index first).
+            assert [h.uri for h in e.recall("automobile overheated", sources=["messages"]).hits][:1] == ["session://s/s-0"]
             assert status["vectorLag"] == everything, status["vectorLag"]
             assert not inside.is_set()  # words first
             words_go.set()
