@@ -115,7 +115,7 @@ def run(store_dir: str | None, workspace: str, *, idle_s: float = IDLE_S, after_
 
 def _embed(engine: Any, stopping: threading.Event, idle_s: float, after_pid: int | None) -> str:
     """Until the meaning index is level (or idle, stopped, or another instance writes)."""
-    from lore_sidecar.engine.status import dense_lag
+    from lore_sidecar.engine.status import dense_behind
 
     scanned, last, moved, since = False, None, time.monotonic(), time.monotonic()
     while not stopping.wait(POLL_S):
@@ -127,7 +127,7 @@ def _embed(engine: Any, stopping: threading.Event, idle_s: float, after_pid: int
             engine.index.scan()
             scanned = True
         to_go = engine.index.progress()["meaning"]["chunksToGo"]
-        if to_go == 0 and not dense_lag(engine.view):
+        if to_go == 0 and not dense_behind(engine.view):
             return "the meaning index is level"
         dense = engine.view.indexer.dense if engine.view.indexer is not None else None
         # Busy: a step of MiniLM on two loaded cores takes minutes, and the count moves only

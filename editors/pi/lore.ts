@@ -23,21 +23,25 @@ export default function lore(pi: ExtensionAPI) {
   let client: LoreClient | undefined;
   let sessionId = "";
   let cwd = process.cwd();
-  let startText = "";
+  let starting: Promise<any> | undefined; // the session-start text, once the sidecar answers
   let seq = 0;
 
   pi.on("session_start", async (_event, ctx) => {
     cwd = ctx.cwd ?? process.cwd();
     sessionId = ctx.sessionManager.getSessionId?.() ?? `pi-${Date.now()}`;
     client = new LoreClient({ cwd, log: (m) => process.stderr.write(m + "\n") });
-    const start = await client.call("lore/sessionStart", { sessionId, harness: "pi", cwd });
-    startText = start?.context ?? "";
+    // Not awaited: the sidecar may take seconds to open its store (LoreClient waits for it,
+    // bounded); the session starts at once and the first prompt waits for the text.
+    starting = client.call("lore/sessionStart", { sessionId, harness: "pi", cwd });
   });
 
   pi.on("before_agent_start", async (event) => {
-    const recall = await client?.call("lore/promptSubmit", { sessionId, prompt: event.prompt ?? "", harness: "pi", project: cwd });
-    const parts = [startText, recall?.context ?? ""].filter(Boolean);
-    startText = ""; // the session-start text goes in once
+    const [start, recall] = await Promise.all([
+      starting,
+      client?.call("lore/promptSubmit", { sessionId, prompt: event.prompt ?? "", harness: "pi", project: cwd }),
+    ]);
+    starting = undefined; // the session-start text goes in once
+    const parts = [start?.context ?? "", recall?.context ?? ""].filter(Boolean);
     if (parts.length === 0) return;
     return { systemPrompt: `${event.systemPrompt}\n\n${parts.join("\n\n")}` };
   });

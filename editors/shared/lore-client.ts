@@ -10,6 +10,12 @@ export interface LoreOptions {
   cwd: string;
   command?: string[]; // default: $LORE_SIDECAR_CMD (space-separated) or ["lore-sidecar", "--stdio"]
   timeoutMs?: number; // per request; default 3000
+  // How long after it is spawned a call may wait for the sidecar to be ready: it answers
+  // `initialize` at once and opens its store afterwards (imports, SQLite, the indexes: 7-8.5 s
+  // on a loaded machine), and requests sent meanwhile are answered once it has. Until the
+  // first answer (and at most this long) a call waits for it rather than `timeoutMs`.
+  // Default: $LORE_SIDECAR_READY_MS or 20000.
+  readyTimeoutMs?: number;
   initializationOptions?: Record<string, unknown>;
   log?: (msg: string) => void;
 }
@@ -23,6 +29,8 @@ export class LoreClient {
   private pending = new Map<number, Pending>();
   private ready?: Promise<boolean>;
   private dead = false;
+  private readyBy = 0; // until then (ms since the epoch), and until a first answer, calls wait for the store to open
+  private answered = false;
 
   constructor(private readonly opts: LoreOptions) {}
 
@@ -34,6 +42,8 @@ export class LoreClient {
 
   private async boot(): Promise<boolean> {
     const cmd = this.opts.command ?? (process.env.LORE_SIDECAR_CMD?.split(" ").filter(Boolean) || ["lore-sidecar", "--stdio"]);
+    const readyMs = this.opts.readyTimeoutMs ?? (Number(process.env.LORE_SIDECAR_READY_MS) || 20_000);
+    this.readyBy = Date.now() + readyMs;
     try {
       this.child = spawn(cmd[0], cmd.slice(1), { cwd: this.opts.cwd, stdio: ["pipe", "pipe", "pipe"] });
     } catch (err) {
@@ -59,7 +69,14 @@ export class LoreClient {
   /** The result, or undefined on any failure (never throws). */
   async call<T = any>(method: string, params: Record<string, unknown>, timeoutMs?: number): Promise<T | undefined> {
     if (!(await this.start())) return undefined;
-    return (await this.request(method, params, timeoutMs ?? this.opts.timeoutMs ?? 3000)) as T | undefined;
+    let wait = timeoutMs ?? this.opts.timeoutMs ?? 3000;
+    // Trigger: a session's first requests gave up after 3 s while the sidecar was still
+    // opening its store, and the first prompt's recall was silently lost. Outcome: before the
+    // first answer they wait until `readyBy` (bounded: the agent is never held longer).
+    if (!this.answered) wait = Math.max(wait, this.readyBy - Date.now());
+    const result = (await this.request(method, params, wait)) as T | undefined;
+    if (result !== undefined) this.answered = true;
+    return result;
   }
 
   async close(): Promise<void> {

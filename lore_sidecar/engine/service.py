@@ -27,7 +27,7 @@ from lore_sidecar.engine.projects import Projects
 from lore_sidecar.engine.recall.node_reader import read_node
 from lore_sidecar.engine.recall.query import MAX_QUERY_CHARS
 from lore_sidecar.engine.roles import Role, View, WriteMark
-from lore_sidecar.engine.status import dense_lag, status_of
+from lore_sidecar.engine.status import dense_behind, status_of
 from lore_sidecar.engine.uris import is_memory_uri
 from lore_sidecar.engine.writes.apply import SpoolApplier
 from lore_sidecar.engine.writes.path import Writes
@@ -125,7 +125,7 @@ class Engine:
             lexical_only=lexical_only,
             fade=self.maintenance.retrievability,  # faded knowledge ranks lower, across every page
         )
-        if not lexical_only and dense_lag(view):
+        if not lexical_only and dense_behind(view):
             result = replace(result, dense_partial=True)
         result = replace(result, indexing=self.index.progress_at(root))
         if (session_id or runtime) and result.hits:

@@ -5,18 +5,36 @@ from __future__ import annotations
 from typing import Any
 
 from lore_sidecar import PROTOCOL_VERSION, __version__
+from lore_sidecar.engine.indexing.dense import COUNTED_AS
 
 COUNTED = ("messages", "distillations", "knowledge", "entities", "facts", "files", "chunks")
 
 
-def dense_lag(view: Any) -> int:
-    """How many outbox positions the vector index trails the text index, plus the records
-    of kinds being embedded again from the record (a model renamed): 0 only when level."""
+def dense_behind(view: Any) -> bool:
+    """Whether anything is still to be embedded (cheap: asked on every recall)."""
+    if view.indexer is not None:
+        return view.indexer.applied_seq > view.indexer.dense_seq or view.indexer.dense_backlog > 0
+    if view.vectors is None:
+        return False
+    return view.text.saved_seq > view.vectors.saved_seq or bool(view.vectors.stale)
+
+
+def dense_lag(view: Any, records: Any) -> int:
+    """`vectorLag`: the outbox positions the vector index trails the text index, plus the
+    records of kinds being embedded again from the record: 0 only when level. A reader sees
+    a kind being embedded again only as unfinished in the writer's last snapshot, whose
+    vectors of it it leaves out: every record of such a kind counts (trigger: a reader
+    counted the kinds, 1 each, whatever their size)."""
     if view.indexer is not None:
         return max(0, view.indexer.applied_seq - view.indexer.dense_seq) + view.indexer.dense_backlog
     if view.vectors is None:
         return 0
-    return max(0, view.text.saved_seq - view.vectors.saved_seq) + len(view.vectors.stale)
+    stale = set(view.vectors.stale)
+    left = 0
+    if stale:
+        counts = records.counts(None)
+        left = sum(counts.get(COUNTED_AS.get(kind, kind), 1) for kind in stale)
+    return max(0, view.text.saved_seq - view.vectors.saved_seq) + left
 
 
 def status_of(engine: Any, root: str) -> dict[str, Any]:
@@ -44,9 +62,10 @@ def status_of(engine: Any, root: str) -> dict[str, Any]:
                 "model": getattr(engine.ask.model, "model", None), "reason": engine.ask_reason},
         "usage": records.nodes.usage(),
         "savings": engine.context.savings.status(),
-        "indexLagMs": 0 if applied >= records.outbox_head() else -1,  # -1: behind (age not tracked)
+        # -1: behind (age not tracked), or the words being rebuilt from the record (`lore/reindex`)
+        "indexLagMs": 0 if applied >= records.outbox_head() and not (indexer and indexer.rebuilding) else -1,
         "indexError": (indexer.error or (indexer.dense.error if indexer.dense else None)) if indexer else None,
-        "vectorLag": dense_lag(view),
+        "vectorLag": dense_lag(view, records),
         "indexEpoch": view.index_epoch,
         "election": engine.election.info() if engine.election is not None else {},
         "ignoredSettings": [{"setting": k, "source": src, "reason": why} for k, src, why in engine.settings.ignored],

@@ -174,10 +174,11 @@ class TextIndex:
             return 0
 
     def clear(self) -> None:
-        w = self._require_writer()
-        w.delete_all_documents()
-        w.commit()
-        self.index.reload()
+        """Every document deleted as of the next commit: until then searches answer from the
+        index as it was (a rebuild re-adds everything and commits once; `lore/reindex` left
+        recall with nothing to find by words while it ran). SEQ goes at once, so a crash
+        meanwhile is a rebuild on the next start."""
+        self._require_writer().delete_all_documents()
         (self.directory / "SEQ").unlink(missing_ok=True)
 
     def close(self) -> None:

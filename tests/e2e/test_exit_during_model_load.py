@@ -6,6 +6,7 @@ the process, and the load is held for 120 s."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 import textwrap
 import time
@@ -33,13 +34,18 @@ HOLD = textwrap.dedent('''
 ''')
 
 
+GEO = "def distance(a, b):\n    return ((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5\n"
+
+
 @contextmanager
-def loading_sidecar(tmp_path: Path):
+def loading_sidecar(tmp_path: Path, ws: Path | None = None):
     """A sidecar over stdio whose files model is being built, the build held open (120 s at
-    most) until the block ends; yields (client, workspace, its log file)."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "geo.py").write_text("def distance(a, b):\n    return ((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5\n")
+    most) until the block ends; yields (client, workspace, its log file). `ws`: a workspace
+    the store already holds."""
+    if ws is None:
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        (ws / "geo.py").write_text(GEO)
     script, flag, release = tmp_path / "held.py", tmp_path / "loading", tmp_path / "release"
     script.write_text(HOLD)
     log = tmp_path / "sidecar.log"
@@ -78,6 +84,51 @@ def test_exit_while_the_files_model_loads_ends_the_process_at_once_with_code_0(t
     try:
         status = again.request("lore/status")
         assert status["storeDir"] == str(tmp_path / "store") and status["indexError"] is None
+    finally:
+        assert again.close() == 0
+
+
+def test_a_store_whose_indexes_were_lost_counts_the_files_to_embed_and_exits_during_their_load(tmp_path):
+    """A start that finds both indexes lost (a new release's schema, a deleted `index/`)
+    rebuilds the words and embeds every record again. That embedding ran on the text leg's
+    thread: `vectorLag` read 0 until it was over (both positions at 0), and a stop waited for
+    the files model's load there (the client's 10 s wait, then a kill). Now the dense leg does
+    it, the status counts the chunks still to embed, and an exit during the load is at once."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "geo.py").write_text(GEO)
+    first = plain_sidecar(tmp_path, ws)
+    try:
+        deadline = time.monotonic() + 180
+        while True:  # the files embedded once (the real model, loaded unheld)
+            status = first.request("lore/status")
+            if status["counts"]["chunks"] and status["vectorLag"] == 0 and status["indexLagMs"] == 0:
+                break
+            assert time.monotonic() < deadline, status
+            time.sleep(0.2)
+        chunks = status["counts"]["chunks"]
+    finally:
+        assert first.close() == 0
+    for epoch in (tmp_path / "store" / "index").iterdir():
+        if epoch.is_dir():
+            shutil.rmtree(epoch)
+    with loading_sidecar(tmp_path, ws) as (c, ws, log):  # the load is the rebuild's
+        status = c.request("lore/status")
+        assert status["vectorLag"] >= chunks, status["vectorLag"]  # the files to embed, counted
+        hits = c.request("lore/recall", {"query": "distance", "sources": ["files"]})["hits"]
+        assert [Path(h["path"]).name for h in hits][:1] == ["geo.py"]  # the words are back meanwhile
+        code = c.close()
+        assert code == 0, code  # not killed after the client's 10 s wait
+        assert "model load left running" in log.read_text()
+
+    # Control: the next start embeds the files (unheld) and then says the vectors are level.
+    again = plain_sidecar(tmp_path, ws)
+    try:
+        deadline = time.monotonic() + 180
+        while (status := again.request("lore/status"))["vectorLag"] != 0:
+            assert time.monotonic() < deadline, status
+            time.sleep(0.2)
+        assert status["counts"]["chunks"] == chunks and status["indexLagMs"] == 0
     finally:
         assert again.close() == 0
 

@@ -8,6 +8,8 @@ import os
 import re
 import shutil
 import sqlite3
+import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -195,6 +197,79 @@ def test_pi_extension_carries_a_fact_into_the_next_session(lab):
         tool_body = tool_result_request(fake)
     assert "<recall session_id=" in body and "6543" in body
     assert "6543" in tool_body and "session://" in tool_body  # the extension's lore_recall tool answered from memory
+
+
+# A sidecar whose store takes `delay` seconds to open (as one did at load 16-20: 7-8.5 s): it
+# answers `initialize` at once, as it always does, and every request once the store is open.
+SLOW_OPEN = textwrap.dedent('''
+    import sys, time
+    from lore_sidecar.rpc import server
+    delay, real = float(sys.argv[1]), server.LoreServer._open
+
+    def slow(self):
+        time.sleep(delay)
+        return real(self)
+
+    server.LoreServer._open = slow
+    from lore_sidecar.cli import main
+    sys.exit(main(sys.argv[2:]))
+''')
+
+
+def slow_sidecar_env(tmp: Path, store: Path, delay_s: float) -> dict[str, str]:
+    script = tmp / "slow_open.py"
+    script.write_text(SLOW_OPEN)
+    return {"LORE_SIDECAR_CMD": f"{sys.executable} {script} {delay_s} --stdio --store-dir {store}"}
+
+
+def seed_fact(store: Path, ws: Path) -> None:
+    """An earlier session that stated FACT, recorded and indexed."""
+    c = StdioClient(sidecar_command("--store-dir", str(store)))
+    try:
+        c.initialize(ws, options={"watch": False, "indexWorkspace": False})
+        c.request("lore/recordMessages", {"sessionId": "earlier", "harness": "pi", "messages": [
+            {"role": "user", "content": f"Remember this: {FACT}."}, {"role": "assistant", "content": "Noted."}]})
+    finally:
+        c.close()
+    wait_until_recallable(store, ws, "staging database port")
+
+
+def test_pi_extension_waits_for_a_sidecar_slow_to_open_and_its_first_prompt_gets_the_recall(lab):
+    """The extension's requests gave up after 3 s, so a sidecar 8 s from open (a loaded
+    machine) lost the first prompt's recall, silently. Control: the same session with a
+    sidecar that opens at once."""
+    ws, store, tmp = lab
+    pi = harness.install("pi")
+    seed_fact(store, ws)
+    with FakeModels(reply) as fake:
+        cmd, env = pi_run(pi, tmp, store, fake)
+        for delay in (0, 8):
+            run = harness.run([*cmd, QUESTION], cwd=ws, env={**env, **slow_sidecar_env(tmp, store, delay)})
+            assert run.returncode == 0, run.stderr[-2000:]
+            body = second_session_request(fake, "chat")
+            assert "<recall session_id=" in body and "6543" in body, (delay, run.stderr[-1000:])
+            fake.requests.clear()
+
+
+def test_pi_extension_carries_on_without_memory_when_the_sidecar_never_opens(lab):
+    """The wait for a slow sidecar is bounded (LORE_SIDECAR_READY_MS, here 3 s): with one
+    that never opens, Pi still answers, its request without recall, and ends on its own. The
+    control, the same prompt with a sidecar that opens, gets the recall."""
+    ws, store, tmp = lab
+    pi = harness.install("pi")
+    seed_fact(store, ws)
+    with FakeModels(reply) as fake:
+        cmd, env = pi_run(pi, tmp, store, fake)
+        stuck_env = {**env, "LORE_SIDECAR_READY_MS": "3000", **slow_sidecar_env(tmp, store, 3600)}
+        stuck = harness.run([*cmd, QUESTION], cwd=ws, env=stuck_env, timeout=120)
+        assert stuck.returncode == 0, stuck.stderr[-2000:]
+        body = second_session_request(fake, "chat")
+        assert "<recall" not in body and "6543" not in body
+        assert "continuing without memory" in stuck.stderr or "timed out" in stuck.stderr
+        fake.requests.clear()
+        control = harness.run([*cmd, QUESTION], cwd=ws, env=env)
+        assert control.returncode == 0, control.stderr[-2000:]
+        assert "6543" in second_session_request(fake, "chat")
 
 
 def test_opencode_plugin_carries_a_fact_into_the_next_session(lab):

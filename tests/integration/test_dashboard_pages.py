@@ -262,3 +262,52 @@ def test_a_search_hits_stored_markup_is_shown_as_text_never_as_markup(ui):
     assert status == 200 and "Quarterly snippet escaping walrus check" in page, page  # the control
     assert "&lt;script&gt;alert(&quot;snip&quot;)&lt;/script&gt;" in page, page
     assert "<script>" not in page and "<img" not in page, page
+
+
+def test_the_health_page_answers_while_files_and_folders_of_the_store_come_and_go(tmp_path):
+    """The Health page sums the store's file sizes while the store changes under it (spool
+    files applied, segments merged, deltas folded, epochs removed). It listed with `rglob` and
+    then looked at each file: one gone in between made the page a 500 (about half the loads
+    while a folder churned). The control: the same page, asked before the churn, is a 200."""
+    import shutil
+    import threading
+
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    (ws / ".git").mkdir(parents=True)
+    proc = subprocess.Popen([sys.executable, "-m", "lore_sidecar", "ui", "--no-browser", "--store-dir", str(store)],
+                            cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    stop = threading.Event()
+    try:
+        assert proc.stdout is not None
+        parts = urllib.parse.urlsplit(proc.stdout.readline().strip())
+        ui = (parts.port, urllib.parse.parse_qs(parts.query)["token"][0])
+        status, _, before = get(ui, "/health")
+        assert status == 200 and "writer" in before  # control
+        churn = store / "spool" / "churn"
+        churn.mkdir(parents=True)
+
+        def come_and_go():  # folders (a spool's) and the files of one folder (segments, deltas)
+            i, flat = 0, churn / "flat"
+            flat.mkdir()
+            while not stop.is_set():
+                folder = churn / f"op{i % 200}"
+                if folder.exists():
+                    shutil.rmtree(folder, ignore_errors=True)
+                else:
+                    folder.mkdir()
+                    (folder / "op.json").write_text("x" * 100)
+                name = flat / f"f{i % 500}"
+                if name.exists():
+                    name.unlink()
+                else:
+                    name.write_text("y")
+                i += 1
+
+        threading.Thread(target=come_and_go, daemon=True).start()
+        answers = [get(ui, "/health") for _ in range(50)]
+        assert [a[0] for a in answers if a[0] != 200] == [], next(a[2] for a in answers if a[0] != 200)
+        assert all(re.search(r"\(\d+\.\d MB\)", a[2]) for a in answers)  # the size is still shown
+    finally:
+        stop.set()
+        proc.terminate()
+        proc.wait(10)

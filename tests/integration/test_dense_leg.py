@@ -308,6 +308,76 @@ def test_a_stop_in_the_middle_of_a_rebuild_leaves_a_store_the_next_start_rebuild
         again.close()
 
 
+def test_a_reindex_counts_every_record_still_to_embed_until_its_vectors_are_back(tmp_path, workspace):
+    """`lore/reindex` drops the vectors and embeds every record again: until the last is in,
+    `vectorLag` counts what is left (it read 0 throughout: the rebuild embedded on the text
+    leg's thread, both positions level) and a by-meaning recall says it is partial; the
+    words come back first. Both models are held at their first call."""
+    e = engine_for(tmp_path / "store", [str(workspace)], watch=False, distiller="off", filesEmbedder="same")
+    try:
+        e.index.scan()
+        record(e, "s", [SAID] + [f"filler message number {i}" for i in range(39)])
+        assert e.index.wait(60)
+        assert [h.uri for h in e.recall(ASKED, sources=["messages"]).hits][:1] == ["session://s/s-0"]  # control
+        assert e.status()["vectorLag"] == 0
+        model = e.embedder.for_kind("messages")
+        assert e.embedder.for_kind("files") is model
+        real_embed = model.embed
+        inside, release = threading.Event(), threading.Event()
+
+        def held_embed(texts):
+            inside.set()
+            release.wait(60)
+            return real_embed(texts)
+
+        model.embed, model.batch = held_embed, 8
+        text = e.view.indexer.text
+        real_upsert, words_in, words_go = text.upsert, threading.Event(), threading.Event()
+
+        def held_upsert(docs):
+            words_in.set()
+            words_go.wait(60)
+            return real_upsert(docs)
+
+        text.upsert = held_upsert
+        counts = e.records.counts(None)
+        everything = counts["messages"] + counts["chunks"]
+        assert counts["messages"] == 40 and counts["chunks"] > 0
+        done: list = []
+        rebuild = threading.Thread(target=lambda: done.append(e.index.rebuild("all")), daemon=True)
+        rebuild.start()
+        try:
+            assert words_in.wait(30)  # the words are being rebuilt
+            status = e.status()
+            assert status["indexLagMs"] == -1  # (it read 0: the text position was the old one)
+            # Meanwhile recall answers from the words as they were (it found nothing: the
+            # rebuild committed an empty index first).
+            assert [h.uri for h in e.recall("automobile overheated", sources=["messages"]).hits][:1] == ["session://s/s-0"]
+            assert status["vectorLag"] == everything, status["vectorLag"]
+            assert not inside.is_set()  # words first
+            words_go.set()
+            assert inside.wait(30)  # the vectors are being embedded again
+            status = e.status()
+            assert status["vectorLag"] == everything, status["vectorLag"]  # every record, none in yet
+            assert status["indexLagMs"] == 0  # the words are back first ...
+            by_words = e.recall("automobile overheated", sources=["messages"])
+            assert [h.uri for h in by_words.hits][:1] == ["session://s/s-0"]
+            by_meaning = e.recall(ASKED, sources=["messages"])  # ... the meaning is not
+            assert by_meaning.hits == [] and by_meaning.dense_partial
+            assert rebuild.is_alive()  # the reindex waits for the vectors too
+        finally:
+            words_go.set()
+            release.set()
+        rebuild.join(120)
+        assert done and not rebuild.is_alive()
+        assert e.status()["vectorLag"] == 0
+        again = e.recall(ASKED, sources=["messages"])
+        assert [h.uri for h in again.hits][:1] == ["session://s/s-0"] and not again.dense_partial
+    finally:
+        release.set()
+        e.close()
+
+
 def test_a_scan_holds_the_legs_that_follow_the_text_leg_until_it_has_written_its_last_batch(tmp_path):
     """Between two of a scan's batches the text leg is level for a moment; the dense leg
     (MiniLM: ~2 s of a core a batch) must not take that moment while the scan still writes."""

@@ -6,11 +6,14 @@ half way is taken up again on the next start."""
 from __future__ import annotations
 
 import json
+import threading
+from contextlib import contextmanager
 
 import numpy as np
 
 from lore_sidecar.engine.indexing.dense import DenseWorker
 from lore_sidecar.llm import embedders as E
+from lore_sidecar.store.lock import WriterLock
 from lore_sidecar.store.vector_index import VectorIndex
 from tests.integration.test_dense_leg import ASKED, SAID
 from tests.integration.test_late_interaction import _keys, _workspace
@@ -200,3 +203,45 @@ def test_a_text_index_rebuilt_on_a_trimmed_store_keeps_the_vectors(tmp_path, mon
         assert e.recall(ASKED, sources=["messages"], lexical_only=True).hits == []
     finally:
         e.close()
+
+
+def test_a_reader_counts_the_records_of_a_kind_still_to_embed_again_not_the_kind(tmp_path, monkeypatch):
+    """A follower sees a kind being embedded again only as unfinished in the writer's last
+    snapshot, and leaves its vectors out: `vectorLag` counts every record of it (it counted
+    the kind, 1, whatever its size). The control: the same follower once the writer is done."""
+    ws, store, _ = _old_store(tmp_path, monkeypatch)  # its files' vectors are another model's
+    with _held_writer_role(store):  # a writer alive elsewhere: this instance reads
+        reader = engine_for(store, [str(ws)], watch=False)
+        try:
+            assert not reader.role.writer and reader.view.vectors.stale == {"files"}
+            chunks = len(_keys(reader))
+            assert chunks > 1
+            assert reader.status()["vectorLag"] == chunks
+        finally:
+            reader.close()
+    e = engine_for(store, [str(ws)], watch=False)  # a writer embeds them again
+    try:
+        assert e.index.wait(120) and e.status()["vectorLag"] == 0
+    finally:
+        e.close()
+    with _held_writer_role(store):
+        reader = engine_for(store, [str(ws)], watch=False)
+        try:
+            assert not reader.role.writer and reader.view.vectors.stale == set()
+            assert reader.status()["vectorLag"] == 0
+        finally:
+            reader.close()
+
+
+@contextmanager
+def _held_writer_role(store):
+    """The writer lock held, and its heartbeat kept, by someone else while the block runs."""
+    holder = WriterLock(store / "writer.lock")
+    assert holder.try_acquire()
+    beat = threading.Event()
+    threading.Thread(target=lambda: [holder.heartbeat() for _ in iter(lambda: beat.wait(0.1), True)], daemon=True).start()
+    try:
+        yield
+    finally:
+        beat.set()
+        holder.release()

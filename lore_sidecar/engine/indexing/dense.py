@@ -41,6 +41,7 @@ CATCH_UP_SAVE_S = 10.0
 # The position still advances in outbox order, over what is done: chunks embedded ahead of it
 # are remembered (`_ahead`) until it passes them; a crash re-embeds them (upserts are idempotent).
 WINDOW = 4096
+COUNTED_AS = {"files": "chunks"}  # a kind's name in `Records.counts` when it differs (files: their chunks)
 RELEASE_AFTER_BATCHES = 3 * BATCH // STEP  # full steps (3 text batches' worth) after which freed memory is handed back
 
 
@@ -134,6 +135,13 @@ class DenseWorker:
         still without their vector: a kind not counted yet counts 1."""
         return sum(self._left.get(kind, 1) for kind in set(self.vectors.stale))
 
+    def count_stale(self) -> None:
+        """Count each kind to embed again from the record now (one COUNT per table), so the
+        backlog is records from the start, before `_reembed` lists their keys."""
+        counts = self.records.counts(None)
+        for kind in self.vectors.stale:
+            self._left[kind] = counts.get(COUNTED_AS.get(kind, kind), 1)
+
     @property
     def ahead(self) -> int:
         """Items embedded past the position (those done there without a vector left out)."""
@@ -192,10 +200,11 @@ class DenseWorker:
         the outbox. The position stays: what was written meanwhile is replayed after
         (upserts are idempotent). A stop leaves the kind stale, and the next start does it
         again; the other kinds' vectors are not touched."""
-        for kind in sorted(self.vectors.stale):
-            keys = [k for k, _ in self.records.all_keys(kind)]
-            self._left[kind] = len(keys)
+        todo = {kind: [k for k, _ in self.records.all_keys(kind)] for kind in sorted(self.vectors.stale)}
+        self._left.update({kind: len(keys) for kind, keys in todo.items()})  # every kind counted at once
+        for kind, keys in todo.items():
             for i in range(0, len(keys), BATCH):
+                self._yield_to_words()  # (a rebuild's words come back first: `add` yields only after its first part)
                 self.add(self.load(kind, keys[i : i + BATCH]), yielding=True)
                 self._left[kind] = max(0, len(keys) - i - BATCH)
             with self._cond:
@@ -359,7 +368,10 @@ class DenseWorker:
             self._cond.notify_all()
 
     def reset(self, seq: int) -> None:
-        """After a rebuild that embedded everything up to `seq` itself."""
+        """Follow the outbox from `seq` (every kind is embedded again from the record): what
+        was embedded ahead of the old position is done again."""
+        self._ahead.clear()
+        self._vectorless.clear()
         self._advance(seq)
 
     def save(self, *, force: bool, interval: float = SAVE_INTERVAL_S) -> None:

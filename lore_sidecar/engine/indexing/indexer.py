@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 
 from lore_sidecar.engine.indexing.dense import BATCH, DenseWorker, Interrupted
 from lore_sidecar.engine.indexing.words_first import SCAN_WRITING, WRITES_PENDING
@@ -76,6 +76,7 @@ class Indexer:
         """`embed=False`: the words only (a CLI call answers from them and hands the meaning
         index to a background indexer: lore_sidecar/background.py)."""
         self._embed = embed
+        self._vectors_on_start()
         self._thread = threading.Thread(target=self._run, name="lore-indexer", daemon=True)
         self._thread.start()
 
@@ -233,26 +234,30 @@ class Indexer:
                 self._stop.wait(0.5)
                 self._wake.set()
 
+    def _vectors_on_start(self) -> None:
+        """Before either leg starts (a status asked at once counts them): vectors lost (no
+        `vectors.json`, or one the outbox was trimmed past; the words lost too, or not) are
+        embedded again from the record by the dense leg, which then follows from `trimmed`."""
+        if self.dense is None:
+            return
+        trimmed = int(self.records.meta("outbox_trimmed", "0") or 0)
+        if self.vectors.saved_seq < trimmed:
+            log.info("vectors behind the trimmed outbox (%s < %s): embedding every kind again",
+                     self.vectors.saved_seq, trimmed)
+            self.vectors.reembed_all(trimmed)  # (the dense leg has not started: nothing to pause)
+            self.dense.reset(trimmed)
+            self.dense.count_stale()
+
     def _catch_up_on_start(self) -> None:
         text_seq = self.text.saved_seq
-        vec_seq = self.vectors.saved_seq if self.dense is not None else text_seq
         trimmed = int(self.records.meta("outbox_trimmed", "0") or 0)
         if text_seq < trimmed:
             # The text index lost changes the outbox no longer holds (wiped, a new schema):
-            # only a rebuild from the record is correct. Vectors still level with the outbox
-            # are kept (trigger: a text schema change re-embedded 100k messages as well).
-            text_only = vec_seq >= trimmed and self.dense is not None
-            log.info("index behind the trimmed outbox (%s/%s < %s): rebuilding%s", text_seq, vec_seq, trimmed,
-                     " the text index" if text_only else "")
-            self._rebuild(vectors=not text_only)
+            # only a rebuild from the record is correct. Vectors level with the outbox are kept
+            # (trigger: a text schema change re-embedded 100k messages too; `_vectors_on_start`).
+            log.info("text index behind the trimmed outbox (%s < %s): rebuilding it", text_seq, trimmed)
+            self._rebuild(vectors=self.dense is None)
             return
-        if vec_seq < trimmed:
-            # Only the vectors are lost (no `vectors.json`, or vectors without word pieces):
-            # the dense leg embeds every kind again from the record and follows the outbox
-            # from `trimmed`; the text index stays as it is.
-            log.info("vectors behind the trimmed outbox (%s < %s): embedding every kind again", vec_seq, trimmed)
-            self.vectors.reembed_all(trimmed)
-            self.dense.reset(trimmed)
         with self._cond:
             self.applied_seq = self._added_seq = text_seq
             self._cond.notify_all()
@@ -336,6 +341,7 @@ class Indexer:
         with self._cond:
             self.applied_seq = self._added_seq = seq
             self.generation = generation
+            self._rebuilding = False  # (a rebuild's words are all back with its commit)
             self._cond.notify_all()
         self.on_commit(generation)
 
@@ -345,34 +351,48 @@ class Indexer:
         if upto > 0:
             self.records.outbox_trim(upto)
 
+    @property
+    def rebuilding(self) -> bool:
+        """The words are being rebuilt from the record (not all back yet)."""
+        return self._rebuilding
+
     def _rebuild(self, *, vectors: bool = True) -> None:
-        """Wipe both indexes and re-add every record row (`lore/reindex`, lost indexes);
-        `vectors=False`: the text index only (the dense leg follows the outbox from its own
-        saved position)."""
+        """Wipe the text index and re-add every record row (`lore/reindex`, a lost or
+        outdated text index); `vectors`: the vectors too, embedded again from the record by
+        the dense leg on its own thread once the words are back (`_forget_vectors`)."""
         head = self.records.outbox_head()
-        dense = self.dense if vectors else None
         self._rebuilding = True
-        with dense.paused() if dense is not None else nullcontext():
+        if vectors:
+            self._forget_vectors(head)
+        with self.writing():  # the dense leg waits for the words (words first)
             self.text.clear()
-            if self.vectors is not None and vectors:
-                self.vectors.clear()
             for kind in INDEXED_SOURCES:
                 keys = [k for k, _ in self.records.all_keys(kind)]
                 for i in range(0, len(keys), BATCH):
+                    if self._stop.is_set():
+                        raise Interrupted  # the next start finds the words behind and rebuilds them
                     docs = self._load(kind, keys[i : i + BATCH])
                     if docs:
                         self.text.upsert(docs)
-                        if dense is not None:
-                            dense.add(docs)
             self.applied_seq = 0
             # Entries after `head` may or may not be in the scan above; replaying them is harmless.
             self._commit(head)
-            if dense is not None:
-                dense.reset(head)
-                dense.save(force=True)
-            else:
-                self._trim()  # (text only: up to what the dense leg has saved)
-        self._rebuilding = False
+            self._trim()  # (up to what the dense leg has saved)
+
+    def _forget_vectors(self, seq: int) -> None:
+        """Every kind's vectors dropped, embedded again from the record by the dense leg
+        (following the outbox from `seq`). Trigger: a full rebuild embedded on this thread:
+        `vectorLag` read 0 until it was over, and a stop waited here for a model load. Outcome:
+        the dense leg counts the records left, and a stop leaves its load (`DenseWorker.stop`)."""
+        if self.dense is None:
+            if self.vectors is not None:
+                self.vectors.clear()
+            return
+        with self.dense.paused():  # not in the middle of a step
+            self.vectors.reembed_all(seq)
+            self.dense.reset(seq)
+            self.dense.count_stale()
+        self.dense.notify()
 
 
 def time_left(timeout: float) -> Callable[[], float]:
