@@ -209,3 +209,94 @@ def test_the_harness_compaction_summary_is_carried_whole_past_every_window_move_
     off = _assembled(tmp_path / "c", opening, carry=None)  # the default
     assert off and all("FACT-OKAPI" not in json.dumps(r["body"]) for r in off)
     assert all("user asked: " + opening[:40] in json.dumps(r["body"]) for r in off)
+
+
+def test_the_harness_summary_is_found_only_where_the_harness_puts_it():
+    """Where `leading_summary` looks: the conversation's first message after any system
+    entries (OpenAI bodies keep theirs in the conversation), read past leading whitespace (a
+    summary sent as "\\n\\nThis session is being continued..."); never a later message that
+    merely quotes the opening (the user pasting an old summary mid-session must not be moved
+    to the prefix's head, nor have its room taken from the raw window)."""
+    from lore_sidecar.engine.context.bodies import ANTHROPIC, CHAT, RESPONSES, leading_summary
+
+    quote = CLAUDE_CODE_SUMMARY + "1. Read src/m1.py."
+    assert leading_summary(ANTHROPIC, [{"role": "user", "content": [{"type": "text", "text": quote}]}]) == 0
+    assert leading_summary(ANTHROPIC, [{"role": "user", "content": "\n\n  " + quote}]) == 0
+    assert leading_summary(CHAT, [{"role": "system", "content": "SYS"}, {"role": "developer", "content": "DEV"},
+                                  {"role": "user", "content": PI_SUMMARY + "x"}]) == 2
+    assert leading_summary(RESPONSES, [{"type": "message", "role": "developer", "content": "DEV"},
+                                       {"type": "message", "role": "user", "content": quote}]) == 1
+    # A later message with the same opening is the user's text, not the harness's summary.
+    assert leading_summary(ANTHROPIC, [{"role": "user", "content": "read every module"},
+                                       {"role": "assistant", "content": "ok"},
+                                       {"role": "user", "content": quote}]) is None
+    assert leading_summary(CHAT, [{"role": "system", "content": "SYS"}, {"role": "user", "content": "hi"},
+                                  {"role": "user", "content": quote}]) is None
+
+
+def _window_after_moves(tmp_path: Path, opening: str, facts: int) -> list[int]:
+    """The messages sent after each window move (carryHarnessSummary on): the prefix, its
+    acknowledgement and the raw window, at each call where that count drops."""
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={
+        "storeDir": str(tmp_path / "store"), "indexWorkspace": False, "watch": False, "distiller": "off",
+        "minLayer0Tokens": 2000, "maxLayer0Tokens": 6000, "carryHarnessSummary": True})
+    e = open_engine(settings, [])
+    conv = [{"role": "user", "content": [{"type": "text", "text": opening + "\n".join(
+        f"{n}. Read src/m{n}.py and noted its helpers." for n in range(1, facts))}]}]
+    lens: list[int] = []
+    try:
+        for k in range(60):
+            conv += step(k, 1)
+            r = e.context.assemble(session_id="s", body={"model": "claude-sonnet-4-5", "max_tokens": 8000,
+                                                         "system": SYSTEM, "messages": conv},
+                                   api="anthropic-messages", model="claude-sonnet-4-5", at=at(k))
+            if r["layer"] >= 1:
+                lens.append(len(r["body"]["messages"]))
+    finally:
+        e.close()
+    return [n for m, n in zip(lens, lens[1:]) if n < m]
+
+
+def test_a_carried_summary_takes_its_room_from_the_raw_window_but_never_more_than_half(tmp_path):
+    """docs/context.md: the carried summary "takes its room from the raw window's", not on
+    top of it; and a summary larger than the whole raw window (minLayer0Tokens) leaves it
+    half, not a single turn. Control: the same text without a harness's opening (digested,
+    nothing carried) keeps the whole raw window at each move."""
+    big = 600  # ~20k characters: several times minLayer0Tokens
+    carried = _window_after_moves(tmp_path / "a", CLAUDE_CODE_SUMMARY, big)
+    plain = _window_after_moves(tmp_path / "b", "Notes from earlier, in brief:\n", big)
+    assert carried and plain, "the window never moved"
+    assert max(carried) < min(plain), (carried, plain)  # its room came from the raw window
+    assert 2 * min(carried) + 4 >= min(plain), (carried, plain)  # about half of it is left
+
+
+def _first_compressed_call(tmp_path: Path, opening: str, facts: int) -> int | None:
+    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={
+        "storeDir": str(tmp_path / "store"), "indexWorkspace": False, "watch": False, "distiller": "off",
+        "minLayer0Tokens": 2000, "maxLayer0Tokens": 60000, "carryHarnessSummary": True})
+    e = open_engine(settings, [])
+    conv = [{"role": "user", "content": [{"type": "text", "text": opening + "\n".join(
+        f"{n}. Read src/m{n}.py and noted its helpers." for n in range(1, facts))}]}]
+    try:
+        for k in range(60):
+            conv += step(k, 1)
+            r = e.context.assemble(session_id="s", body={"model": "claude-sonnet-4-5", "max_tokens": 8000,
+                                                         "system": SYSTEM, "messages": conv},
+                                   api="anthropic-messages", model="claude-sonnet-4-5", at=at(k))
+            if r["layer"] >= 1:
+                return k
+    finally:
+        e.close()
+    return None
+
+
+def test_leaving_l0_prices_the_first_prefix_with_the_carried_summary_in_it(tmp_path):
+    """The cost model's first prefix (`_first_prefix`) is what leaving L0 would write: with
+    the summary carried, the summary itself, whole. A summary several times the raw window
+    (~5k tokens) makes that prefix dear, so the session leaves L0 no earlier than with the
+    same text digested to a line (control: a plain opening). Priced without it, leaving L0
+    looks free and the session leaves at its very first call."""
+    carried = _first_compressed_call(tmp_path / "a", CLAUDE_CODE_SUMMARY, 400)
+    plain = _first_compressed_call(tmp_path / "b", "Notes from earlier, in brief:\n", 400)
+    assert carried is not None and plain is not None, (carried, plain)
+    assert carried >= plain, (carried, plain)

@@ -95,6 +95,8 @@ MORE = {
     31: "ฉันชอบกินข้าวผัดที่ร้านใกล้บ้าน",  # Thai, no spaces between words: "fried rice" inside
     32: "เมื่อวานฝนตกหนักมากจนน้ำท่วมถนน",  # Thai: "it rained" inside, no fried rice
     33: "ខ្ញុំចូលចិត្តញ៉ាំបាយជាមួយត្រី",  # Khmer: "rice" inside
+    34: "ຂ້ອຍມັກກິນເຂົ້າໜຽວກັບໄກ່ປີ້ງ",  # Lao (U+0E80-U+0EFF, beside Thai): "sticky rice" inside
+    35: "ကျွန်တော်ညနေတိုင်းထမင်းစားတယ်",  # Myanmar: "rice" inside
 }
 
 
@@ -121,6 +123,8 @@ def more(tmp_path_factory):
     ("ข้าวผัด", [31]),  # a Thai word inside a sentence without spaces (the whole run was one word)
     ("ฝนตก", [32]),  # ... and another, in the other Thai message only
     ("បាយ", [33]),  # Khmer, likewise
+    ("ເຂົ້າໜຽວ", [34]),  # rev17: Lao, likewise (its block is not Thai's)
+    ("ထမင်း", [35]),  # rev17: Myanmar, likewise
 ])
 def test_more_words_of_any_language_find_their_message(more, query, keys):
     assert found(more, query) == keys

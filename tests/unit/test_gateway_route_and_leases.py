@@ -39,6 +39,22 @@ def test_no_loopback_address_is_sent_to_the_proxy_a_remote_provider_is(monkeypat
     assert route(URL("http://128.0.0.1:9/v1")) == (URL("http://proxy.example:3128"), alice)
 
 
+def test_the_proxys_credentials_are_sent_as_the_user_wrote_them_in_its_url(monkeypatch):
+    """rev17: a proxy URL's name and password are %-escaped where they hold ':' '@' '/' or
+    '%' (a password like p@ss:w/rd must be); the Basic credentials carry them decoded (RFC
+    7617), and a name without a password is a name with an empty one, not no credentials."""
+    def basic(pair: bytes) -> dict[str, str]:
+        return {"Proxy-Authorization": "Basic " + base64.b64encode(pair).decode()}
+
+    route = _route(monkeypatch, https_proxy="http://al%40corp:p%40ss%3Aw%2Frd%25@proxy.example:3128")
+    assert route(URL("https://api.anthropic.com/v1/messages")) == (URL("http://proxy.example:3128"),
+                                                                    basic(b"al@corp:p@ss:w/rd%"))
+    route = _route(monkeypatch, https_proxy="http://token123@proxy.example:3128")
+    assert route(URL("https://api.anthropic.com/v1/messages")) == (URL("http://proxy.example:3128"), basic(b"token123:"))
+    route = _route(monkeypatch, https_proxy="http://proxy.example:3128")  # the control: none at all
+    assert route(URL("https://api.anthropic.com/v1/messages")) == (URL("http://proxy.example:3128"), None)
+
+
 def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
