@@ -151,10 +151,10 @@ class Gateway:
         proxy, proxy_headers = self.route(target)
         if proxy_headers and target.scheme != "https":
             # Plain HTTP goes to the proxy as an absolute-URI request: its credentials ride on
-            # that request (the proxy takes them off). HTTPS sends them on the CONNECT alone.
+            # that request (the proxy takes them off). HTTPS sends them on the CONNECT, which
+            # `proxy_headers` stays for: a redirect to https opens a tunnel too.
             headers = CIMultiDict(headers)
             headers.extend(proxy_headers)
-            proxy_headers = None
         # A request without a body (GET /v1/models) goes without one: no `Content-Length: 0` the
         # harness did not send (RFC 9110 8.6: a user agent should not send it there).
         framed = request.body_exists or "content-length" in request.headers

@@ -222,6 +222,13 @@ def test_the_harness_summary_is_found_only_where_the_harness_puts_it():
     quote = CLAUDE_CODE_SUMMARY + "1. Read src/m1.py."
     assert leading_summary(ANTHROPIC, [{"role": "user", "content": [{"type": "text", "text": quote}]}]) == 0
     assert leading_summary(ANTHROPIC, [{"role": "user", "content": "\n\n  " + quote}]) == 0
+    # A harness may put a reminder block ahead of the summary in the same message.
+    assert leading_summary(ANTHROPIC, [{"role": "user", "content": [
+        {"type": "text", "text": "<system-reminder>The date is 2026-12-07.</system-reminder>"},
+        {"type": "text", "text": quote}]}]) == 0
+    assert leading_summary(ANTHROPIC, [{"role": "user", "content": [  # the control: no block opens with it
+        {"type": "text", "text": "<system-reminder>The date is 2026-12-07.</system-reminder>"},
+        {"type": "text", "text": "Please read " + quote}]}]) is None
     assert leading_summary(CHAT, [{"role": "system", "content": "SYS"}, {"role": "developer", "content": "DEV"},
                                   {"role": "user", "content": PI_SUMMARY + "x"}]) == 2
     assert leading_summary(RESPONSES, [{"type": "message", "role": "developer", "content": "DEV"},
@@ -254,7 +261,7 @@ def _window_after_moves(tmp_path: Path, opening: str, facts: int) -> list[int]:
                 lens.append(len(r["body"]["messages"]))
     finally:
         e.close()
-    return [n for m, n in zip(lens, lens[1:]) if n < m]
+    return [n for m, n in zip(lens, lens[1:], strict=False) if n < m]
 
 
 def test_a_carried_summary_takes_its_room_from_the_raw_window_but_never_more_than_half(tmp_path):

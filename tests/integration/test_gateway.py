@@ -462,11 +462,16 @@ def test_a_message_delta_without_cache_counts_keeps_those_of_message_start():
         "input_tokens": 6, "cache_read_input_tokens": 950, "cache_creation_input_tokens": 40, "output_tokens": 12}
 
 
-def test_an_https_provider_behind_the_users_proxy_gets_the_credentials_on_the_connect_alone(tmp_path, workspace):
+@pytest.mark.parametrize("provider", ["https://lore-provider.invalid", "http://lore-provider.invalid"],
+                         ids=["https", "http-redirected-to-https"])
+def test_an_https_provider_behind_the_users_proxy_gets_the_credentials_on_the_connect_alone(tmp_path, workspace,
+                                                                                           provider):
     """HTTPS through a proxy is a CONNECT tunnel: the proxy's credentials ride on the CONNECT
     (which the proxy reads) and never inside the tunnel. The proxy here records the CONNECT and
     refuses it, so the request goes no further (a 502 to the harness); the plain-HTTP case,
-    where the credentials ride on the request itself, is the test above."""
+    where the credentials ride on the request itself, is the test above. A plain-HTTP
+    provider that redirects to https (the proxy answers its request with a 307 here) opens a
+    tunnel too, and its CONNECT carries them as well."""
     import base64
     import socket
     import threading
@@ -488,14 +493,19 @@ def test_an_https_provider_behind_the_users_proxy_gets_the_credentials_on_the_co
                         break
                     head += part
                 seen.append(head)
+                if not head.startswith(b"CONNECT"):
+                    conn.sendall(b"HTTP/1.1 307 Temporary Redirect\r\nlocation: https://lore-provider.invalid/v1/messages"
+                                 b"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                    continue
                 conn.sendall(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
 
     threading.Thread(target=serve, daemon=True).start()
     port = listener.getsockname()[1]
     plain = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
-    via = {"HTTPS_PROXY": f"http://alice:s3cret@127.0.0.1:{port}", "https_proxy": f"http://alice:s3cret@127.0.0.1:{port}"}
+    proxied = f"http://alice:s3cret@127.0.0.1:{port}"
+    via = {"HTTPS_PROXY": proxied, "https_proxy": proxied, "HTTP_PROXY": proxied, "http_proxy": proxied}
     try:
-        proc, url = start(tmp_path / "store", workspace, "https://lore-provider.invalid", **{**plain, **via})
+        proc, url = start(tmp_path / "store", workspace, provider, **{**plain, **via})
         try:
             with pytest.raises(urllib.error.HTTPError) as refused:
                 post(url + "/v1/messages", {**BODY, "stream": False})
@@ -505,8 +515,9 @@ def test_an_https_provider_behind_the_users_proxy_gets_the_credentials_on_the_co
             proc.wait(10)
     finally:
         listener.close()
-    assert seen, "the gateway never reached the proxy"
-    lines = seen[0].decode("latin-1").split("\r\n")
+    connects = [h for h in seen if h.startswith(b"CONNECT")]
+    assert connects, ("the gateway never opened a tunnel", seen)
+    lines = connects[0].decode("latin-1").split("\r\n")
     assert lines[0].startswith("CONNECT lore-provider.invalid:443 ")
     credentials = "Basic " + base64.b64encode(b"alice:s3cret").decode()
     assert any(line.lower() == f"proxy-authorization: {credentials}".lower() for line in lines[1:])

@@ -81,11 +81,12 @@ ROUND = [
     Mutation("rev17-ctx-option-key", SET,
              '"carryHarnessSummary": (conv.boolean,', '"carryHarnessSummaries": (conv.boolean,', CTX, by=BY),
     Mutation("rev17-ctx-no-lstrip", BOD,
-             "text_of(api, item).lstrip().startswith(SUMMARY_OPENINGS)",
-             "text_of(api, item).startswith(SUMMARY_OPENINGS)", CTX, by=BY),
+             # (re-expressed after the lead made any text block of the message count)
+             "str(t).lstrip().startswith(SUMMARY_OPENINGS)",
+             "str(t).startswith(SUMMARY_OPENINGS)", CTX, by=BY),
     Mutation("rev17-ctx-no-system-skip", BOD,
-             '        if role == "system":\n            continue\n        if role == "user" and text_of',
-             '        if role == "user" and text_of', CTX, by=BY),
+             '        if role == "system":\n            continue\n        # Any of its text blocks',
+             '        # Any of its text blocks', CTX, by=BY),
     Mutation("rev17-ctx-summary-anywhere", BOD,
              "            return i\n        return None\n    return None",
              "            return i\n    return None", CTX, by=BY),
@@ -112,9 +113,12 @@ ROUND = [
              GW, by=BY),
     Mutation("rev17-gw-http-no-extend", PX,
              "            headers.extend(proxy_headers)\n", "", GW, by=BY),
+    # Inverted after the round: the lead now keeps `proxy_headers` for plain HTTP on purpose (a
+    # redirect to https opens a CONNECT, which needs them; rev17 noticed the regression). The
+    # bug is now dropping them, caught by test_gateway.py's http-redirected-to-https case.
     Mutation("rev17-gw-http-keeps-proxy-headers", PX,
-             "            headers.extend(proxy_headers)\n            proxy_headers = None\n",
-             "            headers.extend(proxy_headers)\n", GW, by=BY),
+             "            headers.extend(proxy_headers)\n",
+             "            headers.extend(proxy_headers)\n            proxy_headers = None\n", GW, by=BY),
     Mutation("rev17-gw-raw-user", UP,
              'pair = f"{proxy.user}:{proxy.password or \'\'}".encode()',
              'pair = f"{proxy.raw_user}:{proxy.raw_password or \'\'}".encode()', GW, by=BY),

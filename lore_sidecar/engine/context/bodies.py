@@ -141,7 +141,10 @@ def leading_summary(api: str, conv: list[Any]) -> int | None:
         role = role_of(api, item)
         if role == "system":
             continue
-        if role == "user" and text_of(api, item).lstrip().startswith(SUMMARY_OPENINGS):
+        # Any of its text blocks may open with it: a harness can put a reminder block first.
+        texts = [x.get("text", "") if isinstance(x, dict) else str(x) for x in _blocks(item)] \
+            if isinstance(item, dict) and isinstance(item.get("content"), list) else [text_of(api, item)]
+        if role == "user" and any(str(t).lstrip().startswith(SUMMARY_OPENINGS) for t in texts):
             return i
         return None
     return None
