@@ -462,3 +462,23 @@ def test_distilling_waits_while_the_dense_leg_has_an_import_to_embed_and_then_ca
             assert not e.view.indexer.meaning_behind()
     finally:
         e.close()
+
+
+def test_a_stop_while_distilling_waits_for_an_import_distils_nothing_more(tmp_path, workspace):
+    """The memory thread held for the dense leg's import and then told to stop ends there: it
+    does not go on distilling the backlog past the stop (into a database about to close)."""
+    e = engine_for(tmp_path / "store", [str(workspace)], watch=False, distiller="extractive", distillIdleMs=0)
+    try:
+        with e.view.indexer.dense.paused():
+            record(e, "s", [f"We decided to keep the cache in SQLite, reason {i}: it survives restarts." for i in range(300)])
+            assert e.view.indexer.wait_for(e.records.outbox_head(), 30)
+            e.memory_worker.notify()
+            time.sleep(0.5)  # the pass is waiting between segments
+            e.memory_worker.stop()
+            assert not e.memory_worker._thread.is_alive()
+            assert e.records.counts(None)["distillations"] == 0
+            # Control: the same backlog is distilled by a pass that is not stopped.
+            assert e.memory_worker.distiller.tick(force=True)
+            assert e.records.counts(None)["distillations"] > 0
+    finally:
+        e.close()
