@@ -46,10 +46,13 @@ PARTS_LATE = 2
 # One insertion thread: with several, the HNSW graph depends on thread timing, and an index
 # rebuilt from the record would no longer answer exactly like the live one (DESIGN §2.1).
 ADD_THREADS = 1
-# A delta of this many vectors is folded into the frozen part: it is what stays loaded
-# (~17 MB of WordLlama's int8 vectors) and what a save rewrites every few seconds; a fold
-# reads and rewrites the whole frozen file, so it should not come too often either.
-FOLD_AT = 32_768
+# A delta of this many vectors is folded into the frozen part: it is what stays loaded, what
+# a save rewrites every few seconds and what every dense search scans whole (no graph:
+# store/vector_flat.py); a fold reads and rewrites the whole frozen file, so it should not
+# come too often either. 8,192 WordLlama rows are 2 MB, within a core's cache: an exact scan
+# of them cost ~0.9 ms on the busy machine against 6.9 ms for 16,384 and 9.5 ms for 32,768
+# (an HNSW search of a 32,768 delta: 0.64 ms; bench note 2026-12-07 "ingest2").
+FOLD_AT = 8_192
 # Dead keys of the frozen part (replaced or removed vectors) that force a fold: every search
 # of the frozen part may have to ask for this many more answers.
 FOLD_DEAD = 1_024
