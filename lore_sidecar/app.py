@@ -291,11 +291,6 @@ class Root:
 
 
 def _words_pending(engine) -> bool:
-    """Whether the current view's text leg has writes it has not indexed yet, or its dense
-    leg a bulk of them still to embed. Trigger: a 100k-message import. Why: the distiller's
-    extractive observations and entity upserts took the interpreter from the dense leg
-    (py-spy: the memory thread as busy as the dense one), and a write is searchable by its
-    meaning before it is distilled. Outcome: the memory thread waits for both legs, each wait
-    bounded as before (engine/indexing/words_first.py)."""
+    """Whether the current view's text leg has writes it has not indexed yet."""
     indexer = engine.view.indexer
-    return indexer is not None and bool(indexer.words_busy() or indexer.meaning_behind())
+    return indexer is not None and indexer.words_busy()

@@ -138,12 +138,6 @@ class DenseWorker:
         return sum(self._left.get(kind, 1) for kind in set(self.vectors.stale))
 
     @property
-    def running(self) -> bool:
-        """Started, not stopped, not fenced, and its last batch did not fail."""
-        return (self._thread is not None and self._thread.is_alive() and not self._stop.is_set()
-                and not self.fenced and self.error is None)
-
-    @property
     def ahead(self) -> int:
         """Items embedded past the position (those done there without a vector left out)."""
         return len(self._ahead) - len(self._vectorless)

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager, nullcontext
 
-from lore_sidecar.engine.indexing.dense import BATCH, STEP, DenseWorker, Interrupted
+from lore_sidecar.engine.indexing.dense import BATCH, DenseWorker, Interrupted
 from lore_sidecar.engine.indexing.words_first import SCAN_WRITING, WRITES_PENDING
 from lore_sidecar.errors import FENCED, LoreError
 from lore_sidecar.model import INDEXED_SOURCES, Doc
@@ -118,11 +118,6 @@ class Indexer:
         if self._writing > 0:
             return SCAN_WRITING
         return WRITES_PENDING if self.words_pending.is_set() or self._draining else 0
-
-    def meaning_behind(self) -> bool:
-        """Whether the dense leg, running, has a bulk of what the text leg committed still to
-        embed (an import), not a few new messages: the memory thread then yields to it too."""
-        return self.dense is not None and self.dense.running and self.applied_seq - self.dense.seq >= STEP
 
     def notify(self) -> None:
         self.words_pending.set()
