@@ -48,11 +48,12 @@ PARTS_LATE = 2
 ADD_THREADS = 1
 # A delta of this many vectors is folded into the frozen part: it is what stays loaded, what
 # a save rewrites every few seconds and what every dense search scans whole (no graph:
-# store/vector_flat.py); a fold reads and rewrites the whole frozen file, so it should not
-# come too often either. 8,192 WordLlama rows are 2 MB, within a core's cache: an exact scan
-# of them cost ~0.9 ms on the busy machine against 6.9 ms for 16,384 and 9.5 ms for 32,768
-# (an HNSW search of a 32,768 delta: 0.64 ms; bench note 2026-12-07 "ingest2").
-FOLD_AT = 8_192
+# store/vector_flat.py); a fold reads and rewrites the whole frozen file, and each fold
+# grows the frozen graph in a new session, which costs it recall: 50k messages folded every
+# 8,192 or 16,384 gave recall@10 0.81 against exact search, every 32,768 0.89 (measured,
+# docs/benchmarks.md "a delta without a graph"). An exact scan of 32,768 rows costs more
+# than a graph search (9.5 vs 0.64 ms on the busy machine): the price of those answers.
+FOLD_AT = 32_768
 # Dead keys of the frozen part (replaced or removed vectors) that force a fold: every search
 # of the frozen part may have to ask for this many more answers.
 FOLD_DEAD = 1_024
