@@ -30,6 +30,8 @@ import numpy as np
 from lore_sidecar.heap import release_memory
 from lore_sidecar.store.files import fsync_path
 from lore_sidecar.store.late_table import LateTable
+from lore_sidecar.store.vector_flat import SUFFIX as DELTA_SUFFIX
+from lore_sidecar.store.vector_flat import FlatDelta
 from lore_sidecar.store.vector_part import Part
 
 META = "vectors.json"
@@ -44,9 +46,13 @@ PARTS_LATE = 2
 # One insertion thread: with several, the HNSW graph depends on thread timing, and an index
 # rebuilt from the record would no longer answer exactly like the live one (DESIGN §2.1).
 ADD_THREADS = 1
-# A delta of this many vectors is folded into the frozen part: it is what stays loaded
-# (~17 MB of WordLlama's int8 vectors) and what a save rewrites every few seconds; a fold
-# reads and rewrites the whole frozen file, so it should not come too often either.
+# A delta of this many vectors is folded into the frozen part: it is what stays loaded, what
+# a save rewrites every few seconds and what every dense search scans whole (no graph:
+# store/vector_flat.py); a fold reads and rewrites the whole frozen file, and each fold
+# grows the frozen graph in a new session, which costs it recall: 50k messages folded every
+# 8,192 or 16,384 gave recall@10 0.81 against exact search, every 32,768 0.89 (measured,
+# docs/benchmarks.md "a delta without a graph"). An exact scan of 32,768 rows costs more
+# than a graph search (9.5 vs 0.64 ms on the busy machine): the price of those answers.
 FOLD_AT = 32_768
 # Dead keys of the frozen part (replaced or removed vectors) that force a fold: every search
 # of the frozen part may have to ask for this many more answers.
@@ -150,11 +156,21 @@ class VectorIndex:
                 else:
                     part.frozen = self._view(kind, entry["frozen"])
             if entry.get("delta"):
-                part.delta = self._new(kind)
-                part.delta.load(str(self.directory / entry["delta"]))
+                part.delta = self._load_delta(kind, entry["delta"])
                 part.delta_name = entry["delta"]
             parts[(kind, int(pid))] = part
         return parts, int(meta.get("seq", 0)), stale
+
+    def _load_delta(self, kind: str, name: str) -> FlatDelta:
+        path = self.directory / name
+        if name.endswith(DELTA_SUFFIX):
+            return FlatDelta.load(path, self.spaces[kind][1])
+        # Saved by a release whose delta was an HNSW graph: its rows, as a graph-less delta.
+        old = self._new(kind)
+        old.load(str(path))
+        keys = np.asarray(old.keys, dtype=np.uint64)
+        rows = np.stack(old.get(keys, dtype="i8")) if len(keys) else None
+        return FlatDelta(self.spaces[kind][1], keys, rows)
 
     def _view(self, kind: str, name: str):
         path = self.directory / name
@@ -171,7 +187,8 @@ class VectorIndex:
         named |= {p.delta_name for p in self._parts.values() if p.delta_name}
         for entry in os.scandir(self.directory):
             name = entry.name
-            if (name.endswith(".usearch") and name not in named) or (name.startswith(".") and name.endswith(".tmp")):
+            ours = name.endswith((".usearch", DELTA_SUFFIX))
+            if (ours and name not in named) or (name.startswith(".") and name.endswith(".tmp")):
                 try:
                     os.unlink(entry.path)
                 except OSError:
@@ -202,7 +219,7 @@ class VectorIndex:
             self.late.upsert(kind, keys, late)
         with self._write_lock, self._lock:
             part = self._parts.setdefault((kind, project_id), Part())
-            part.upsert(np.asarray(keys, dtype=np.uint64), vectors, lambda: self._new(kind), ADD_THREADS)
+            part.upsert(np.asarray(keys, dtype=np.uint64), vectors, lambda: FlatDelta(self.spaces[kind][1]))
             self._dirty.add((kind, project_id))
 
     def remove(self, kind: str, project_id: int, keys: Sequence[int]) -> None:
@@ -255,7 +272,9 @@ class VectorIndex:
                     # a follower then reads one save's delta beside that save's dead keys,
                     # never the next save's (a replaced key would answer twice).
                     name = self._delta_name(kind, pid, part.gen)
-                    self._write(part.delta, name)
+                    tmp = self.directory / f".{name}.tmp"
+                    part.delta.save(tmp)
+                    os.replace(tmp, self.directory / name)
                     gone += [part.delta_name] if part.delta_name else []
                     part.delta_name = name
             self._dirty.clear()
@@ -316,7 +335,7 @@ class VectorIndex:
 
     @staticmethod
     def _delta_name(kind: str, pid: int, gen: int) -> str:
-        return f"{kind}-{pid}.f{gen}.d-{secrets.token_hex(4)}.usearch"
+        return f"{kind}-{pid}.f{gen}.d-{secrets.token_hex(4)}{DELTA_SUFFIX}"
 
     def _spaces_meta(self, *, pending: bool = True) -> dict[str, str]:
         """Each kind's model as saved; a kind still being embedded again is saved under a

@@ -3,8 +3,9 @@
 Trigger: a loaded usearch index holds every vector in memory (53 MB a 100k int8 vectors),
 so one million messages' vectors alone passed the sidecar's 500 MB budget. Why two parts:
 a memory-mapped ("viewed") index costs only the pages a search touches, but it cannot be
-written, and the writer keeps inserting. Outcome: new vectors go into a loaded delta; the
-frozen part is an immutable file, viewed; a search asks both and merges by similarity.
+written, and the writer keeps inserting. Outcome: new vectors go into a loaded delta (rows
+without a graph, searched exactly: store/vector_flat.py); the frozen part is an immutable
+HNSW file, viewed; a search asks both and merges by similarity.
 `VectorIndex.save` folds the delta into a new frozen file once it is big enough.
 
 A vector replaced or removed while it sits in the frozen part cannot leave the file: its key
@@ -19,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from lore_sidecar.store.vector_flat import FlatDelta
 
 
 def _present(idx: Any, karr: np.ndarray) -> np.ndarray:
@@ -40,7 +43,7 @@ def _keys(idx: Any) -> np.ndarray:
 class Part:
     frozen: Any = None  # a viewed usearch Index, read-only, or None
     frozen_name: str | None = None  # its file, never rewritten (a fold makes a new name)
-    delta: Any = None  # a loaded usearch Index, or None
+    delta: FlatDelta | None = None
     delta_name: str | None = None  # its file as last saved: a new name every save
     dead: set[int] = field(default_factory=set)  # keys in `frozen` that no longer count
     gen: int = 0  # folds so far: the next frozen file is named after gen + 1
@@ -50,31 +53,24 @@ class Part:
         return frozen + (len(self.delta) if self.delta is not None else 0)
 
     # -- writes (the caller holds the index's locks) ---------------------------------------
-    def upsert(self, karr: np.ndarray, vectors: np.ndarray, new: Callable[[], Any], threads: int) -> None:
+    def upsert(self, karr: np.ndarray, vectors: np.ndarray, new: Callable[[], FlatDelta]) -> None:
         self.dead.update(int(k) for k in _present(self.frozen, karr))
         if self.delta is None:
             self.delta = new()
-        present = _present(self.delta, karr)
-        if len(present):
-            self.delta.remove(present)
-        self.delta.add(karr, vectors, threads=threads)
+        self.delta.upsert(karr, vectors)
 
     def remove(self, karr: np.ndarray) -> bool:
         """True if a live vector went."""
         gone = {int(k) for k in _present(self.frozen, karr)} - self.dead
         self.dead |= gone
-        present = _present(self.delta, karr)
-        if len(present):
-            self.delta.remove(present)
-        return bool(gone) or bool(len(present))
+        return bool(gone) or bool(self.delta is not None and self.delta.remove(karr))
 
     # -- reads -----------------------------------------------------------------------------
     def search(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
         """Up to `limit` (key, cosine distance) from both parts, the dead left out."""
         out: list[tuple[int, float]] = []
-        if self.delta is not None and len(self.delta):
-            m = self.delta.search(vector, min(limit, len(self.delta)))
-            out += [(int(k), float(d)) for k, d in zip(m.keys, m.distances, strict=True)]
+        if self.delta is not None:
+            out += self.delta.search(vector, limit)
         if self.frozen is not None and len(self.frozen) > len(self.dead):
             total = len(self.frozen)
             # First ask for a few spare answers; only if the dead took too many of them ask
@@ -89,17 +85,16 @@ class Part:
 
     def contents(self) -> dict[int, bytes]:
         out: dict[int, bytes] = {}
-        for idx, skip in ((self.frozen, self.dead), (self.delta, set())):
-            if idx is None or not len(idx):
-                continue
-            keys = [k for k in _keys(idx).tolist() if k not in skip]
-            vecs = idx.get(np.asarray(keys, dtype=np.uint64), dtype="i8") if keys else []
+        if self.frozen is not None and len(self.frozen):
+            keys = [k for k in _keys(self.frozen).tolist() if k not in self.dead]
+            vecs = self.frozen.get(np.asarray(keys, dtype=np.uint64), dtype="i8") if keys else []
             out.update({k: np.asarray(v).tobytes() for k, v in zip(keys, vecs, strict=True)})
+        keys, rows = self.delta_items()
+        out.update({k: r.tobytes() for k, r in zip(keys.tolist(), rows if rows is not None else [], strict=True)})
         return out
 
     def delta_items(self) -> tuple[np.ndarray, np.ndarray | None]:
-        """The delta's keys (in its slot order) and their stored int8 vectors."""
+        """The delta's keys (in its row order) and their int8 vectors."""
         if self.delta is None or not len(self.delta):
             return np.zeros(0, dtype=np.uint64), None
-        keys = _keys(self.delta)
-        return keys, np.stack(self.delta.get(keys, dtype="i8"))
+        return self.delta.items()

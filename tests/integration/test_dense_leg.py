@@ -502,3 +502,26 @@ def test_once_the_files_model_is_loaded_a_stop_waits_for_the_batch_in_flight(tmp
         release.set()
         if closer is None:
             e.close()
+
+
+def test_a_stop_while_distilling_waits_for_words_distils_nothing_more(tmp_path, workspace):
+    """The memory thread held between segments (words first) and then told to stop ends
+    there: it does not go on distilling the backlog past the stop (into a database about to
+    close: seen at a 100k bench's close, "memory pass failed: closed database")."""
+    e = engine_for(tmp_path / "store", [str(workspace)], watch=False, distiller="extractive", distillIdleMs=0)
+    try:
+        undrained = threading.Event()
+        undrained.set()
+        e.memory_worker.words_pending = undrained.is_set  # the text leg as the memory thread sees it
+        record(e, "s", [f"We decided to keep the cache in SQLite, reason {i}: it survives restarts." for i in range(300)])
+        assert e.view.indexer.wait_for(e.records.outbox_head(), 30)
+        e.memory_worker.notify()
+        time.sleep(0.5)  # the pass is waiting between segments
+        e.memory_worker.stop()
+        assert not e.memory_worker._thread.is_alive()
+        assert e.records.counts(None)["distillations"] == 0
+        # Control: the same backlog is distilled by a pass that is not stopped.
+        assert e.memory_worker.distiller.tick(force=True)
+        assert e.records.counts(None)["distillations"] > 0
+    finally:
+        e.close()

@@ -35,6 +35,9 @@ SAVE_INTERVAL_S = 2.0
 # 5,000 chunks were one step of minutes, so the position, the snapshot followers read and the
 # progress line ("meaning index 0%") stood still until all were embedded. Outcome: steps of
 # STEP, a snapshot at most every CATCH_UP_SAVE_S while catching up (each save writes it whole).
+# STEP counts items of a slow model (one that embeds in calls of `batch`: MiniLM); a fast
+# one's (WordLlama, ~30,000 texts/s) take the whole window: a 100k import read 4,096 outbox
+# entries and ranked them for every 256 it embedded (~20% of the dense thread, measured).
 STEP = 256
 CATCH_UP_SAVE_S = 10.0
 # Outbox entries looked over to choose a step's most useful chunks (engine/indexing/priority.py).
@@ -244,7 +247,7 @@ class DenseWorker:
                 todo.append((kind, key, pid, seq))
         self._remove(deletes)
         step: dict[str, dict[int, int]] = {}
-        for kind, key, _pid, seq in self._first(todo)[:STEP]:
+        for kind, key, _pid, seq in self._step(self._first(todo)):
             step.setdefault(kind, {})[key] = seq
         for kind, keys in step.items():
             self.add(self.load(kind, list(keys)), yielding=True)
@@ -260,6 +263,16 @@ class DenseWorker:
             self._ahead = {k: v for k, v in self._ahead.items() if v > done}
             self._vectorless &= self._ahead.keys()
         return True
+
+    def _step(self, todo: list[tuple[str, int, int, int]]) -> list[tuple[str, int, int, int]]:
+        """The first of `todo` up to STEP items of a slow model (any number of a fast one's)."""
+        slow = 0
+        for i, (kind, *_rest) in enumerate(todo):
+            if getattr(self.models.for_kind(kind), "batch", None):
+                if slow == STEP:
+                    return todo[:i]
+                slow += 1
+        return todo
 
     def _remove(self, items: list[tuple[str, int, int, int]]) -> None:
         """(kind, key, project, seq) items whose vectors go: done up to their entries."""

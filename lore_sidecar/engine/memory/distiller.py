@@ -321,6 +321,10 @@ class Distiller:
         }
 
 
+class _Stopping(Exception):
+    """The memory thread was told to stop while it waited between two segments."""
+
+
 class MemoryWorker:
     """The writer's memory thread: wakes when told (new messages) or every `poll_s`.
 
@@ -341,7 +345,12 @@ class MemoryWorker:
         distiller.between = self._words_first
 
     def _words_first(self) -> None:
+        """Trigger: a stop while the pass waits (an import's backlog, held for the dense leg).
+        Why: the pass went on distilling segment after segment, past the stop's join, into a
+        closed database. Outcome: the pass ends there; the next start takes the segments up."""
         wait_for_words(self.words_pending, self._stop)
+        if self._stop.is_set():
+            raise _Stopping
 
     def start(self) -> None:
         self._thread.start()
@@ -369,6 +378,8 @@ class MemoryWorker:
                 return
             try:
                 self.distiller.tick()
+            except _Stopping:
+                return
             except LoreError as exc:
                 if exc.kind in FENCED:
                     return  # demoted: the new writer distils from here
