@@ -82,11 +82,11 @@ ROUND = [
     # with it planted); the survivor was this round's choice of files, not a gap. Added
     # anyway (replacements in the delta, contents equal to the writer's):
     # test_vector_parts.py::test_a_follower_reads_the_writers_grown_delta_and_its_replacements
-    Mutation("rev10-follower-keeps-old-delta", VI,
-             '            if entry.get("delta"):\n                part.delta = self._new(kind)\n',
+    Mutation("rev10-follower-keeps-old-delta", VI,  # (re-expressed after ingest2's graph-less delta)
+             '            if entry.get("delta"):\n                part.delta = self._load_delta(kind, entry["delta"])\n',
              '            if entry.get("delta") and old is not None and old.delta is not None:\n'
              '                part.delta = old.delta\n'
-             '            elif entry.get("delta"):\n                part.delta = self._new(kind)\n',
+             '            elif entry.get("delta"):\n                part.delta = self._load_delta(kind, entry["delta"])\n',
              FOLLOW + ("tests/integration/test_store_and_index.py",), by=BY),
     # 9. A follower keeps viewing its old frozen file after a fold (reused by part, not name).
     Mutation("rev10-follower-keeps-stale-frozen", VI,
