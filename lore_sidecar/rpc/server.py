@@ -77,6 +77,8 @@ class LoreServer(LanguageServer):
         # The engine once opened, and the writer's scans in flight: `close` stops and closes
         # them. The lock orders an open that finishes against a close that begins.
         self._opened = None
+        self._open_work: Future | None = None  # the open, on the executor
+        self._store_opening = False  # the open went past its imports (it is touching the store)
         self._open_lock = threading.Lock()
         self._scans: set[Future] = set()
         self.client_info: lsp.ClientInfo | None = None
@@ -106,11 +108,11 @@ class LoreServer(LanguageServer):
         self.client_info = params.client_info
         if params.process_id and not self.client_pid:
             self.client_pid = params.process_id
-        loop = asyncio.get_running_loop()
 
         async def opened():
             collector.started()
-            return await loop.run_in_executor(self.executor, self._open)
+            self._open_work = self.executor.submit(self._open)
+            return await asyncio.wrap_future(self._open_work)
 
         # A task's first step runs on a later turn of the loop, after pygls has written the
         # reply to `initialize` on this one: the collection of what start-up left and the
@@ -119,8 +121,14 @@ class LoreServer(LanguageServer):
 
     def _open(self):
         assert self.settings is not None
-        if self.stopped.is_set():
-            raise LoreError("shuttingDown", "the server is exiting")
+        if self.open_engine is _open_default_engine:
+            # The engine's imports (numpy, Tantivy, usearch...: the open's first seconds under
+            # load) touch no store: an exit meanwhile ends the process without waiting for them.
+            import lore_sidecar.app  # noqa: F401
+        with self._open_lock:
+            if self.stopped.is_set():
+                raise LoreError("shuttingDown", "the server is exiting")
+            self._store_opening = True
         engine = self.open_engine(
             self.settings, self.folders, on_commit=self._on_commit, on_role_change=self._on_role_change
         )
@@ -240,10 +248,17 @@ class LoreServer(LanguageServer):
         if watcher is not None:
             watcher.stop()
 
+    def importing(self) -> bool:
+        """An open is still importing the engine's modules (no store touched): after `close`
+        it will not open the store, and nothing needs waiting for."""
+        work = self._open_work  # not engine_future: the loop's end cancels that task, not the thread
+        return work is not None and not work.done() and not self._store_opening
+
     def close(self) -> None:
         """Stop and close what this server opened, promptly: a scan in flight ends at its next
         progress report (waited for: it writes the indexes being closed); an open in flight
-        closes its engine itself when it finishes (`_open`)."""
+        closes its engine itself when it finishes (`_open`), or never opens the store when it
+        is still importing."""
         with self._open_lock:
             if self.stopped.is_set():
                 return
@@ -337,7 +352,7 @@ def serve_stdio(server: LoreServer) -> int:
         exit_code = asyncio.run(main())
     finally:
         server.close()
-    return exit_leaving_loads(exit_code)
+    return exit_leaving_loads(exit_code, imports_running=server.importing())
 
 
 def _watch_parent(server: LoreServer, loop: asyncio.AbstractEventLoop, done: asyncio.Event) -> None:

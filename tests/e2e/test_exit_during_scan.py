@@ -91,3 +91,75 @@ def test_shutdown_and_exit_during_the_first_scan_end_at_its_next_batch_and_keep_
         assert files, "the rest of the workspace was not scanned on the next start"
     finally:
         assert again.close() == 0
+
+
+HOLD_IMPORTS = textwrap.dedent('''
+    import importlib.abc, importlib.util, pathlib, sys, time
+    flag, release = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+
+    class Held(importlib.abc.MetaPathFinder):
+        """Holds the execution of lore_sidecar.app (not the finding: that holds the global
+        import lock, which no real import holds for long)."""
+
+        def find_spec(self, name, path=None, target=None):
+            if name != "lore_sidecar.app":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec(name)
+            real = spec.loader
+
+            class Loader(importlib.abc.Loader):
+                def create_module(self, spec):
+                    return real.create_module(spec)
+
+                def exec_module(self, module):
+                    flag.write_text("importing")
+                    deadline = time.monotonic() + 120
+                    while not release.exists() and time.monotonic() < deadline:
+                        time.sleep(0.05)
+                    real.exec_module(module)
+
+            spec.loader = Loader()
+            return spec
+
+    sys.meta_path.insert(0, Held())
+    from lore_sidecar.cli import main
+    sys.exit(main(sys.argv[3:]))
+''')
+
+
+def test_exit_while_the_engine_is_still_importing_ends_at_once_and_opens_no_store(tmp_path):
+    """The engine's imports (the open's first seconds under load) are held for 120 s: the
+    process ends with code 0 while they are held, never opening the store; the control opens
+    the same store and answers."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.md").write_text("# A\n\nThe osprey roosts by the weir.\n")
+    script, flag, release = tmp_path / "held.py", tmp_path / "held", tmp_path / "release"
+    script.write_text(HOLD_IMPORTS)
+    log, store = tmp_path / "sidecar.log", tmp_path / "store"
+    c = StdioClient([sys.executable, str(script), str(flag), str(release), "--stdio", "--store-dir", str(store),
+                     "-v", "--log-file", str(log)])
+    try:
+        c.initialize(ws, options={"watch": False, "distiller": "off"})
+        deadline = time.monotonic() + 120
+        while not flag.exists():
+            assert time.monotonic() < deadline, "the engine's imports never began"
+            time.sleep(0.05)
+        assert c.request("shutdown", timeout=60) is None
+        c.notify("exit")
+        assert c.proc.wait(timeout=60) == 0  # with the imports still held
+        assert not release.exists()
+        assert "the store was not opened" in log.read_text()
+        assert not (store / "lore.db").exists()
+    finally:
+        release.write_text("go")
+        if c.proc.poll() is None:
+            c.proc.kill()
+
+    again = StdioClient([sys.executable, "-m", "lore_sidecar", "--stdio", "--store-dir", str(store)])
+    try:
+        again.initialize(ws, options={"watch": False, "distiller": "off"})
+        assert again.request("lore/status")["storeDir"] == str(store)
+    finally:
+        assert again.close() == 0
