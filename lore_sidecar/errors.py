@@ -33,8 +33,9 @@ class BadParams(Exception):
 
 
 class ScanStopped(Exception):
-    """Raised from a scan's progress report when the process is exiting: the scan ends at a
-    batch boundary (what it wrote is committed; the next start scans the rest)."""
+    """Raised from a scan's progress report when the process is exiting: the scan ends there
+    (the batches it wrote are committed, the one it was filling is dropped; the next start
+    scans the rest)."""
 
 
 # This instance may not write (any more): a write is spooled for the writer instead, a

@@ -1,5 +1,5 @@
 """A sidecar told to shut down and exit during its first scan of the workspace answers at once
-and ends at the scan's next batch boundary, instead of finishing the scan first (an editor
+and ends at the scan's next progress report (every 200 files), instead of finishing the scan first (an editor
 closed right after opening a big project lingered for the whole scan). Nothing acknowledged
 is lost, and the next start scans the rest.
 
@@ -41,7 +41,7 @@ HOLD = textwrap.dedent('''
 ''')
 
 
-def test_shutdown_and_exit_during_the_first_scan_end_at_its_next_batch_and_keep_what_was_acknowledged(tmp_path):
+def test_shutdown_and_exit_during_the_first_scan_end_at_its_next_progress_report_and_keep_what_was_acknowledged(tmp_path):
     ws = tmp_path / "ws"
     (ws / "notes").mkdir(parents=True)
     for i in range(FILES):
