@@ -32,6 +32,12 @@ class BadParams(Exception):
         self.errors = errors
 
 
+class ScanStopped(Exception):
+    """Raised from a scan's progress report when the process is exiting: the scan ends there
+    (the batches it wrote are committed, the one it was filling is dropped; the next start
+    scans the rest)."""
+
+
 # This instance may not write (any more): a write is spooled for the writer instead, a
 # writer-only loop stops. `staleEpoch` is the fence: a paused ex-writer woke up.
 FENCED = frozenset({"notWriter", "staleEpoch"})

@@ -12,7 +12,8 @@ import os
 import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from pygls.protocol.language_server import lsp_method
 
 from lore_sidecar import PROTOCOL_VERSION, __version__, collector, logs
 from lore_sidecar.engine.uris import file_path
-from lore_sidecar.errors import LoreError
+from lore_sidecar.errors import LoreError, ScanStopped
 from lore_sidecar.settings import Settings, load_settings
 from lore_sidecar.wire.methods import METHOD_TO_TYPES
 
@@ -73,6 +74,13 @@ class LoreServer(LanguageServer):
         self.watcher = None
         self.client_pid: int | None = cli_options.get("clientProcessId")
         self.stopped = threading.Event()
+        # The engine once opened, and the writer's scans in flight: `close` stops and closes
+        # them. The lock orders an open that finishes against a close that begins.
+        self._opened = None
+        self._open_work: Future | None = None  # the open, on the executor
+        self._store_opening = False  # the open went past its imports (it is touching the store)
+        self._open_lock = threading.Lock()
+        self._scans: set[Future] = set()
         self.client_info: lsp.ClientInfo | None = None
 
     # -- engine lifecycle ----------------------------------------------------------------------
@@ -100,11 +108,11 @@ class LoreServer(LanguageServer):
         self.client_info = params.client_info
         if params.process_id and not self.client_pid:
             self.client_pid = params.process_id
-        loop = asyncio.get_running_loop()
 
         async def opened():
             collector.started()
-            return await loop.run_in_executor(self.executor, self._open)
+            self._open_work = self.executor.submit(self._open)
+            return await asyncio.wrap_future(self._open_work)
 
         # A task's first step runs on a later turn of the loop, after pygls has written the
         # reply to `initialize` on this one: the collection of what start-up left and the
@@ -113,9 +121,25 @@ class LoreServer(LanguageServer):
 
     def _open(self):
         assert self.settings is not None
-        return self.open_engine(
+        if self.open_engine is _open_default_engine:
+            # The engine's imports (numpy, Tantivy, usearch...: the open's first seconds under
+            # load) touch no store: an exit meanwhile ends the process without waiting for them.
+            import lore_sidecar.app  # noqa: F401
+        with self._open_lock:
+            if self.stopped.is_set():
+                raise LoreError("shuttingDown", "the server is exiting")
+            self._store_opening = True
+        engine = self.open_engine(
             self.settings, self.folders, on_commit=self._on_commit, on_role_change=self._on_role_change
         )
+        with self._open_lock:
+            if not self.stopped.is_set():
+                self._opened = engine
+                return engine
+        # Trigger: exit arrived while the store was opening. Why: after `close` nobody else
+        # will close it. Outcome: closed here, on the thread that opened it.
+        engine.close()
+        raise LoreError("shuttingDown", "the server is exiting")
 
     async def engine(self):
         if self.engine_future is None:
@@ -162,8 +186,11 @@ class LoreServer(LanguageServer):
         caps = getattr(self.protocol, "client_capabilities", None)
         return bool(caps and caps.window and caps.window.work_done_progress)
 
-    async def with_progress(self, title: str, work: Callable[[Callable[[str, int | None], None]], Any]) -> Any:
-        """Run `work(report)` on the executor, reporting `$/progress` if the client can show it."""
+    async def with_progress(self, title: str, work: Callable[[Callable[[str, int | None], None]], Any], *,
+                            stoppable: bool = False) -> Any:
+        """Run `work(report)` on the executor, reporting `$/progress` if the client can show it.
+        A `stoppable` work (the writer's own scans, which nobody awaits an answer for) ends at
+        its next report once the server is closing: `report` raises ScanStopped."""
         loop = asyncio.get_running_loop()
         token = None
         if self.supports_progress():
@@ -175,13 +202,20 @@ class LoreServer(LanguageServer):
                 token = None
 
         def report(message: str, pct: int | None) -> None:
+            if stoppable and self.stopped.is_set():
+                raise ScanStopped()
             if token is not None:
                 loop.call_soon_threadsafe(
                     self.work_done_progress.report, token, lsp.WorkDoneProgressReport(message=message, percentage=pct)
                 )
 
         try:
-            return await loop.run_in_executor(self.executor, lambda: work(report))
+            if not stoppable:
+                return await loop.run_in_executor(self.executor, lambda: work(report))
+            future = self.executor.submit(work, report)
+            self._scans.add(future)
+            future.add_done_callback(self._scans.discard)
+            return await asyncio.wrap_future(future)
         finally:
             if token is not None:
                 self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
@@ -201,7 +235,7 @@ class LoreServer(LanguageServer):
         if self.settings is None or self.stopped.is_set():
             return
         if self.settings.index.index_workspace and engine.projects.folders:
-            await self.with_progress("lore: indexing workspace", lambda report: engine.index.scan(report))
+            await self.with_progress("lore: indexing workspace", lambda report: engine.index.scan(report), stoppable=True)
         folders = engine.projects.on_disk()
         if self.settings.index.watch and folders and engine.role.writer and self.watcher is None:
             from lore_sidecar.watch import Watcher
@@ -214,15 +248,27 @@ class LoreServer(LanguageServer):
         if watcher is not None:
             watcher.stop()
 
+    def importing(self) -> bool:
+        """An open is still importing the engine's modules (no store touched): after `close`
+        it will not open the store, and nothing needs waiting for."""
+        work = self._open_work  # not engine_future: the loop's end cancels that task, not the thread
+        return work is not None and not work.done() and not self._store_opening
+
     def close(self) -> None:
-        if self.stopped.is_set():
-            return
-        self.stopped.set()
+        """Stop and close what this server opened, promptly: a scan in flight ends at its next
+        progress report (waited for: it writes the indexes being closed); an open in flight
+        closes its engine itself when it finishes (`_open`), or never opens the store when it
+        is still importing."""
+        with self._open_lock:
+            if self.stopped.is_set():
+                return
+            self.stopped.set()
+            engine = self._opened
         self._stop_watcher()
-        fut = self.engine_future
-        if fut is not None and fut.done() and not fut.cancelled() and fut.exception() is None:
+        wait_futures(list(self._scans))
+        if engine is not None:
             try:
-                fut.result().close()
+                engine.close()
             except Exception:
                 log.exception("closing the engine failed")
         self.executor.shutdown(wait=False, cancel_futures=True)
@@ -306,7 +352,7 @@ def serve_stdio(server: LoreServer) -> int:
         exit_code = asyncio.run(main())
     finally:
         server.close()
-    return exit_leaving_loads(exit_code)
+    return exit_leaving_loads(exit_code, imports_running=server.importing())
 
 
 def _watch_parent(server: LoreServer, loop: asyncio.AbstractEventLoop, done: asyncio.Event) -> None:

@@ -133,6 +133,10 @@ class Dispatcher:
         self.exit_requested = False
         self.exit_code = 0
         self.on_exit: Callable[[], None] = lambda: None
+        # The ids of the client's requests handed to pygls: shutdown and exit wait for these,
+        # not for notification handlers (pygls files `initialized`, which runs the first
+        # scan, among the same futures under an id of its own) nor for our own requests.
+        self.requests: set[Any] = set()
 
     def feed(self, data: bytes) -> None:
         for event in self.parser.feed(data):
@@ -227,13 +231,18 @@ class Dispatcher:
             self.shutdown_requested = True
             asyncio.ensure_future(self._when_idle(lambda: self._dispatch(msg)))
             return
+        if has_id:
+            if len(self.requests) > 256:
+                self.requests &= self.protocol._request_futures.keys()  # the answered ones go
+            self.requests.add(msg_id)
         self._dispatch(msg)
 
     async def _when_idle(self, then: Callable[[], None], timeout: float = 120.0) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while loop.time() < deadline:
-            pending = [f for f in self.protocol._request_futures.values() if not f.done()]
+            futures = self.protocol._request_futures
+            pending = [f for i, f in list(futures.items()) if i in self.requests and not f.done()]
             if not pending:
                 # A finished request is answered by its future's done-callback, which the
                 # loop has queued but not yet run: yield once so every answer is written

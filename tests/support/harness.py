@@ -7,11 +7,14 @@ HOME, stdin closed, and every outside lookup disabled.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +31,19 @@ HERMES = ("hermes-agent[mcp]", "0.19.0")
 COPILOT_XDG_CACHE = CACHE / "copilot-xdg-cache"
 
 
+@contextmanager
+def _installing(name: str) -> Iterator[None]:
+    """Held around one harness's install: two pytest processes on one checkout (two workers,
+    two runs) install it once, the second waiting for the first and then finding its stamp."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f".lock-{name}", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def install(name: str, *extra: str) -> Path:
     """The harness's executable, installing the package first if needed."""
     package, version, binary = PACKAGES[name]
@@ -35,13 +51,19 @@ def install(name: str, *extra: str) -> Path:
     exe = prefix / "node_modules" / ".bin" / binary
     stamp = prefix / f".installed-{version}"
     if not stamp.exists():
+        with _installing(name):
+            _install_npm(prefix, stamp, f"{package}@{version}", *extra)
+    return exe
+
+
+def _install_npm(prefix: Path, stamp: Path, *args: str) -> None:
+    if not stamp.exists():  # looked at again under the lock: another process may have installed it
         if shutil.which("npm") is None:
             raise RuntimeError("npm is required to install the harnesses (Node 20 is on the CI machine)")
         prefix.mkdir(parents=True, exist_ok=True)
         subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-                        f"{package}@{version}", *extra], check=True, timeout=900)
+                        *args], check=True, timeout=900)
         stamp.touch()
-    return exe
 
 
 def install_hermes() -> Path:
@@ -50,10 +72,12 @@ def install_hermes() -> Path:
     venv = CACHE / "hermes" / "venv"
     stamp = venv / f".installed-{version}"
     if not stamp.exists():
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=300)
-        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                        f"{package}=={version}"], check=True, timeout=1200)
-        stamp.touch()
+        with _installing("hermes"):
+            if not stamp.exists():
+                subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=300)
+                subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                                "--disable-pip-version-check", f"{package}=={version}"], check=True, timeout=1200)
+                stamp.touch()
     return venv / "bin" / "hermes"
 
 
@@ -102,11 +126,11 @@ def install_plugin_deps() -> Path:
     prefix = CACHE / "opencode-plugin"
     stamp = prefix / f".installed-{version}"
     if not stamp.exists():
-        prefix.mkdir(parents=True, exist_ok=True)
-        (prefix / "package.json").write_text(json.dumps({"dependencies": {"@opencode-ai/plugin": version}}) + "\n")
-        subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error"],
-                       check=True, timeout=600)
-        stamp.touch()
+        with _installing("opencode-plugin"):
+            if not stamp.exists():
+                prefix.mkdir(parents=True, exist_ok=True)
+                (prefix / "package.json").write_text(json.dumps({"dependencies": {"@opencode-ai/plugin": version}}) + "\n")
+                _install_npm(prefix, stamp)
     return prefix
 
 

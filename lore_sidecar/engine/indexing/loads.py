@@ -34,13 +34,17 @@ def left_running() -> bool:
     return any(t.name == THREAD and t.is_alive() for t in threading.enumerate())
 
 
-def exit_leaving_loads(code: int) -> int:
+def exit_leaving_loads(code: int, *, imports_running: bool = False) -> int:
     """With a worker left running, once everything is closed and saved, the process ends at
     once with `code` (logs and streams flushed first); otherwise `code` is returned for the
-    normal exit."""
-    if not left_running():
+    normal exit. `imports_running`: a thread is still importing the engine's modules (the
+    store not yet touched), which interpreter shutdown would otherwise wait out."""
+    if imports_running:
+        log.info("exiting with the engine's imports left running (the store was not opened)")
+    elif not left_running():
         return code
-    log.info("exiting with a model load left running")
+    else:
+        log.info("exiting with a model load left running")
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -12,6 +12,7 @@ from lore_sidecar.engine.indexing.progress import progress_of, scan_finished, sc
 from lore_sidecar.engine.indexing.reindex import rebuild
 from lore_sidecar.engine.project import canonical_root
 from lore_sidecar.engine.workspace.index import Progress
+from lore_sidecar.errors import ScanStopped
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,9 @@ class IndexRequests:
                 log.info("indexed %s: %s", folder, stats)
                 if (found := records.find_project(root)) is not None:
                     scan_finished(records, found.id)
+            except ScanStopped:
+                log.info("indexing %s stopped: the process is exiting", folder)
+                return
             except Exception:  # one bad folder never stops the others
                 log.exception("indexing %s failed", folder)
         self.i.mark.raise_to(records.outbox_head())
