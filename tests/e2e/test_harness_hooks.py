@@ -266,10 +266,76 @@ def test_pi_extension_carries_on_without_memory_when_the_sidecar_never_opens(lab
         body = second_session_request(fake, "chat")
         assert "<recall" not in body and "6543" not in body
         assert "continuing without memory" in stuck.stderr or "timed out" in stuck.stderr
+        # Each call's wait was bounded by LORE_SIDECAR_READY_MS (the client logs the wait it
+        # gave up after), not by the 20 s default.
+        waits = [int(ms) for ms in re.findall(r"timed out after (\d+) ms", stuck.stderr)]
+        assert waits and max(waits) <= 3000, waits
         fake.requests.clear()
         control = harness.run([*cmd, QUESTION], cwd=ws, env=env)
         assert control.returncode == 0, control.stderr[-2000:]
         assert "6543" in second_session_request(fake, "chat")
+
+
+GUIDANCE = "Long-term memory (lore) is available."  # the head of the session-start text
+
+
+def test_pi_extension_gives_the_session_start_text_to_the_first_prompt_of_a_session_only(lab):
+    """The session-start text (guidance, boot block, startup recall), asked for at session
+    start without holding it, goes into the first prompt's system prompt, once: the session's
+    second prompt gets its own recall, not the start text again."""
+    ws, store, tmp = lab
+    pi = harness.install("pi")
+    seed_fact(store, ws)
+    with FakeModels(reply) as fake:
+        cmd, env = pi_run(pi, tmp, store, fake)
+        run = harness.run([*cmd, "Say hello.", QUESTION], cwd=ws, env=env)  # two prompts, one session
+        assert run.returncode == 0, run.stderr[-2000:]
+        first = [b for b in fake.bodies("chat") if "Say hello." in b and "Which port" not in b]
+        second = second_session_request(fake, "chat")
+    assert first, "the first prompt never reached the model"
+    assert first[0].count(GUIDANCE) == 1, first[0][:2000]
+    assert "6543" in second and GUIDANCE not in second
+
+
+# A sidecar that opens at once and never answers `lore/recordMessages`.
+STUCK_WRITES = textwrap.dedent('''
+    import asyncio, sys
+    from lore_sidecar.rpc.features import capture
+    real = capture.handlers
+
+    def handlers(c):
+        out = real(c)
+
+        async def stuck(params):
+            await asyncio.sleep(3600)
+
+        out["lore/recordMessages"] = stuck
+        return out
+
+    capture.handlers = handlers
+    from lore_sidecar.cli import main
+    sys.exit(main(sys.argv[1:]))
+''')
+
+
+def test_pi_extension_waits_the_usual_3_s_once_the_sidecar_has_answered(lab):
+    """The long wait (LORE_SIDECAR_READY_MS, 20 s by default) is for a sidecar still opening
+    its store, before its first answer. Once it has answered, a call it does not answer gives
+    up after 3 s, not whatever is left of the 20 s (the client logs the wait it gave up after)."""
+    ws, store, tmp = lab
+    pi = harness.install("pi")
+    seed_fact(store, ws)
+    script = tmp / "stuck_writes.py"
+    script.write_text(STUCK_WRITES)
+    with FakeModels(reply) as fake:
+        cmd, env = pi_run(pi, tmp, store, fake)
+        env = {**env, "LORE_SIDECAR_CMD": f"{sys.executable} {script} --stdio --store-dir {store}"}
+        run = harness.run([*cmd, QUESTION], cwd=ws, env=env, timeout=120)
+        assert run.returncode == 0, run.stderr[-2000:]
+        body = second_session_request(fake, "chat")
+    assert "<recall session_id=" in body and "6543" in body  # the sidecar answered before the writes
+    waits = re.findall(r"lore/recordMessages timed out after (\d+) ms", run.stderr)
+    assert waits and set(waits) == {"3000"}, (waits, run.stderr[-1000:])
 
 
 def test_opencode_plugin_carries_a_fact_into_the_next_session(lab):

@@ -311,3 +311,25 @@ def test_the_health_page_answers_while_files_and_folders_of_the_store_come_and_g
         stop.set()
         proc.terminate()
         proc.wait(10)
+
+
+def test_the_health_pages_store_size_is_the_bytes_of_its_files_in_every_folder(tmp_path):
+    """What the Health page shows: the regular files' bytes, in the store's folders at every
+    depth (the indexes live in folders of folders); a link is not followed (its target may be
+    anywhere); a store folder that is not there is no disk and no bytes, not an error."""
+    import os
+
+    from lore_sidecar.ui.pages import _disk_and_size
+
+    store = tmp_path / "store"
+    (store / "index" / "epoch-1" / "text").mkdir(parents=True)
+    (store / "lore.db").write_bytes(b"d" * 1000)
+    (store / "index" / "epoch-1" / "vectors.bin").write_bytes(b"v" * 300)
+    (store / "index" / "epoch-1" / "text" / "segment").write_bytes(b"t" * 20)
+    elsewhere = tmp_path / "elsewhere.bin"
+    elsewhere.write_bytes(b"x" * 50_000)
+    os.symlink(elsewhere, store / "linked.bin")
+    disk, size = _disk_and_size(store)
+    assert disk is not None and disk.total > 0
+    assert size == 1000 + 300 + 20
+    assert _disk_and_size(tmp_path / "gone") == (None, 0)

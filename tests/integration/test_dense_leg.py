@@ -378,6 +378,89 @@ def test_a_reindex_counts_every_record_still_to_embed_until_its_vectors_are_back
         e.close()
 
 
+def test_a_reindex_counts_every_record_at_once_while_the_dense_leg_has_yet_to_list_them(tmp_path, workspace):
+    """The records left to embed are counted when the reindex drops the vectors, not when the
+    dense leg gets round to listing them: a dense leg not there yet (here held just before it
+    lists them; a catch-up, a load) does not make `vectorLag` read 1 a kind meanwhile."""
+    e = engine_for(tmp_path / "store", [str(workspace)], watch=False, distiller="off", filesEmbedder="same")
+    go = threading.Event()
+    try:
+        e.index.scan()
+        record(e, "s", [SAID] + [f"filler message number {i}" for i in range(39)])
+        assert e.index.wait(60)
+        assert e.status()["vectorLag"] == 0
+        dense = e.view.indexer.dense
+        real_reembed, reached = dense._reembed, threading.Event()
+
+        def held_reembed():
+            reached.set()
+            go.wait(60)
+            return real_reembed()
+
+        dense._reembed = held_reembed
+        counts = e.records.counts(None)
+        everything = counts["messages"] + counts["chunks"]
+        assert counts["messages"] == 40 and counts["chunks"] > 0
+        done: list = []
+        rebuild = threading.Thread(target=lambda: done.append(e.index.rebuild("all")), daemon=True)
+        rebuild.start()
+        try:
+            assert reached.wait(30)  # the vectors are dropped; the dense leg has not listed a record
+            status = e.status()
+            assert status["vectorLag"] == everything, status["vectorLag"]
+        finally:
+            go.set()
+        rebuild.join(120)
+        assert done and not rebuild.is_alive()
+        assert e.status()["vectorLag"] == 0
+    finally:
+        go.set()
+        e.close()
+
+
+def test_a_stop_while_a_reindex_rebuilds_the_words_writes_none_of_the_rest(tmp_path, workspace):
+    """A stop during `lore/reindex`'s word rebuild ends it at its next batch: the kinds still
+    to rebuild are not written after the stop (the close would wait for them all, up to its
+    30 s), and the next start rebuilds the words whole."""
+    store = tmp_path / "store"
+    e = engine_for(store, [str(workspace)], watch=False, distiller="off", filesEmbedder="same")
+    e.index.scan()
+    record(e, "s", [SAID] + [f"filler message number {i}" for i in range(39)])
+    assert e.index.wait(60)
+    counts = e.records.counts(None)
+    assert counts["messages"] == 40 and counts["chunks"] > 0  # files come after messages
+    text = e.view.indexer.text
+    real_upsert, words_in, words_go, after_stop = text.upsert, threading.Event(), threading.Event(), []
+
+    def held_upsert(docs):
+        if e.view.indexer._stop.is_set():
+            after_stop.extend(sorted({d.kind for d in docs}))
+        words_in.set()
+        words_go.wait(60)
+        return real_upsert(docs)
+
+    text.upsert = held_upsert
+    threading.Thread(target=e.view.indexer.request_rebuild, args=(60,), daemon=True).start()
+    assert words_in.wait(30)  # the messages' words are being rebuilt
+    closer = threading.Thread(target=e.close)
+    closer.start()
+    while not e.view.indexer._stop.is_set():
+        time.sleep(0.01)
+    words_go.set()
+    closer.join(60)
+    assert not closer.is_alive()
+    assert after_stop == []  # (it went on to the files' words)
+    assert e.view.indexer.error is None  # a stop, not a failure
+
+    again = engine_for(store, [str(workspace)], watch=False, distiller="off", filesEmbedder="same")
+    try:
+        assert again.index.wait(60)
+        assert again.view.text.num_docs() == counts["messages"] + counts["chunks"]
+        assert [h.uri for h in again.recall("automobile overheated", sources=["messages"]).hits][:1] == ["session://s/s-0"]
+    finally:
+        again.close()
+
+
 def test_a_scan_holds_the_legs_that_follow_the_text_leg_until_it_has_written_its_last_batch(tmp_path):
     """Between two of a scan's batches the text leg is level for a moment; the dense leg
     (MiniLM: ~2 s of a core a batch) must not take that moment while the scan still writes."""

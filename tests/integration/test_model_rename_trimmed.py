@@ -54,10 +54,18 @@ def _open_held(store, ws, monkeypatch):
     return e, held[0].lock, embedded
 
 
-def _old_store(tmp_path, monkeypatch):
+# A file of many chunks: its kind is counted by chunks, not files.
+LONG_DOC = "\n\n".join(f"## Section {i}\n\n" + f"Paragraph {i} of the long guide: the ferry timetable for pier {i} "
+                         "changes every season, and the harbour office posts it by the gate. " * 6 for i in range(40))
+
+
+def _old_store(tmp_path, monkeypatch, *, long_file: bool = False):
     """A store written by a release whose files model was called OLD_NAME: a workspace and
-    messages embedded, then closed (the final save trims the outbox behind both legs)."""
+    messages embedded, then closed (the final save trims the outbox behind both legs).
+    `long_file`: the workspace also holds a file of many chunks."""
     ws = _workspace(tmp_path / "ws")
+    if long_file:
+        (ws / "guide.md").write_text(LONG_DOC)
     store = tmp_path / "store"
     with monkeypatch.context() as m:
         m.setattr(E.LazyMiniLM, "name", OLD_NAME)
@@ -107,6 +115,37 @@ def test_a_files_model_rename_on_a_trimmed_store_reembeds_files_only(tmp_path, m
     assert meta["spaces"]["files"] == f"{E.MINILM_INT8_NAME}/384"
 
 
+def test_a_files_model_rename_counts_every_chunk_left_while_its_first_batch_is_embedded(tmp_path, monkeypatch):
+    """A renamed model's kind is counted whole as soon as the dense leg lists it: while its
+    first batch is being embedded `vectorLag` is every chunk (it read 1, the kind, until a
+    batch was done). The control: 0 once they are all in."""
+    ws, store, _ = _old_store(tmp_path, monkeypatch, long_file=True)
+    inside, release = threading.Event(), threading.Event()
+    add = DenseWorker.add
+
+    def held_add(self, *a, **kw):
+        inside.set()
+        release.wait(60)
+        return add(self, *a, **kw)
+
+    monkeypatch.setattr(DenseWorker, "add", held_add)
+    e = engine_for(store, [str(ws)], watch=False)
+    try:
+        try:
+            assert inside.wait(60)  # the files' first batch, being embedded again
+            assert e.view.vectors.stale == {"files"}
+            chunks = len(_keys(e))
+            assert chunks > len(set(_keys(e).values()))
+            assert e.status()["vectorLag"] == chunks
+        finally:
+            release.set()
+        assert e.index.wait(120)
+        assert e.status()["vectorLag"] == 0
+    finally:
+        release.set()
+        e.close()
+
+
 def test_a_reembedding_stopped_half_way_is_taken_up_on_the_next_start(tmp_path, monkeypatch):
     ws, store, messages = _old_store(tmp_path, monkeypatch)
     e, held, _ = _open_held(store, ws, monkeypatch)
@@ -145,8 +184,10 @@ def test_a_reembedding_stopped_half_way_is_taken_up_on_the_next_start(tmp_path, 
 
 def test_vectors_lost_on_a_trimmed_store_are_embedded_again_without_a_text_rebuild(tmp_path, monkeypatch):
     """What a sidecar stopped in the middle of its first save leaves (the report's store):
-    vector files without `vectors.json`, the outbox trimmed past everything."""
-    ws, store, messages = _old_store(tmp_path, monkeypatch)
+    vector files without `vectors.json`, the outbox trimmed past everything. A status asked
+    at once counts every record to embed again (files by their chunks), before the dense leg
+    has listed one."""
+    ws, store, messages = _old_store(tmp_path, monkeypatch, long_file=True)
     e = engine_for(store, [str(ws)], watch=False)
     try:
         assert e.index.wait(120)
@@ -158,7 +199,13 @@ def test_vectors_lost_on_a_trimmed_store_are_embedded_again_without_a_text_rebui
     try:
         try:
             assert e.records.outbox_after(0) == []
-            assert e.status()["vectorLag"] > 0  # nothing of the vectors is there: not level
+            counts = e.records.counts(None)
+            assert counts["chunks"] > counts["files"]  # (a file of many chunks)
+            every = sum(counts["chunks" if kind == "files" else kind] for kind in e.view.vectors.spaces)
+            assert every > counts["messages"]
+            # Nothing of the vectors is there: every record counts (it read 1 a kind, or a
+            # files kind by its files, until the dense leg listed their keys).
+            assert e.status()["vectorLag"] == every
             assert e.status()["indexLagMs"] == 0  # the text index is kept as it is
             assert [h.uri for h in e.recall("automobile overheated", sources=["messages"]).hits][:1] == ["session://s/s-0"]
         finally:
@@ -209,14 +256,16 @@ def test_a_reader_counts_the_records_of_a_kind_still_to_embed_again_not_the_kind
     """A follower sees a kind being embedded again only as unfinished in the writer's last
     snapshot, and leaves its vectors out: `vectorLag` counts every record of it (it counted
     the kind, 1, whatever its size). The control: the same follower once the writer is done."""
-    ws, store, _ = _old_store(tmp_path, monkeypatch)  # its files' vectors are another model's
+    ws, store, _ = _old_store(tmp_path, monkeypatch, long_file=True)  # its files' vectors are another model's
     with _held_writer_role(store):  # a writer alive elsewhere: this instance reads
         reader = engine_for(store, [str(ws)], watch=False)
         try:
             assert not reader.role.writer and reader.view.vectors.stale == {"files"}
             chunks = len(_keys(reader))
-            assert chunks > 1
+            assert chunks > len(set(_keys(reader).values())) > 1  # files counted by their chunks
             assert reader.status()["vectorLag"] == chunks
+            # and a files recall says its meaning part is partial (both positions are level)
+            assert reader.recall("ferry timetable", sources=["files"]).dense_partial
         finally:
             reader.close()
     e = engine_for(store, [str(ws)], watch=False)  # a writer embeds them again
@@ -229,6 +278,7 @@ def test_a_reader_counts_the_records_of_a_kind_still_to_embed_again_not_the_kind
         try:
             assert not reader.role.writer and reader.view.vectors.stale == set()
             assert reader.status()["vectorLag"] == 0
+            assert not reader.recall("ferry timetable", sources=["files"]).dense_partial
         finally:
             reader.close()
 
