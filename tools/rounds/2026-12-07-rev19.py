@@ -5,6 +5,37 @@ thread's stop between segments (d175d2f: engine/memory/distiller.py).
 
 Bugs chosen from the code and docs before any file under tests/ was opened; guarding tests
 chosen by file name and `grep -rl` only.
+
+First run (20:07-20:11 UTC, once, `python tools/mutations.py <the 16 names>`, load 2-8 on
+2 cores; the guarding files pass unmutated, 45 tests): 9 of 16 caught.
+  caught:   rev19-flat-remove-no-repoint, rev19-flat-upsert-appends,
+            rev19-flat-search-whole-capacity, rev19-idx-old-delta-as-floats,
+            rev19-idx-save-keeps-old-delta, rev19-part-contents-no-delta,
+            rev19-dense-step-inverted, rev19-mem-stop-not-raised,
+            rev19-mem-stop-checked-before-wait
+  survived: rev19-flat-remove-last-kept, rev19-flat-quantize-rounds,
+            rev19-flat-grow-drops-rows, rev19-idx-sweep-ignores-delta, rev19-idx-fold-at-8192,
+            rev19-dense-step-fast-capped, rev19-mem-stopping-logged-as-failure
+  error:    none
+
+Survivors, after reading the tests: seven real gaps, none equivalent.
+  The exact-neighbours test removes 300 random keys of 1,500 and never the last row; its
+  1,500 arrive in one upsert into an empty delta (the growth copies no row); its expected rows
+  come from `quantize` itself. The sweep test leaves only a `.usearch` orphan. Every test
+  passes its own `fold_at`. No test counts a fast model's step (the STEP=1 tests are of the
+  files model, slow). The stop test asserts the thread ended and nothing was distilled, which
+  the stop caught as any exception (logged "memory pass failed", a second's sleep) also does.
+  New tests: test_delta_without_graph.py (newest row removed; a delta grown past 1,024;
+  quantised as usearch does; an orphan `.delta` swept; the default folds at 32,768),
+  test_dense_leg.py (a fast model's step takes the window, a slow one's STEP; a stop between
+  segments logs no failure). Each fails with its bug planted, passes without.
+
+Found while reading (a real bug, not a planted one): `Part.remove` returned
+`bool(gone) or bool(self.delta is not None and self.delta.remove(karr))`, so once a key of
+the call was a live frozen one the delta was never asked: a step's deletes of one project
+(a folded key and a delta one) left the delta's vector live. Fixed on this branch, with
+test_vector_parts.py::test_one_removal_of_a_frozen_vector_and_a_delta_vector_removes_both and
+the mutation rev19-part-remove-short-circuit (added after the first run, not in its figure).
 """
 
 from __future__ import annotations
@@ -71,6 +102,12 @@ ROUND = [
     Mutation("rev19-part-contents-no-delta", VPART,
              "        out.update({k: r.tobytes() for k, r in zip(keys.tolist(), rows if rows is not None else [], strict=True)})\n",
              "", VEC, by=BY),
+    # Added after the first run: the bug found while reading, put back.
+    Mutation("rev19-part-remove-short-circuit", VPART,
+             "        dropped = self.delta.remove(karr) if self.delta is not None else 0\n        return bool(gone) or bool(dropped)\n",
+             "        return bool(gone) or bool(self.delta is not None and self.delta.remove(karr))\n",
+             ("tests/integration/test_vector_parts.py::test_one_removal_of_a_frozen_vector_and_a_delta_vector_removes_both",),
+             by=BY),
     # -- a fast model's step (engine/indexing/dense.py) --------------------------------------
     # The condition inverted: MiniLM's step takes the whole window, a fast model's is bounded.
     Mutation("rev19-dense-step-inverted", DENSE,
