@@ -66,6 +66,7 @@ ROUND = [
              "                self.row[moved] = at\n", "", VEC, by=BY),
     # `self._n = last` inside the gap branch: removing the last row leaves it counted, so the
     # removed key is still searched (and saved).
+    # Survived; added test_delta_without_graph.py::test_the_newest_vector_removed_from_the_delta_is_gone_from_its_answers_and_its_file.
     Mutation("rev19-flat-remove-last-kept", FLAT,
              "                self.row[moved] = at\n            self._n = last\n",
              "                self.row[moved] = at\n                self._n = last\n", VEC, by=BY),
@@ -73,6 +74,7 @@ ROUND = [
     Mutation("rev19-flat-upsert-appends", FLAT,
              "            at = self.row.get(k)\n", "            at = None\n", VEC, by=BY),
     # Rounded instead of truncated: rows no longer equal usearch's own int8 quantisation.
+    # Survived; added test_delta_without_graph.py::test_the_delta_quantises_a_vector_as_usearch_does_in_an_int8_cosine_index.
     Mutation("rev19-flat-quantize-rounds", FLAT,
              "np.trunc(v / norms * 127.0)", "np.round(v / norms * 127.0)", VEC, by=BY),
     # The scan covers the whole capacity, not the live rows: a removed key's stale row (and
@@ -80,11 +82,13 @@ ROUND = [
     Mutation("rev19-flat-search-whole-capacity", FLAT,
              "m = search(self._rows[: self._n],", "m = search(self._rows,", VEC, by=BY),
     # Growing past 1,024 rows copies the keys but not the rows: older vectors become zeros.
+    # Survived; added test_delta_without_graph.py::test_a_delta_that_grows_past_its_first_rows_keeps_the_rows_it_had.
     Mutation("rev19-flat-grow-drops-rows", FLAT,
              "keys[: self._n], rows[: self._n] = self._keys[: self._n], self._rows[: self._n]",
              "keys[: self._n] = self._keys[: self._n]", VEC, by=BY),
     # -- the index (store/vector_index.py) ---------------------------------------------------
     # The sweep forgets the new suffix: a crash's orphan `.delta` files stay for ever.
+    # Survived; added test_delta_without_graph.py::test_a_delta_file_no_list_names_is_swept_by_the_next_writer.
     Mutation("rev19-idx-sweep-ignores-delta", VIDX,
              'ours = name.endswith((".usearch", DELTA_SUFFIX))', 'ours = name.endswith(".usearch")',
              VEC, by=BY),
@@ -96,6 +100,7 @@ ROUND = [
     Mutation("rev19-idx-save-keeps-old-delta", VIDX,
              "                    gone += [part.delta_name] if part.delta_name else []\n", "", VEC, by=BY),
     # FOLD_AT left at the dropped 8,192 (fd7333b): folds four times as often.
+    # Survived; added test_delta_without_graph.py::test_by_default_a_delta_folds_at_32768_vectors_not_before.
     Mutation("rev19-idx-fold-at-8192", VIDX, "FOLD_AT = 32_768", "FOLD_AT = 8_192", VEC, by=BY),
     # -- the part (store/vector_part.py) -----------------------------------------------------
     # contents() leaves out the delta: a check of the live vectors misses every recent one.
@@ -114,6 +119,7 @@ ROUND = [
              'if getattr(self.models.for_kind(kind), "batch", None):',
              'if not getattr(self.models.for_kind(kind), "batch", None):', (DLEG, DPRI), by=BY),
     # The old cap kept as a safety: a fast model's step is STEP again.
+    # Survived; added test_dense_leg.py::test_a_fast_models_step_takes_the_whole_window_and_step_bounds_a_slow_ones.
     Mutation("rev19-dense-step-fast-capped", DENSE,
              "                slow += 1\n        return todo\n",
              "                slow += 1\n        return todo[:STEP]\n", (DLEG, DPRI), by=BY),
@@ -128,6 +134,7 @@ ROUND = [
              "        if self._stop.is_set():\n            raise _Stopping\n        wait_for_words(self.words_pending, self._stop)\n",
              (DLEG, WF), by=BY),
     # The handler dropped: the stop is logged as a failed pass and the thread sleeps a second.
+    # Survived; added test_dense_leg.py::test_a_stop_while_distilling_waits_for_words_is_a_stop_not_a_failed_pass.
     Mutation("rev19-mem-stopping-logged-as-failure", DIST,
              "            except _Stopping:\n                return\n", "", (DLEG, WF), by=BY),
 ]
