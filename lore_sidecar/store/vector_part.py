@@ -63,7 +63,9 @@ class Part:
         """True if a live vector went."""
         gone = {int(k) for k in _present(self.frozen, karr)} - self.dead
         self.dead |= gone
-        return bool(gone) or bool(self.delta is not None and self.delta.remove(karr))
+        # Asked whatever the frozen part held (one call may remove keys of both parts).
+        dropped = self.delta.remove(karr) if self.delta is not None else 0
+        return bool(gone) or bool(dropped)
 
     # -- reads -----------------------------------------------------------------------------
     def search(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:

@@ -3,6 +3,7 @@ once and by its meaning a moment later; a crash mid catch-up resumes."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 import textwrap
@@ -11,6 +12,7 @@ import time
 
 import pytest
 
+from lore_sidecar.engine.indexing import dense as dense_module
 from lore_sidecar.engine.indexing.words_first import SCAN_WRITING
 from tests.conftest import ROOT
 from tests.integration.test_store_and_index import engine_for, record
@@ -606,5 +608,63 @@ def test_a_stop_while_distilling_waits_for_words_distils_nothing_more(tmp_path, 
         # Control: the same backlog is distilled by a pass that is not stopped.
         assert e.memory_worker.distiller.tick(force=True)
         assert e.records.counts(None)["distillations"] > 0
+    finally:
+        e.close()
+
+
+def _step_sizes(tmp_path, workspace, name: str, monkeypatch, *, slow: bool) -> list[int]:
+    """How many messages each of the dense leg's steps loaded, the leg held until 20 wait."""
+    monkeypatch.setattr(dense_module, "STEP", 4)
+    e = engine_for(tmp_path / name, [str(workspace)], watch=False, distiller="off")
+    try:
+        if slow:
+            e.embedder.for_kind("messages").batch = 8  # a slow model's batch, on the real one
+        worker, sizes = e.view.indexer.dense, []
+        load = worker.load
+
+        def counted(kind, keys):
+            if kind == "messages":
+                sizes.append(len(keys))
+            return load(kind, keys)
+
+        with worker.paused():
+            record(e, "s", [f"filler message number {i}" for i in range(20)])
+            assert e.view.indexer.wait_for(e.records.outbox_head(), 30)
+            worker.load = counted
+        assert e.index.wait(60)
+        return sizes
+    finally:
+        e.close()
+
+
+def test_a_fast_models_step_takes_the_whole_window_and_step_bounds_a_slow_ones(tmp_path, workspace, monkeypatch):
+    """A fast model (WordLlama: no `batch`) embeds the window's pending messages in one step,
+    not in steps of STEP (the ranking of the window for every STEP embedded was ~20% of the
+    dense thread at 100k); a slow one's (MiniLM: `batch` set) steps stay bounded by STEP
+    (rev19, rev19-dense-step-fast-capped)."""
+    assert _step_sizes(tmp_path, workspace, "fast", monkeypatch, slow=False) == [20]
+    # Control: the same messages, the model made slow: steps of STEP.
+    assert _step_sizes(tmp_path, workspace, "slow", monkeypatch, slow=True) == [4] * 5
+
+
+def test_a_stop_while_distilling_waits_for_words_is_a_stop_not_a_failed_pass(tmp_path, workspace, caplog):
+    """The stop that ends a pass between segments is the thread's way out, not an error: no
+    "memory pass failed" logged with a traceback, no second's sleep after it (rev19,
+    rev19-mem-stopping-logged-as-failure: the stop still ended the pass, caught as any
+    exception)."""
+    caplog.set_level(logging.WARNING, logger="lore_sidecar.engine.memory.distiller")
+    e = engine_for(tmp_path / "store", [str(workspace)], watch=False, distiller="extractive", distillIdleMs=0)
+    try:
+        undrained = threading.Event()
+        undrained.set()
+        e.memory_worker.words_pending = undrained.is_set  # the text leg as the memory thread sees it
+        record(e, "s", [f"We decided to keep the cache in SQLite, reason {i}: it survives restarts." for i in range(300)])
+        assert e.view.indexer.wait_for(e.records.outbox_head(), 30)
+        e.memory_worker.notify()
+        time.sleep(0.5)  # the pass is waiting between segments
+        e.memory_worker.stop()
+        assert not e.memory_worker._thread.is_alive()
+        assert e.records.counts(None)["distillations"] == 0
+        assert [r.getMessage() for r in caplog.records if r.name.endswith("memory.distiller")] == []
     finally:
         e.close()

@@ -118,6 +118,25 @@ def test_a_removed_vector_is_not_returned_from_the_frozen_part(tmp_path):
     assert 10 not in top(index(tmp_path, writable=False), 10, 5) and w.size() == 249
 
 
+def test_one_removal_of_a_frozen_vector_and_a_delta_vector_removes_both(tmp_path):
+    """The dense leg removes a step's deletes of one project in one call (a session's old,
+    folded messages and its newest, still in the delta): every key goes, not only the frozen
+    part's (rev19: `gone or delta.remove(...)` never asked the delta once a frozen key went)."""
+    w = index(tmp_path)
+    w.upsert("messages", 1, list(range(150)), VECS[:150])
+    w.save(1)  # folded: 0-149 frozen
+    w.upsert("messages", 1, [150, 151], VECS[150:152])  # in the delta
+    w.remove("messages", 1, [10, 150])
+    assert w.size() == 150 and 150 not in top(w, 150, 5) and 10 not in top(w, 10, 5)
+    w.save(2)
+    for v in (w, index(tmp_path, writable=False)):
+        assert set(v.contents()[("messages", 1)]) == set(range(150)) - {10} | {151}
+        assert 150 not in top(v, 150, 5) and v.size() == 150
+    # Control: the delta's key alone in a call goes too.
+    w.remove("messages", 1, [151])
+    assert 151 not in top(w, 151, 5) and w.size() == 149
+
+
 def test_a_vector_replaced_in_the_frozen_part_answers_once_with_its_new_value(tmp_path):
     w = index(tmp_path)
     w.upsert("messages", 1, list(range(150)), VECS[:150])
