@@ -15,6 +15,7 @@ session that reaches L1 (hunt round 7a, tools/rounds/2026-12-07-hunt7a.py):
 from __future__ import annotations
 
 import json
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -164,23 +165,31 @@ def _summary_then_steps(opening: str) -> list[dict]:
     return [{"role": "user", "content": [{"type": "text", "text": opening + "\n".join(facts)}]}]
 
 
-def _assembled(tmp_path: Path, opening: str, carry: bool | None) -> list[dict]:
+def _numbered(opening: str, facts: int) -> list[dict]:
+    return [{"role": "user", "content": [{"type": "text", "text": opening + "\n".join(
+        f"{n}. Read src/m{n}.py and noted its helpers." for n in range(1, facts))}]}]
+
+
+def _session(tmp_path: Path, first: list[dict], carry: bool | None, max_raw: int = 6000):
+    """Each call's answer over 60 model calls after the conversation's `first` message(s)."""
     options = {"storeDir": str(tmp_path / "store"), "indexWorkspace": False, "watch": False, "distiller": "off",
-               "minLayer0Tokens": 2000, "maxLayer0Tokens": 6000}
+               "minLayer0Tokens": 2000, "maxLayer0Tokens": max_raw}
     settings, _ = load_settings(env={}, user_file=Path("/nonexistent"),
                                 init_options=options if carry is None else {**options, "carryHarnessSummary": carry})
     e = open_engine(settings, [])
-    conv = _summary_then_steps(opening)
-    out = []
+    conv = list(first)
     try:
         for k in range(60):
             conv += step(k, 1)
-            out.append(e.context.assemble(session_id="s", body={"model": "claude-sonnet-4-5", "max_tokens": 8000,
-                                                                "system": SYSTEM, "messages": conv},
-                                          api="anthropic-messages", model="claude-sonnet-4-5", at=at(k)))
+            yield k, e.context.assemble(session_id="s", body={"model": "claude-sonnet-4-5", "max_tokens": 8000,
+                                                              "system": SYSTEM, "messages": conv},
+                                        api="anthropic-messages", model="claude-sonnet-4-5", at=at(k))
     finally:
         e.close()
-    return [r for r in out if r["layer"] >= 1]
+
+
+def _assembled(tmp_path: Path, opening: str, carry: bool | None) -> list[dict]:
+    return [r for _, r in _session(tmp_path, _summary_then_steps(opening), carry) if r["layer"] >= 1]
 
 
 @pytest.mark.parametrize("opening", [CLAUDE_CODE_SUMMARY, PI_SUMMARY], ids=["claude-code", "pi"])
@@ -244,23 +253,8 @@ def test_the_harness_summary_is_found_only_where_the_harness_puts_it():
 def _window_after_moves(tmp_path: Path, opening: str, facts: int) -> list[int]:
     """The messages sent after each window move (carryHarnessSummary on): the prefix, its
     acknowledgement and the raw window, at each call where that count drops."""
-    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={
-        "storeDir": str(tmp_path / "store"), "indexWorkspace": False, "watch": False, "distiller": "off",
-        "minLayer0Tokens": 2000, "maxLayer0Tokens": 6000, "carryHarnessSummary": True})
-    e = open_engine(settings, [])
-    conv = [{"role": "user", "content": [{"type": "text", "text": opening + "\n".join(
-        f"{n}. Read src/m{n}.py and noted its helpers." for n in range(1, facts))}]}]
-    lens: list[int] = []
-    try:
-        for k in range(60):
-            conv += step(k, 1)
-            r = e.context.assemble(session_id="s", body={"model": "claude-sonnet-4-5", "max_tokens": 8000,
-                                                         "system": SYSTEM, "messages": conv},
-                                   api="anthropic-messages", model="claude-sonnet-4-5", at=at(k))
-            if r["layer"] >= 1:
-                lens.append(len(r["body"]["messages"]))
-    finally:
-        e.close()
+    lens = [len(r["body"]["messages"]) for _, r in _session(tmp_path, _numbered(opening, facts), True)
+            if r["layer"] >= 1]
     return [n for m, n in zip(lens, lens[1:], strict=False) if n < m]
 
 
@@ -278,23 +272,8 @@ def test_a_carried_summary_takes_its_room_from_the_raw_window_but_never_more_tha
 
 
 def _first_compressed_call(tmp_path: Path, opening: str, facts: int) -> int | None:
-    settings, _ = load_settings(env={}, user_file=Path("/nonexistent"), init_options={
-        "storeDir": str(tmp_path / "store"), "indexWorkspace": False, "watch": False, "distiller": "off",
-        "minLayer0Tokens": 2000, "maxLayer0Tokens": 60000, "carryHarnessSummary": True})
-    e = open_engine(settings, [])
-    conv = [{"role": "user", "content": [{"type": "text", "text": opening + "\n".join(
-        f"{n}. Read src/m{n}.py and noted its helpers." for n in range(1, facts))}]}]
-    try:
-        for k in range(60):
-            conv += step(k, 1)
-            r = e.context.assemble(session_id="s", body={"model": "claude-sonnet-4-5", "max_tokens": 8000,
-                                                         "system": SYSTEM, "messages": conv},
-                                   api="anthropic-messages", model="claude-sonnet-4-5", at=at(k))
-            if r["layer"] >= 1:
-                return k
-    finally:
-        e.close()
-    return None
+    with closing(_session(tmp_path, _numbered(opening, facts), True, max_raw=60000)) as calls:
+        return next((k for k, r in calls if r["layer"] >= 1), None)
 
 
 def test_leaving_l0_prices_the_first_prefix_with_the_carried_summary_in_it(tmp_path):
