@@ -136,6 +136,7 @@ def test_the_degraded_hook_spools_the_prompt_before_it_opens_anything_for_recall
     store = tmp_path / "store"
     boot = StdioClient(sidecar_command("--store-dir", str(store)))
     boot.initialize(workspace, options={"watch": False})
+    boot.request("lore/status")  # the store is open (an exit during the open leaves it unmade)
     boot.close()
     if broken:
         (store / "lore.db").write_bytes(b"this is not a SQLite database" * 64)
