@@ -9,6 +9,7 @@ import sys
 import textwrap
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -589,10 +590,10 @@ def test_once_the_files_model_is_loaded_a_stop_waits_for_the_batch_in_flight(tmp
             e.close()
 
 
-def test_a_stop_while_distilling_waits_for_words_distils_nothing_more(tmp_path, workspace):
-    """The memory thread held between segments (words first) and then told to stop ends
-    there: it does not go on distilling the backlog past the stop (into a database about to
-    close: seen at a 100k bench's close, "memory pass failed: closed database")."""
+@contextmanager
+def _stopped_between_segments(tmp_path, workspace):
+    """An engine whose memory thread was told to stop while a pass waited between segments
+    (words first, held) with 300 messages to distil: it has ended and distilled nothing."""
     e = engine_for(tmp_path / "store", [str(workspace)], watch=False, distiller="extractive", distillIdleMs=0)
     try:
         undrained = threading.Event()
@@ -605,11 +606,19 @@ def test_a_stop_while_distilling_waits_for_words_distils_nothing_more(tmp_path, 
         e.memory_worker.stop()
         assert not e.memory_worker._thread.is_alive()
         assert e.records.counts(None)["distillations"] == 0
+        yield e
+    finally:
+        e.close()
+
+
+def test_a_stop_while_distilling_waits_for_words_distils_nothing_more(tmp_path, workspace):
+    """The memory thread held between segments (words first) and then told to stop ends
+    there: it does not go on distilling the backlog past the stop (into a database about to
+    close: seen at a 100k bench's close, "memory pass failed: closed database")."""
+    with _stopped_between_segments(tmp_path, workspace) as e:
         # Control: the same backlog is distilled by a pass that is not stopped.
         assert e.memory_worker.distiller.tick(force=True)
         assert e.records.counts(None)["distillations"] > 0
-    finally:
-        e.close()
 
 
 def _step_sizes(tmp_path, workspace, name: str, monkeypatch, *, slow: bool) -> list[int]:
@@ -653,18 +662,5 @@ def test_a_stop_while_distilling_waits_for_words_is_a_stop_not_a_failed_pass(tmp
     rev19-mem-stopping-logged-as-failure: the stop still ended the pass, caught as any
     exception)."""
     caplog.set_level(logging.WARNING, logger="lore_sidecar.engine.memory.distiller")
-    e = engine_for(tmp_path / "store", [str(workspace)], watch=False, distiller="extractive", distillIdleMs=0)
-    try:
-        undrained = threading.Event()
-        undrained.set()
-        e.memory_worker.words_pending = undrained.is_set  # the text leg as the memory thread sees it
-        record(e, "s", [f"We decided to keep the cache in SQLite, reason {i}: it survives restarts." for i in range(300)])
-        assert e.view.indexer.wait_for(e.records.outbox_head(), 30)
-        e.memory_worker.notify()
-        time.sleep(0.5)  # the pass is waiting between segments
-        e.memory_worker.stop()
-        assert not e.memory_worker._thread.is_alive()
-        assert e.records.counts(None)["distillations"] == 0
+    with _stopped_between_segments(tmp_path, workspace):
         assert [r.getMessage() for r in caplog.records if r.name.endswith("memory.distiller")] == []
-    finally:
-        e.close()
