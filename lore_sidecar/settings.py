@@ -67,6 +67,7 @@ class RecallSettings:
 class StoreSettings:
     writer_stale_ms: int = 5000
     apply_wait_ms: int = 2000
+    read_wait_ms: int = 5000  # read-your-writes: how long a read waits for the index to hold a write
     allow_network_fs: bool = False
     backup_dir: str | None = None  # default: <store>/backups
     backup_keep: int = 7
@@ -186,6 +187,7 @@ OPTIONS: dict[str, tuple[Callable[[Any], Any], tuple[str | None, str]]] = {
     "lateCandidates": (conv.integer(1, 1000), ("recall", "late_candidates")),
     "writerStaleMs": (conv.integer(500, 600_000), ("store", "writer_stale_ms")),
     "applyWaitMs": (conv.integer(0, 60_000), ("store", "apply_wait_ms")),
+    "readWaitMs": (conv.integer(0, 60_000), ("store", "read_wait_ms")),
     "allowNetworkFs": (conv.boolean, ("store", "allow_network_fs")),
     "backupDir": (conv.path, ("store", "backup_dir")),
     "backupKeep": (conv.integer(1, 1000), ("store", "backup_keep")),

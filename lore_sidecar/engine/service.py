@@ -35,8 +35,6 @@ from lore_sidecar.errors import not_writer
 from lore_sidecar.model import ALL_SOURCES, NodeContent, RecallResult
 from lore_sidecar.settings import Settings
 
-READ_YOUR_WRITES_TIMEOUT_S = 2.0
-
 
 class Engine:
     def __init__(self, *, settings: Settings, records: Any, embedder: Any, role: Role, view: View,
@@ -60,6 +58,7 @@ class Engine:
         self.reopen_readers = reopen_readers  # a new writer published a new index directory
         self.election = election  # election.Election: info() for status, step_down()
         self.mark = WriteMark()
+        self.read_wait_s = settings.store.read_wait_ms / 1000
         self.shared = shared  # a team's shared record (shared/replica.py), or None
         self.writes = Writes(records=records, spool=spool, role=lambda: self.role, mark=self.mark,
                              wrote=self.wrote, apply_wait_s=settings.store.apply_wait_ms / 1000, shared=shared)
@@ -168,11 +167,11 @@ class Engine:
         indexer = self.view.indexer
         if indexer is not None:
             if seq:
-                indexer.wait_for(seq, READ_YOUR_WRITES_TIMEOUT_S)
+                indexer.wait_for(seq, self.read_wait_s)
             return
         if seq:
             # A write we spooled was applied; wait (bounded) until the writer has indexed it.
-            deadline = time.monotonic() + READ_YOUR_WRITES_TIMEOUT_S
+            deadline = time.monotonic() + self.read_wait_s
             while int(self.records.meta("indexed_seq", "0") or 0) < seq:
                 if time.monotonic() > deadline:
                     break

@@ -40,6 +40,7 @@ def test_a_follower_write_is_durable_applied_and_visible_everywhere(fleet):
     # it may be busy with its first scan for more than the 2 s default. "applied" still
     # needs the writer to apply it, just with room to do so.
     fleet.options["applyWaitMs"] = 15_000
+    fleet.options["readWaitMs"] = 15_000  # (CI failed once at 2 s: a read right after missed the write)
     writer = fleet.spawn()
     follower = fleet.spawn()
     assert writer.request("lore/status")["role"] == "writer"
