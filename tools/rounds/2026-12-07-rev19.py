@@ -81,12 +81,13 @@ ROUND = [
     # The scan covers the whole capacity, not the live rows: a removed key's stale row (and
     # zero rows mapped to key 0) can answer.
     Mutation("rev19-flat-search-whole-capacity", FLAT,
-             "m = search(self._rows[: self._n],", "m = search(self._rows,", VEC, by=BY),
+             # (the delta's columns since 3b06c8c: its live count taken for the capacity)
+             "        n = self._n\n        if not n or limit <= 0:", "        n = len(self._keys) if self._n else 0\n        if not n or limit <= 0:", VEC, by=BY),
     # Growing past 1,024 rows copies the keys but not the rows: older vectors become zeros.
     # Survived; added test_delta_without_graph.py::test_a_delta_that_grows_past_its_first_rows_keeps_the_rows_it_had.
     Mutation("rev19-flat-grow-drops-rows", FLAT,
-             "keys[: self._n], rows[: self._n] = self._keys[: self._n], self._rows[: self._n]",
-             "keys[: self._n] = self._keys[: self._n]", VEC, by=BY),
+             "keys[: self._n], cols[:, : self._n], invs[: self._n] = self._keys[: self._n], self._cols[:, : self._n], self._inv[: self._n]",
+             "keys[: self._n], invs[: self._n] = self._keys[: self._n], self._inv[: self._n]", VEC, by=BY),
     # -- the index (store/vector_index.py) ---------------------------------------------------
     # The sweep forgets the new suffix: a crash's orphan `.delta` files stay for ever.
     # Survived; added test_delta_without_graph.py::test_a_delta_file_no_list_names_is_swept_by_the_next_writer.
