@@ -10,7 +10,7 @@ from pathlib import Path
 
 import attrs
 
-from lore_sidecar.settings import OPTIONS
+from lore_sidecar.settings import OPTIONS, build
 from lore_sidecar.wire.converter import camel
 from lore_sidecar.wire.methods import COMMANDS, METHOD_TO_TYPES, NOTIFICATIONS
 
@@ -55,6 +55,30 @@ def test_every_lore_method_notification_and_command_is_in_protocol_md():
 def test_every_setting_is_in_configuration_md():
     text = (DOCS / "configuration.md").read_text()
     assert [o for o in OPTIONS if f"`{o}`" not in text] == []
+
+
+def test_every_default_configuration_md_states_is_the_default_the_code_applies():
+    """A row `| `option` | `default` | ...` says what an option is when nobody sets it
+    (a default the code leaves to something else, None, is documented in words instead)."""
+    text = (DOCS / "configuration.md").read_text()
+    said = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| `([^`|]*)` \|", text, re.M) if m.group(1) in OPTIONS}
+    assert len(said) > 50 and "readWaitMs" in said  # control: the table is read
+    settings = build({})
+    wrong = {}
+    for option, doc in said.items():
+        section, field = OPTIONS[option][1]
+        value = getattr(settings if section is None else getattr(settings, section), field)
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            same = doc == str(value).lower()
+        elif isinstance(value, int | float):
+            same = float(doc) == value
+        else:
+            same = doc == str(value)
+        if not same:
+            wrong[option] = (doc, value)
+    assert wrong == {}
 
 
 def test_the_method_reference_lists_each_method_with_exactly_its_wire_params():
