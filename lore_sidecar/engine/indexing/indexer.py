@@ -395,7 +395,10 @@ class Indexer:
         except (LoreError, Interrupted):
             raise
         except Exception as exc:
-            self.text.rollback()
+            try:
+                self.text.rollback()
+            except Exception:  # the retry clears the writer again all the same
+                log.exception("rolling back the failed rebuild's writes failed")
             with self._cond:
                 self._added_seq = self.applied_seq  # (deferred adds went with the rollback)
                 self._rebuild_req[:0] = pending or [threading.Event()]
