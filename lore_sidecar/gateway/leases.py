@@ -1,7 +1,9 @@
 """A gateway that `lore-sidecar run` started stops by itself once no run needs it.
 
-Each `run` holds a lease — a file named by its pid under `<store>/gateway.leases/` — from
-before it looks for a gateway until its harness exits. A leased gateway exits when no lease
+Each `run` holds a lease — a file named by its pid under `<store>/gateway.leases/`, holding
+the process's start time where the system tells it (Linux) — from before it looks for a
+gateway until its harness exits. A lease counts while its pid names a live process started at
+that time: a killed run's pid given to an unrelated process no longer holds the gateway. A leased gateway exits when no lease
 names a live process and it has answered nothing for `gatewayLingerMs` (so a harness that
 sits idle for hours keeps its gateway, and one started again within the linger finds it
 warm). A gateway started by hand (`lore-sidecar gateway`) serves until it is stopped.
@@ -35,7 +37,11 @@ def lease(store: Path) -> Iterator[None]:
         make_store_dir(store)
         (store / LEASES).mkdir(mode=0o700, exist_ok=True)
         mine = store / LEASES / str(os.getpid())
-        mine.touch(mode=0o600)
+        fd = os.open(mine, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, (started(os.getpid()) or "").encode())
+        finally:
+            os.close(fd)
     except OSError:
         mine = None
     try:
@@ -62,8 +68,34 @@ def live_leases(store: Path) -> int:
             continue
         except PermissionError:
             pass  # alive, another user's pid (a store is private, so not expected)
+        if _reused(store / LEASES / name, int(name)):
+            (store / LEASES / name).unlink(missing_ok=True)
+            continue
         live += 1
     return live
+
+
+def started(pid: int) -> str | None:
+    """When process `pid` started (clock ticks since boot, Linux's /proc/<pid>/stat field
+    22), or None where the system does not say."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()  # after the command name, which may hold spaces
+    return fields[19] if len(fields) > 19 else None
+
+
+def _reused(lease_file: Path, pid: int) -> bool:
+    """The lease's pid now names another process than the one that took it (started at
+    another time). A lease without a start time (an older version's, or a system without
+    /proc) is judged by its pid alone."""
+    try:
+        taken = lease_file.read_text().strip()
+    except OSError:
+        return False
+    now = started(pid)
+    return bool(taken) and now is not None and now != taken
 
 
 async def watch(store: Path, registry: Path, linger_s: float, quiet_for: Callable[[], float],

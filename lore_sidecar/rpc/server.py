@@ -225,7 +225,11 @@ class LoreServer(LanguageServer):
         try:
             engine = await self.engine()
         except Exception as exc:
-            log.error("store could not be opened: %s", exc)
+            if isinstance(exc, LoreError) and exc.kind == "shuttingDown":
+                # Expected, not a failure: the exit came while the store was opening.
+                log.info("no background work: %s", exc.message)
+            else:
+                log.error("store could not be opened: %s", exc)
             return
         if engine.role.writer:
             await self._writer_duties(engine)

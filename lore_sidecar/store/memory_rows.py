@@ -93,6 +93,15 @@ class MemoryRows:
             (project_id, session_id, generation),
         ))
 
+    def consolidation_due(self, threshold: int) -> list[tuple[int, str]]:
+        """(project, session) pairs with a generation holding more than `threshold` rows not
+        yet consolidated (one pass over the index on (project, session, generation, id))."""
+        return [(r[0], r[1]) for r in self.db.reader().execute(
+            "SELECT project_id, session_id FROM distillations WHERE consolidated_into IS NULL"
+            " GROUP BY project_id, session_id, generation HAVING COUNT(*) > ?",
+            (threshold,),
+        )]
+
     def consolidate(self, c: sqlite3.Connection, ids: Sequence[int], into: int) -> None:
         c.executemany("UPDATE distillations SET consolidated_into=? WHERE id=?", [(into, i) for i in ids])
 

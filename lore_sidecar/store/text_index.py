@@ -166,6 +166,11 @@ class TextIndex:
         tmp.write_text(str(seq))
         os.replace(tmp, self.directory / "SEQ")
 
+    def rollback(self) -> None:
+        """Every write since the last commit dropped: searches and the next commit see the
+        index as last committed (a rebuild that failed half way is never committed)."""
+        self._require_writer().rollback()
+
     @property
     def saved_seq(self) -> int:
         try:

@@ -163,3 +163,77 @@ def test_exit_while_the_engine_is_still_importing_ends_at_once_and_opens_no_stor
         assert again.request("lore/status")["storeDir"] == str(store)
     finally:
         assert again.close() == 0
+
+
+# The walk (listing the tree before any file is read) is held at its 100th file; it reports
+# every WALK_REPORT_FILES files found, so an exit stops it at its 1,000th of 2,400.
+WALK_FILES = 2_400
+HOLD_WALK = textwrap.dedent('''
+    import pathlib, sys, time
+    from lore_sidecar.engine.workspace import index
+    flag, release, walked = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+    real = index.walk
+
+    def held(*args, **kwargs):
+        for n, entry in enumerate(real(*args, **kwargs), 1):
+            if n == 100:
+                flag.write_text("held")
+                deadline = time.monotonic() + 120
+                while not release.exists() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+            yield entry
+        walked.write_text(str(n))  # the walk listed the whole tree
+
+    index.walk = held
+    from lore_sidecar.cli import main
+    sys.exit(main(sys.argv[4:]))
+''')
+
+
+def test_an_exit_during_the_first_scans_walk_ends_at_the_walks_next_report_not_after_the_whole_tree(tmp_path):
+    """The walk of a big tree (50,000 files: seconds under load) used to check nothing, so an
+    exit during it waited for the whole walk. Held at its 100th file of 2,400 until after
+    `exit`: the walk never lists the rest. The control: the next start walks the whole tree
+    and indexes it."""
+    ws = tmp_path / "ws"
+    for d in range(WALK_FILES // 200):
+        (ws / f"d{d:02d}").mkdir(parents=True)
+        for i in range(200):
+            (ws / f"d{d:02d}" / f"f{i:03d}.txt").write_text(f"plover {d} {i}\n")
+    script, flag, release, walked = tmp_path / "held.py", tmp_path / "held", tmp_path / "release", tmp_path / "walked"
+    script.write_text(HOLD_WALK)
+    log, store = tmp_path / "sidecar.log", tmp_path / "store"
+    argv = [sys.executable, str(script), str(flag), str(release), str(walked), "--stdio", "--store-dir", str(store),
+            "-v", "--log-file", str(log)]
+    c = StdioClient(argv)
+    try:
+        c.initialize(ws, options={"watch": False, "distiller": "off"})
+        deadline = time.monotonic() + 120
+        while not flag.exists():
+            assert time.monotonic() < deadline, "the walk never reached its 100th file"
+            time.sleep(0.05)
+        assert c.request("shutdown", timeout=60) is None
+        c.notify("exit")
+        release.write_text("go")
+        assert c.proc.wait(timeout=60) == 0
+        text = log.read_text()
+        assert "stopped: the process is exiting" in text, text[-2000:]
+        assert not walked.exists(), "the walk listed the whole tree after exit"
+    finally:
+        release.write_text("go")
+        if c.proc.poll() is None:
+            c.proc.kill()
+
+    release.unlink()
+    flag.unlink()
+    again = StdioClient(argv)
+    try:
+        again.initialize(ws, options={"watch": False, "distiller": "off"})
+        release.write_text("go")
+        deadline = time.monotonic() + 120
+        while (status := again.request("lore/status"))["counts"]["files"] < WALK_FILES:
+            assert time.monotonic() < deadline, status["counts"]
+            time.sleep(0.1)
+        assert walked.read_text() == str(WALK_FILES)
+    finally:
+        assert again.close() == 0

@@ -95,3 +95,42 @@ def test_the_quiet_clock_is_zero_while_answering_and_starts_again_at_each_answer
     quiet.end()
     clock[0] += 5
     assert quiet() == 5
+
+
+HOLDER = ("import pathlib, sys, time\n"
+          "from lore_sidecar.gateway import leases\n"
+          "with leases.lease(pathlib.Path(sys.argv[1])):\n"
+          "    print('held', flush=True)\n"
+          "    time.sleep(600)\n")
+
+
+def _holder(store) -> subprocess.Popen:
+    """A `run` holding its lease (until killed)."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(store)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "held\n"
+    return proc
+
+
+def test_a_killed_runs_lease_whose_pid_now_names_an_unrelated_process_is_removed_and_not_counted(tmp_path):
+    """A run SIGKILLed keeps its lease file; when the kernel gives its pid to an unrelated
+    process, a lease judged by the pid alone was live for as long as that process lived (a
+    long-lived daemon: for good), and the gateway with it. The pid reuse is made by renaming
+    the dead run's lease to the pid of a live `sleep`."""
+    held = tmp_path / leases.LEASES
+    killed = _holder(tmp_path)
+    killed.kill()
+    killed.wait()
+    assert (held / str(killed.pid)).exists()  # a SIGKILL removes nothing
+    unrelated = subprocess.Popen(["sleep", "600"])
+    live = None
+    try:
+        os.replace(held / str(killed.pid), held / str(unrelated.pid))
+        assert leases.live_leases(tmp_path) == 0
+        assert not (held / str(unrelated.pid)).exists()
+        # The control: a live run's lease counts, and stays.
+        live = _holder(tmp_path)
+        assert leases.live_leases(tmp_path) == 1 and (held / str(live.pid)).exists()
+    finally:
+        unrelated.kill()
+        if live is not None:
+            live.kill()

@@ -90,3 +90,51 @@ def test_an_open_starting_after_close_opens_no_store(tmp_path):
         server._open()
     assert raised.value.kind == "shuttingDown"
     assert opener.calls == 0
+
+
+def _background_after_open(tmp_path, caplog, opener: Opener, *, close_during_open: bool) -> None:
+    """`start_background` waiting for a held open; `close` (the exit) during it if asked."""
+    import asyncio
+    import logging
+
+    server = _server(tmp_path, opener)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+
+        async def opened():
+            server._open_work = server.executor.submit(server._open)
+            return await asyncio.wrap_future(server._open_work)
+
+        server.engine_future = asyncio.ensure_future(opened())
+        background = asyncio.ensure_future(server.start_background())
+        assert await loop.run_in_executor(None, opener.entered.wait, 120)
+        if close_during_open:
+            await loop.run_in_executor(None, server.close)
+        opener.release.set()
+        await background
+
+    caplog.set_level(logging.INFO, logger="lore_sidecar.rpc.server")
+    asyncio.run(main())
+
+
+def test_background_work_told_the_open_was_stopped_by_an_exit_logs_info_not_error(tmp_path, caplog):
+    opener = Opener(hold=True)
+    _background_after_open(tmp_path, caplog, opener, close_during_open=True)
+    said = [r for r in caplog.records if "exiting" in r.getMessage()]
+    assert said and all(r.levelname == "INFO" for r in said), [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+    assert opener.engine.closed == 1
+
+
+class FailingOpener(Opener):
+    def __call__(self, *args, **kwargs) -> FakeEngine:
+        super().__call__(*args, **kwargs)
+        raise LoreError("storeUnavailable", "the store folder is a file")
+
+
+def test_control_background_work_whose_store_cannot_open_logs_error(tmp_path, caplog):
+    opener = FailingOpener(hold=True)
+    _background_after_open(tmp_path, caplog, opener, close_during_open=False)
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert errors and "store could not be opened" in errors[0].getMessage()

@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 # them to the writer as they come and commits every COMMIT_EVERY_S, at once when someone
 # waits for the words, and when the scan has written its last batch.
 COMMIT_EVERY_S = 1.0
+# A rebuild that failed (not a stop) is tried again after this long, doubling up to the cap.
+REBUILD_RETRY_S = 0.5
+REBUILD_RETRY_MAX_S = 30.0
 
 
 class Indexer:
@@ -69,6 +72,7 @@ class Indexer:
         self.error: str | None = None
         self.fenced = False  # set when the store refused our epoch: we are no longer the writer
         self._rebuilding = False  # a rebuild has cleared the indexes and not yet refilled them
+        self._retry_s = REBUILD_RETRY_S  # the pause before a failed rebuild is tried again
         self._embed = True  # the dense leg runs here (start(embed=False): it is left to the next writer)
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -196,7 +200,7 @@ class Indexer:
             raise
         except Exception:
             log.exception("index start-up failed; rebuilding from the record")
-            self._rebuild()
+            self._try_rebuild([])
         if self.dense is not None and self._embed:
             self.dense.start()
             self.dense.notify()
@@ -208,9 +212,9 @@ class Indexer:
                     pending = self._rebuild_req
                     self._rebuild_req = []
                 if pending:
-                    self._rebuild()
-                    for ev in pending:
-                        ev.set()
+                    if self._try_rebuild(pending):
+                        for ev in pending:
+                            ev.set()
                     continue
                 # Trigger: the flag is cleared before the drain (set again by any write from
                 # here on). Why: with the flag alone, the legs that follow saw no pending
@@ -378,6 +382,35 @@ class Indexer:
             # Entries after `head` may or may not be in the scan above; replaying them is harmless.
             self._commit(head)
             self._trim()  # (up to what the dense leg has saved)
+
+    def _try_rebuild(self, pending: list[threading.Event]) -> bool:
+        """`_rebuild`, True when done. Trigger: it raised half way (not a stop, not a fence).
+        Why: the text writer held a cleared index and part of the rows, which the next
+        ordinary commit published as whole (words missing until the next rebuild, and nothing
+        said so). Outcome: the writes are rolled back (readers keep the words as last
+        committed), `error` says so and `rebuilding` stays true, and the rebuild is asked
+        again (`pending` with it), first in line, after a growing pause."""
+        try:
+            self._rebuild()
+        except (LoreError, Interrupted):
+            raise
+        except Exception as exc:
+            try:
+                self.text.rollback()
+            except Exception:  # the retry clears the writer again all the same
+                log.exception("rolling back the failed rebuild's writes failed")
+            with self._cond:
+                self._added_seq = self.applied_seq  # (deferred adds went with the rollback)
+                self._rebuild_req[:0] = pending or [threading.Event()]
+            self._rebuilding = True
+            self.error = f"index rebuild failed: {type(exc).__name__}: {exc}"
+            log.exception("index rebuild failed; retrying in %.1f s", self._retry_s)
+            self._stop.wait(self._retry_s)
+            self._retry_s = min(self._retry_s * 2, REBUILD_RETRY_MAX_S)
+            self._wake.set()
+            return False
+        self._retry_s = REBUILD_RETRY_S
+        return True
 
     def _forget_vectors(self, seq: int) -> None:
         """Every kind's vectors dropped, embedded again from the record by the dense leg

@@ -95,6 +95,7 @@ class Distiller:
         self._lock = threading.Lock()  # one pass at a time (memory thread vs lore/distill)
         self._seen_upto = 0
         self._sessions: dict[tuple[int, str], _Session] = {}
+        self._due_checked = False  # consolidation a stopped pass left owed, looked for once
 
     # -- the pass -----------------------------------------------------------------------------------
     def reset(self) -> None:
@@ -103,6 +104,7 @@ class Distiller:
         with self._lock:
             self._seen_upto = 0
             self._sessions.clear()
+            self._due_checked = False
 
     def tick(self, *, force: bool = False, session_id: str | None = None) -> list[str]:
         """Distil what is ready (everything pending with `force`); returns the new URIs."""
@@ -127,8 +129,17 @@ class Distiller:
                     touched.add(key)
                     if uri:  # "" when the segment held nothing worth keeping
                         created.append(uri)
+            if not self._due_checked and session_id is None:
+                # Trigger: a pass stopped between segments (an exit) after distilling some,
+                # before consolidating them. Why: the next start saw those sessions distilled
+                # up to their newest message and never touched them again until they grew
+                # (an ended session: never). Outcome: the first pass of an instance consolidates
+                # every session a generation of which is over the threshold.
+                touched.update(self.rows.consolidation_due(self.settings.meta_threshold))
+                self._due_checked = True
             for pid, sid in sorted(touched):
-                created += self._consolidate(pid, sid, self._sessions[(pid, sid)].root)
+                root = state.root if (state := self._sessions.get((pid, sid))) else self.rows.project_root(pid)
+                created += self._consolidate(pid, sid, root)
             if self.curator is not None:
                 created += self.curator.run(force=force, session_id=session_id)
             return created
