@@ -91,8 +91,8 @@ ROUND = [
              '"--store-dir", str(store))', (GW, "tests/integration/test_run_gateway_upstream.py"), by=BY),
     # A dead run's lease is removed but still counted: the gateway never leaves once a run died.
     Mutation("gr-lease-of-a-dead-run-counted", LEASES,
-             "            (store / LEASES / name).unlink(missing_ok=True)\n            continue\n",
-             "            (store / LEASES / name).unlink(missing_ok=True)\n",
+             "        except ProcessLookupError:\n            (store / LEASES / name).unlink(missing_ok=True)\n            continue\n",
+             "        except ProcessLookupError:\n            (store / LEASES / name).unlink(missing_ok=True)\n",
              (f"{R}test_a_dead_runs_lease_is_removed_and_not_counted_a_live_one_is", GW), by=BY),
     # Survived the first run (the lease test's run exits cleanly and removes its own lease; no
     # run ever died holding one). Test added: test_gateway_route_and_leases.py::
