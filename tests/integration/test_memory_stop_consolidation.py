@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from lore_sidecar.engine.project import canonical_root
 from tests.integration.test_store_and_index import engine_for, record
 
@@ -54,3 +56,133 @@ def test_a_memory_pass_stopped_after_distilling_consolidates_at_the_next_start(t
         assert len(_generation(again, workspace, 0)) == OPTIONS["metaKeep"]  # the newest kept open
     finally:
         again.close()
+
+
+def test_an_instance_that_takes_the_writer_role_again_looks_for_owed_consolidation_again(tmp_path, workspace):
+    """Reviewer round rev22 (rev22-due-reset-kept): `reset` (an instance that takes the writer
+    role again, app.py writer_duties) forgets what it knew of the sessions, and that it had
+    looked for consolidation owed: meanwhile a pass stopped between segments (here this
+    distiller's own, standing for the other writer's) left some, which its next pass does. The
+    control: without the reset the instance does not look again (once per instance)."""
+    e = engine_for(tmp_path / "store", [str(workspace)], **OPTIONS)
+    try:
+        e.memory_worker.stop()  # the passes are driven by the test
+        distiller = e.memory_worker.distiller
+        distiller.between = lambda: None
+        assert distiller.tick() == []  # the instance's first pass: nothing owed yet
+        record(e, "s", [f"We decided to keep the cache in SQLite, reason {i}: it survives restarts of the box."
+                        for i in range(5 * SEGMENTS)])
+        calls: list[int] = []
+
+        def between() -> None:
+            calls.append(1)
+            if len(calls) == SEGMENTS + 1:  # every segment distilled: the exit arrives here
+                raise RuntimeError("exiting")
+
+        distiller.between = between
+        try:
+            distiller.tick()
+        except RuntimeError:
+            pass
+        distiller.between = lambda: None
+        assert len(_generation(e, workspace, 0)) == SEGMENTS  # distilled, none consolidated
+        distiller.tick()
+        assert _generation(e, workspace, 1) == []  # the control: looked for once per instance
+
+        distiller.reset()
+        distiller.tick()
+        assert len(_generation(e, workspace, 1)) == 1
+        assert len(_generation(e, workspace, 0)) == OPTIONS["metaKeep"]
+    finally:
+        e.close()
+
+
+@pytest.mark.xfail(strict=True, raises=IndexError, reason="found by rev22: metaKeep above the rows over "
+                   "metaThreshold slices `rows[: len(rows) - metaKeep]` negatively (engine/memory/distiller.py "
+                   "_consolidate): no rows -> IndexError on every pass; some -> the wrong ones consolidated")
+def test_a_meta_keep_above_the_threshold_keeps_that_many_open_and_the_pass_goes_on(tmp_path, workspace):
+    """metaKeep (0-10,000) and metaThreshold (2-10,000) are set independently: with metaKeep 10
+    and metaThreshold 2, a session's 4 gen-0 rows are over the threshold but all among the
+    newest 10: none is consolidated, and the pass (the curator after it) goes on. It raised
+    IndexError instead, on every memory pass, for good."""
+    e = engine_for(tmp_path / "store", [str(workspace)], **{**OPTIONS, "metaKeep": 10})
+    try:
+        e.memory_worker.stop()  # the passes are driven by the test
+        distiller = e.memory_worker.distiller
+        distiller.between = lambda: None
+        record(e, "s", [f"We decided to keep the cache in SQLite, reason {i}: it survives restarts of the box."
+                        for i in range(5 * SEGMENTS)])
+        distiller.tick()
+        assert len(_generation(e, workspace, 0)) == SEGMENTS
+        assert _generation(e, workspace, 1) == []
+    finally:
+        e.close()
+
+
+def test_a_distill_asked_for_one_session_leaves_the_consolidation_owed_elsewhere_to_the_next_whole_pass(
+        tmp_path, workspace):
+    """Reviewer round rev22 (rev22-due-any-session): `lore/distill {sessionId}` runs the
+    pipeline for that session: the first such call of an instance neither consolidates the
+    other sessions a stopped pass left owed nor returns their URIs, and it does not use up the
+    instance's look for them: the next whole pass consolidates them (the control)."""
+    e = engine_for(tmp_path / "store", [str(workspace)], **OPTIONS)
+    try:
+        e.memory_worker.stop()  # the passes are driven by the test
+        distiller = e.memory_worker.distiller
+        calls: list[int] = []
+
+        def between() -> None:
+            calls.append(1)
+            if len(calls) == SEGMENTS + 1:  # every segment of "a" distilled: the exit arrives here
+                raise RuntimeError("exiting")
+
+        distiller.between = between
+        record(e, "a", [f"We decided to keep the cache in SQLite, reason {i}: it survives restarts of the box."
+                        for i in range(5 * SEGMENTS)])
+        try:
+            distiller.tick()
+        except RuntimeError:
+            pass
+        distiller.between = lambda: None
+        pid = e.records.find_project(canonical_root(str(workspace))).id
+        assert len(distiller.rows.open_generation(pid, "a", 0)) == SEGMENTS  # owed
+        distiller.reset()  # an instance's first pass is still to come
+
+        record(e, "b", [f"We decided to deploy from the release branch, step {i}: never from main." for i in range(5)])
+        created = e.memory.distill(session_id="b")["created"]
+        assert len(created) == 1, created  # b's one segment, nothing of a's
+        assert distiller.rows.open_generation(pid, "a", 1) == []
+        e.memory.distill()
+        assert len(distiller.rows.open_generation(pid, "a", 1)) == 1
+    finally:
+        e.close()
+
+
+@pytest.mark.xfail(strict=True, reason="found by rev22: consolidation_due finds a session whose gen-1 is over "
+                   "metaThreshold, but _consolidate stops at the first generation not over it (gen 0): never done")
+def test_a_session_owed_a_consolidation_of_its_first_generation_alone_gets_it_at_the_next_start(tmp_path, workspace):
+    """The meta pass writes one generation per transaction (a model call each, with an LLM); an
+    exit between two (the memory thread is not waited for past 10 s) leaves gen 0 consolidated
+    and gen 1 over the threshold. The first pass of the next instance finds the session owed
+    (a generation of it is over `metaThreshold`) and must consolidate gen 1."""
+    e = engine_for(tmp_path / "store", [str(workspace)], **OPTIONS)
+    try:
+        e.memory_worker.stop()  # the passes are driven by the test
+        distiller = e.memory_worker.distiller
+        distiller.between = lambda: None
+        record(e, "s", ["We decided to keep the cache in SQLite: it survives restarts of the box."])
+        pid = e.records.find_project(canonical_root(str(workspace))).id
+        first = int(e.records.db.reader().execute("SELECT MIN(id) FROM messages").fetchone()[0])
+        with distiller.rows.write() as c:
+            for i in range(OPTIONS["metaThreshold"] + 1):  # gen 1 over the threshold, gen 0 empty
+                distiller.rows.add_distillation(c, {
+                    "dist_id": f"g1-{i}", "session_id": "s", "generation": 1, "covers": 5,
+                    "text": f"decided: cache {i}", "mode": "extractive", "model": None,
+                    "prompt_version": "extractive-1", "created_at": "2026-12-07T00:00:00Z",
+                    "project_id": pid, "first_msg": first, "last_msg": first})
+        distiller.reset()  # the next instance's first pass
+        distiller.tick()
+        assert len(distiller.rows.open_generation(pid, "s", 1)) == OPTIONS["metaKeep"]
+        assert len(distiller.rows.open_generation(pid, "s", 2)) == 1
+    finally:
+        e.close()

@@ -312,3 +312,43 @@ def test_files_so_far_counts_the_asked_projects_files_alone(tmp_path):
         assert e.index.progress(str(a))["filesSoFar"] == 0  # a finished project says nothing
     finally:
         e.close()
+
+
+def test_an_exit_asked_after_the_walks_first_report_stops_the_walk_at_its_next_one(tmp_path, monkeypatch):
+    """Reviewer round rev22 (rev22-walk-reports-once): the first scan's walk reports every
+    WALK_REPORT_FILES files found, each report a chance to stop (an exit), not once at the
+    1,000th file: an exit asked while it lists its 1,100th file of 2,400 stops it at the
+    2,000th, not after the whole tree. The walk's entries are counted where the scan takes them."""
+    from lore_sidecar.engine.workspace import index
+    from lore_sidecar.errors import ScanStopped
+
+    ws = tmp_path / "ws"
+    for d in range(12):
+        (ws / f"d{d:02d}").mkdir(parents=True)
+        for i in range(200):
+            (ws / f"d{d:02d}" / f"f{i:03d}.txt").write_text(f"plover {d} {i}\n")
+    listed, exiting = [0], [False]
+    real_walk = index.walk
+
+    def counted(*args, **kwargs):
+        for entry in real_walk(*args, **kwargs):
+            listed[0] += 1
+            if listed[0] == 1_100:
+                exiting[0] = True  # the exit arrives here
+            yield entry
+
+    def report(message: str, percent: int | None) -> None:
+        if exiting[0]:
+            raise ScanStopped()
+
+    monkeypatch.setattr(index, "walk", counted)
+    e = engine_for(tmp_path / "store", [str(ws)], watch=False, distiller="off")
+    try:
+        try:
+            e.index.scan(progress=report)
+        except ScanStopped:
+            pass
+        assert exiting[0]
+        assert listed[0] == 2 * index.WALK_REPORT_FILES, listed[0]
+    finally:
+        e.close()

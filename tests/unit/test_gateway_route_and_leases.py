@@ -134,3 +134,74 @@ def test_a_killed_runs_lease_whose_pid_now_names_an_unrelated_process_is_removed
         unrelated.kill()
         if live is not None:
             live.kill()
+
+
+def test_a_lease_without_a_start_time_is_judged_by_its_pid_alone(tmp_path):
+    """Reviewer round rev22 (rev22-empty-lease-reused): a lease an older version took (an
+    empty file) or one taken where the system gives no start time holds the gateway while its
+    pid lives, and stays; it is not taken for a reused pid. The control: dead, it goes."""
+    held = tmp_path / leases.LEASES
+    held.mkdir()
+    older = subprocess.Popen(["sleep", "600"])
+    try:
+        (held / str(older.pid)).touch()
+        assert leases.live_leases(tmp_path) == 1
+        assert (held / str(older.pid)).exists()
+    finally:
+        older.kill()
+        older.wait()
+    assert leases.live_leases(tmp_path) == 0
+    assert not (held / str(older.pid)).exists()
+
+
+GROWER = ("import ctypes, pathlib, sys\n"
+          "from lore_sidecar.gateway import leases\n"
+          "with leases.lease(pathlib.Path(sys.argv[1])):\n"
+          "    ballast = bytearray(64 << 20)\n"
+          "    for i in range(0, len(ballast), 4096):\n"
+          "        ballast[i] = 1\n"
+          "    if sys.argv[2]:\n"
+          "        ctypes.CDLL(None).prctl(15, sys.argv[2].encode(), 0, 0, 0)  # PR_SET_NAME\n"
+          "    print('held', flush=True)\n"
+          "    sys.stdin.readline()\n")
+
+
+def _grower(store, name: str) -> subprocess.Popen:
+    """A `run` holding its lease, whose memory grows (64 MB touched) after it took it and whose
+    command name is then `name` (if any); it holds the lease until its stdin closes."""
+    proc = subprocess.Popen([sys.executable, "-c", GROWER, str(store), name], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "held\n"
+    return proc
+
+
+def test_a_live_runs_lease_still_counts_after_its_memory_grows(tmp_path):
+    """Reviewer round rev22 (rev22-started-wrong-field): the start time is /proc/<pid>/stat's
+    field 22, which never changes while the process lives; a neighbouring field (its size, its
+    resident memory, its times) changes, and the live run's lease was taken for a reused pid and
+    removed: its gateway left under it."""
+    held = tmp_path / leases.LEASES
+    run = _grower(tmp_path, "")
+    try:
+        assert leases.live_leases(tmp_path) == 1
+        assert (held / str(run.pid)).exists()
+    finally:
+        run.stdin.close()
+        run.wait()
+    assert leases.live_leases(tmp_path) == 0
+
+
+def test_a_live_runs_lease_still_counts_when_its_command_name_holds_a_parenthesis(tmp_path):
+    """Reviewer round rev22 (rev22-started-first-paren): /proc/<pid>/stat puts the command
+    name in parentheses and the name may hold ") " itself (any program's name, set freely):
+    the fields are counted after the last ")", or a run named so reads another field as its
+    start time once renamed, and its live lease is removed."""
+    held = tmp_path / leases.LEASES
+    run = _grower(tmp_path, "run) 1 2 3 4 5")
+    try:
+        assert ") 1 2 3" in open(f"/proc/{run.pid}/stat").read()  # the name did change
+        assert leases.live_leases(tmp_path) == 1
+        assert (held / str(run.pid)).exists()
+    finally:
+        run.stdin.close()
+        run.wait()
