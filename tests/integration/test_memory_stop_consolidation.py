@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from lore_sidecar.engine.project import canonical_root
 from tests.integration.test_store_and_index import engine_for, record
 
@@ -97,9 +95,6 @@ def test_an_instance_that_takes_the_writer_role_again_looks_for_owed_consolidati
         e.close()
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError, reason="found by rev22: metaKeep above the rows over "
-                   "metaThreshold slices `rows[: len(rows) - metaKeep]` negatively (engine/memory/distiller.py "
-                   "_consolidate): no rows -> IndexError on every pass; some -> the wrong ones consolidated")
 def test_a_meta_keep_above_the_threshold_keeps_that_many_open_and_the_pass_goes_on(tmp_path, workspace):
     """metaKeep (0-10,000) and metaThreshold (2-10,000) are set independently: with metaKeep 10
     and metaThreshold 2, a session's 4 gen-0 rows are over the threshold but all among the
@@ -158,8 +153,6 @@ def test_a_distill_asked_for_one_session_leaves_the_consolidation_owed_elsewhere
         e.close()
 
 
-@pytest.mark.xfail(strict=True, reason="found by rev22: consolidation_due finds a session whose gen-1 is over "
-                   "metaThreshold, but _consolidate stops at the first generation not over it (gen 0): never done")
 def test_a_session_owed_a_consolidation_of_its_first_generation_alone_gets_it_at_the_next_start(tmp_path, workspace):
     """The meta pass writes one generation per transaction (a model call each, with an LLM); an
     exit between two (the memory thread is not waited for past 10 s) leaves gen 0 consolidated

@@ -61,6 +61,7 @@ from mutations import Mutation  # noqa: E402
 
 BY = "reviewer: rev22"
 IDX = "lore_sidecar/engine/indexing/indexer.py"
+RBD = "lore_sidecar/engine/indexing/rebuild.py"  # (a failed rebuild's retry moved there from indexer.py in a7826cb)
 DIST = "lore_sidecar/engine/memory/distiller.py"
 MROWS = "lore_sidecar/store/memory_rows.py"
 LEASE = "lore_sidecar/gateway/leases.py"
@@ -92,32 +93,32 @@ ROUND = [
     # -- the failed rebuild (76bbc76, dd8b5d3) ----------------------------------------------
     # The failed rebuild is not asked again: the next ordinary commit publishes the
     # half-rebuilt words as whole and clears the error (the very bug the commit fixed).
-    Mutation("rev22-rebuild-not-requeued", IDX, "self._rebuild_req[:0] = pending or [threading.Event()]",
+    Mutation("rev22-rebuild-not-requeued", RBD, "self._rebuild_req[:0] = pending or [threading.Event()]",
              "pass", (RBF,), by=BY),
     # The reindex waiting on the rebuild is told at once, the failed attempt included.
     Mutation("rev22-rebuild-tells-on-failure", IDX, "if self._try_rebuild(pending):",
              "if self._try_rebuild(pending) or True:", (RBF,), by=BY),
     # The pause does not grow: a rebuild failing for good is retried every 0.5 s for ever.
-    Mutation("rev22-retry-no-growth", IDX, "self._retry_s = min(self._retry_s * 2, REBUILD_RETRY_MAX_S)",
+    Mutation("rev22-retry-no-growth", RBD, "self._retry_s = min(self._retry_s * 2, REBUILD_RETRY_MAX_S)",
              "self._retry_s = min(self._retry_s, REBUILD_RETRY_MAX_S)", (RETRY_PAUSE, RBF), by=BY),  # survived: RETRY_PAUSE added
     # min/max swapped: after the first failure the pause jumps to 30 s (and grows past it).
-    Mutation("rev22-retry-cap-max", IDX, "self._retry_s = min(self._retry_s * 2, REBUILD_RETRY_MAX_S)",
+    Mutation("rev22-retry-cap-max", RBD, "self._retry_s = min(self._retry_s * 2, REBUILD_RETRY_MAX_S)",
              "self._retry_s = max(self._retry_s * 2, REBUILD_RETRY_MAX_S)", (RETRY_PAUSE, RBF), by=BY),  # survived: RETRY_PAUSE added
     # A successful retry keeps the grown pause: the next failed rebuild (another reindex,
     # hours later) waits the old pause, not 0.5 s.
-    Mutation("rev22-retry-not-reset", IDX, "        self._retry_s = REBUILD_RETRY_S\n        return True",
+    Mutation("rev22-retry-not-reset", RBD, "        self._retry_s = REBUILD_RETRY_S\n        return True",
              "        return True", (RETRY_PAUSE, RBF), by=BY),  # survived: RETRY_PAUSE added
     # The failure clears `rebuilding`: indexLagMs reads 0 (applied level with the head)
     # while the words on disk are the last committed ones and a rebuild is still owed.
-    Mutation("rev22-rebuilding-cleared", IDX, "            self._rebuilding = True\n            self.error = f\"index rebuild failed",
+    Mutation("rev22-rebuilding-cleared", RBD, "            self._rebuilding = True\n            self.error = f\"index rebuild failed",
              "            self._rebuilding = False\n            self.error = f\"index rebuild failed", (NOT_LEVEL, RBF),
              by=BY),  # survived: NOT_LEVEL added
     # The error copied from the batch path: indexError no longer says a rebuild failed.
-    Mutation("rev22-error-not-named", IDX, 'self.error = f"index rebuild failed: {type(exc).__name__}: {exc}"',
+    Mutation("rev22-error-not-named", RBD, 'self.error = f"index rebuild failed: {type(exc).__name__}: {exc}"',
              'self.error = f"{type(exc).__name__}: {exc}"', (RBF,), by=BY),
     # A stop inside the rebuild handled as a failure (only the fence re-raised): the stop
     # rolls back, reports indexError and logs an ERROR, and the loop ends without Interrupted.
-    Mutation("rev22-stop-as-failure", IDX,
+    Mutation("rev22-stop-as-failure", RBD,
              "        except (LoreError, Interrupted):\n            raise\n        except Exception as exc:\n            try:\n",
              "        except LoreError:\n            raise\n        except Exception as exc:\n            try:\n",
              (*DENSE_STOP, RSTOP, RBF), by=BY),

@@ -272,8 +272,12 @@ class Distiller:
         created = []
         for generation in range(0, 4):
             rows = self.rows.open_generation(pid, sid, generation)
-            if len(rows) <= s.meta_threshold:
-                break
+            # Every generation is looked at, not only up to the first that is not over the
+            # threshold: an exit between two generations' transactions can leave a later one
+            # owed alone. And `metaKeep` may exceed `metaThreshold` (each is set on its own):
+            # then rows past the threshold but not past the kept few wait for more.
+            if len(rows) <= s.meta_threshold or len(rows) <= s.meta_keep:
+                continue
             old = rows[: len(rows) - s.meta_keep]
             text, mode, model, version, call = None, "extractive", None, "extractive-1", None
             if self.mode == "llm" and self.llm is not None:
