@@ -1,0 +1,179 @@
+"""A large frozen part: an HNSW graph over binary codes, re-ranked from int8 rows read with pread.
+
+Trigger: a viewed int8 frozen file (256 int8 values + HNSW links, ~404 B a vector) becomes
+wholly resident once searched (an HNSW search touches pages all over it, and every fault
+maps its neighbours too): one million messages' vectors alone were ~400 MB of RSS, past
+the sidecar's 500 MB budget (issue 37 item 5). Why two files: the graph needs only a
+short code per vector to find the neighbourhood (one bit a dimension: 32 B at width 256),
+and only the few candidates it returns need their int8 row. Outcome: a part of `BIG_AT`
+vectors or more is kept as
+  - `<name>.b1.usearch`: a usearch graph (Hamming) over each row's sign bits after the
+    part's centre is taken off (the centre is fixed when the part first grows big, and
+    kept in the rows file, so later folds code new rows the same way), viewed from disk;
+  - `<name>.rows`: the int8 rows, their keys, and the keys sorted (with their row) for
+    lookups; read with `os.pread` (the page cache, not the process's RSS), except the
+    sorted keys, which are memory-mapped (a lookup touches a few pages).
+A search asks the graph for `RERANK` times the answers wanted and orders those candidates
+by exact int8 cosine (usearch's own kernel, as the delta does), so a hit's similarity is
+the same value the int8 graph and the delta give.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from lore_sidecar.store.vector_flat import quantize
+
+SUFFIX = ".b1.usearch"
+ROWS_SUFFIX = ".rows"
+MAGIC = b"LOREROW1"
+HEADER = 64  # magic, then version, dim, n (little-endian u32, u32, u64), padded
+VERSION = 1
+RERANK = 10  # candidates asked of the binary graph per answer wanted (docs/benchmarks.md)
+CHUNK = 65_536  # rows copied at a time by a fold
+
+
+def codes(rows: np.ndarray, centre: np.ndarray) -> np.ndarray:
+    """Each int8 row's sign bits after the centre is taken off, packed (dim / 8 bytes)."""
+    return np.packbits(rows.astype(np.int16) - centre.astype(np.int16) > 0, axis=1)
+
+
+def new_graph(dim: int):
+    from usearch.index import Index  # native module: see VectorIndex._new
+
+    return Index(ndim=dim, metric="hamming", dtype="b1", connectivity=16, expansion_add=64)
+
+
+@dataclass
+class Found:
+    keys: np.ndarray
+    distances: np.ndarray
+
+
+class BigFrozen:
+    """A read-only large frozen part, answering like a usearch Index does for `Part`."""
+
+    def __init__(self, graph_path: Path, rows_path: Path, dim: int):
+        self.dim = dim
+        self.graph = new_graph(dim)
+        if not graph_path.is_file():
+            raise FileNotFoundError(graph_path)
+        self.graph.view(str(graph_path))
+        self._fd = os.open(rows_path, os.O_RDONLY)
+        head = os.pread(self._fd, HEADER, 0)
+        if head[:8] != MAGIC:
+            os.close(self._fd)
+            raise ValueError(f"{rows_path}: not a rows file")
+        version, fdim, n = struct.unpack_from("<IIQ", head, 8)
+        if version != VERSION or fdim != dim:
+            os.close(self._fd)
+            raise ValueError(f"{rows_path}: rows of version {version}, width {fdim}; wanted {VERSION}, {dim}")
+        self.n = n
+        self.centre = np.frombuffer(os.pread(self._fd, dim, HEADER), dtype=np.int8).copy()
+        self._rows_at = HEADER + dim
+        keys_at = self._rows_at + n * dim
+        # Sorted keys, then each one's row: looked up by writes (`contains`) and by a search's
+        # candidates; mapped, so only the pages a lookup touches are resident.
+        self._sorted = np.memmap(rows_path, dtype="<u8", mode="r", offset=keys_at + n * 8, shape=(n,)) if n else np.zeros(0, "<u8")
+        self._slot = np.memmap(rows_path, dtype="<u8", mode="r", offset=keys_at + 2 * n * 8, shape=(n,)) if n else np.zeros(0, "<u8")
+        self._keys_at = keys_at
+        self.path = rows_path
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _find(self, karr: np.ndarray) -> np.ndarray:
+        """Each key's row, or -1 where the part does not hold it."""
+        karr = np.asarray(karr, dtype=np.uint64).reshape(-1)
+        if not self.n or not len(karr):
+            return np.full(len(karr), -1, dtype=np.int64)
+        at = np.searchsorted(self._sorted, karr)
+        at = np.minimum(at, self.n - 1)
+        hit = np.asarray(self._sorted[at]) == karr
+        return np.where(hit, np.asarray(self._slot[at]).astype(np.int64), -1)
+
+    def contains(self, karr: np.ndarray) -> np.ndarray:
+        return self._find(karr) >= 0
+
+    def rows_of(self, slots: np.ndarray) -> np.ndarray:
+        """The int8 rows at these row numbers, each read with one pread."""
+        out = np.empty((len(slots), self.dim), dtype=np.int8)
+        for i, s in enumerate(slots.tolist()):
+            out[i] = np.frombuffer(os.pread(self._fd, self.dim, self._rows_at + s * self.dim), dtype=np.int8)
+        return out
+
+    def search(self, vector: np.ndarray, count: int) -> Found:
+        """The `count` nearest by int8 cosine among the binary graph's `RERANK * count`."""
+        from usearch.index import MetricKind, search
+
+        q = quantize(vector)[0]
+        want = min(self.n, RERANK * count)
+        m = self.graph.search(codes(q[None, :], self.centre)[0], want)
+        keys = np.asarray(m.keys, dtype=np.uint64)
+        if not len(keys):
+            return Found(keys, np.zeros(0, dtype=np.float32))
+        slots = self._find(keys)
+        keys, slots = keys[slots >= 0], slots[slots >= 0]
+        order = np.argsort(slots, kind="stable")  # read the file forwards
+        keys, slots = keys[order], slots[order]
+        rows = self.rows_of(slots)
+        e = search(rows, q, min(count, len(keys)), MetricKind.Cos, exact=True, threads=1)
+        at = np.asarray(e.keys, dtype=np.int64)
+        return Found(keys[at], np.asarray(e.distances, dtype=np.float32))
+
+    @property
+    def keys(self) -> np.ndarray:
+        """Every key, in row order."""
+        return np.frombuffer(os.pread(self._fd, self.n * 8, self._keys_at), dtype="<u8").astype(np.uint64) if self.n else np.zeros(0, np.uint64)
+
+    def get(self, karr: np.ndarray, dtype: str = "i8") -> np.ndarray:
+        slots = self._find(karr)
+        return self.rows_of(slots)
+
+    def chunks(self):
+        """(keys, rows) of every row, in row order, CHUNK at a time."""
+        keys = self.keys
+        for start in range(0, self.n, CHUNK):
+            stop = min(self.n, start + CHUNK)
+            raw = os.pread(self._fd, (stop - start) * self.dim, self._rows_at + start * self.dim)
+            yield keys[start:stop], np.frombuffer(raw, dtype=np.int8).reshape(-1, self.dim)
+
+
+def write_rows(path: Path, dim: int, centre: np.ndarray, pieces) -> np.ndarray:
+    """Write a rows file from (keys, rows) pieces in order; fsynced. Returns its keys."""
+    keys: list[np.ndarray] = []
+    with open(path, "wb") as fh:
+        fh.write(b"\0" * HEADER)
+        fh.write(np.asarray(centre, dtype=np.int8).tobytes())
+        n = 0
+        for k, r in pieces:
+            if len(k):
+                fh.write(np.ascontiguousarray(r, dtype=np.int8).tobytes())
+                keys.append(np.asarray(k, dtype=np.uint64))
+                n += len(k)
+        allk = np.concatenate(keys) if keys else np.zeros(0, dtype=np.uint64)
+        order = np.argsort(allk, kind="stable")
+        fh.write(allk.astype("<u8").tobytes())
+        fh.write(allk[order].astype("<u8").tobytes())
+        fh.write(order.astype("<u8").tobytes())
+        fh.seek(0)
+        fh.write(MAGIC + struct.pack("<IIQ", VERSION, dim, n))
+        fh.flush()
+        os.fsync(fh.fileno())
+    return allk
