@@ -30,10 +30,10 @@ import numpy as np
 from lore_sidecar.heap import release_memory
 from lore_sidecar.store.files import fsync_path
 from lore_sidecar.store.late_table import LateTable
-from lore_sidecar.store.vector_flat import SUFFIX as DELTA_SUFFIX
 from lore_sidecar.store.vector_big import ROWS_SUFFIX as BIG_ROWS_SUFFIX
 from lore_sidecar.store.vector_big import SUFFIX as BIG_SUFFIX
 from lore_sidecar.store.vector_big import BigFrozen, codes, new_graph, write_rows
+from lore_sidecar.store.vector_flat import SUFFIX as DELTA_SUFFIX
 from lore_sidecar.store.vector_flat import FlatDelta
 from lore_sidecar.store.vector_part import Part, _keys
 
