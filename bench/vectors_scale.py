@@ -276,10 +276,10 @@ def big(args, d: Path, qs: list[str]) -> int:
                 "b1_file_mb": round((bd / entry["frozen"]).stat().st_size / 2**20, 1),
                 "rows_file_mb": round((bd / entry["rows"]).stat().st_size / 2**20, 1)}
 
-        def run(what: str, path: str, limit: int, factors: str = "") -> dict:
+        def run(what: str, path: str, limit: int, factors: str = "", truth: list = truth) -> dict:
             got = json.loads(subprocess.run([sys.executable, "-c", BIG_MEASURE, what, path, str(qfile), str(limit), factors],
                                             capture_output=True, text=True, check=True, cwd=ROOT).stdout)
-            def rec(ks, truth=truth):
+            def rec(ks):
                 return round(float(np.mean([len(set(k) & set(t)) / 10 for k, t in zip(ks, truth, strict=True)])), 4)
             got["recall_at_10"] = rec(got.pop("keys"))
             got["recall_by_factor"] = {f: rec(ks) for f, ks in got.pop("by_factor").items()}
