@@ -3,7 +3,9 @@
 Each is a frozen part viewed (memory-mapped) from disk plus a small loaded delta
 (store/vector_part.py): a store's vectors then cost the pages a search touches, not their
 whole size. `save` writes the delta, or folds it into a new frozen file once it holds
-FOLD_AT vectors (or FOLD_DEAD keys of the frozen part are dead).
+FOLD_AT vectors (or FOLD_DEAD keys of the frozen part are dead). A frozen part of BIG_AT
+vectors or more is a large part (store/vector_big.py: a binary-code graph and int8 rows
+read with pread).
 
 Every file is written to a temporary name, fsynced and renamed: usearch's own `save()`
 truncates the target in place, and a reader memory-mapping a half-written file dies with
