@@ -41,6 +41,15 @@ VERSION = 1
 RERANK = 10
 MIN_CANDIDATES = 200
 CHUNK = 65_536  # rows copied at a time by a fold
+# A fold whose frozen part would hold this many vectors writes it large; a large part stays
+# large. Below it nothing changes. Why 200k (docs/benchmarks.md, "a large vector part"): the
+# int8 graph is ~77 MB resident at 200k (the 100k and 200k budgets are met with it) and
+# answers in ~0.5 ms, while at 1M it is 386 MB (188 MB as a large part).
+BIG_AT = 200_000
+# `late` in vectors.json once any part is large: a release that knows only PARTS_LATE (2)
+# finds a mismatch and rebuilds from the record, instead of viewing a binary graph as an
+# int8 one. A store with no large part is written exactly as before, and both are read.
+BIG_LATE = 3
 
 
 def codes(rows: np.ndarray, centre: np.ndarray) -> np.ndarray:
@@ -181,3 +190,56 @@ def write_rows(path: Path, dim: int, centre: np.ndarray, pieces) -> np.ndarray:
         fh.flush()
         os.fsync(fh.fileno())
     return allk
+
+
+def fold(directory: Path, dim: int, part, base: str, write_graph, *, threads: int) -> tuple[BigFrozen, str, str]:
+    """A large part's fold (`VectorIndex._fold` past `BIG_AT`): the binary graph grown from
+    the last one (or built once, in key order, when an int8 part first grows large) and the
+    rows file written anew, the old rows less the dead ones followed by the delta's in key
+    order. `part` is a vector_part.Part; `write_graph(index, name)` saves a graph safely.
+    Returns the new part and its two file names (under `base`)."""
+    from lore_sidecar.store.vector_part import _keys
+
+    dkeys, drows = part.delta_items()
+    if len(dkeys):
+        order = np.argsort(dkeys, kind="stable")
+        dkeys, drows = dkeys[order], drows[order]
+    else:
+        drows = np.zeros((0, dim), dtype=np.int8)
+    dead = np.asarray(sorted(part.dead), dtype=np.uint64)
+    graph_name, rows_name = base + SUFFIX, base + ROWS_SUFFIX
+    graph = new_graph(dim)
+    old = part.frozen
+    if isinstance(old, BigFrozen):
+        centre = old.centre
+        graph.load(str(directory / part.frozen_name))
+        present = dead[np.asarray(graph.contains(dead), dtype=bool).reshape(-1)] if len(dead) else dead
+        if len(present):
+            graph.remove(present)
+
+        def pieces():
+            for k, r in old.chunks():
+                keep = ~np.isin(k, dead)
+                yield k[keep], r[keep]
+            yield dkeys, drows
+    else:
+        okeys = np.sort(_keys(old)) if old is not None and len(old) else np.zeros(0, dtype=np.uint64)
+        okeys = okeys[~np.isin(okeys, dead)]
+        orows = np.stack(old.get(okeys, dtype="i8")).astype(np.int8) if len(okeys) else np.zeros((0, dim), dtype=np.int8)
+        allk, allr = np.concatenate([okeys, dkeys]), np.concatenate([orows, drows])
+        order = np.argsort(allk, kind="stable")
+        allk, allr = allk[order], allr[order]
+        # The centre is fixed here, once: later folds code their rows against the same one.
+        centre = np.trunc(allr.mean(axis=0, dtype=np.float64)).astype(np.int8) if len(allr) else np.zeros(dim, np.int8)
+        dkeys, drows = allk, allr  # the whole part enters the new graph
+
+        def pieces():
+            yield allk, allr
+    if len(dkeys):
+        graph.add(dkeys, codes(drows, centre), threads=threads)
+    tmp = directory / f".{rows_name}.tmp"
+    write_rows(tmp, dim, centre, pieces())
+    os.replace(tmp, directory / rows_name)
+    write_graph(graph, graph_name)
+    del graph
+    return BigFrozen(directory / graph_name, directory / rows_name, dim), graph_name, rows_name

@@ -1,11 +1,9 @@
-"""Vector indexes on usearch (cosine, int8-quantised HNSW), one per (kind, project).
+"""Vector indexes on usearch (cosine, int8 HNSW; binary past BIG_AT: vector_big.py), one per (kind, project).
 
 Each is a frozen part viewed (memory-mapped) from disk plus a small loaded delta
 (store/vector_part.py): a store's vectors then cost the pages a search touches, not their
 whole size. `save` writes the delta, or folds it into a new frozen file once it holds
-FOLD_AT vectors (or FOLD_DEAD keys of the frozen part are dead). A frozen part of BIG_AT
-vectors or more is a large part (store/vector_big.py: a binary-code graph and int8 rows
-read with pread).
+FOLD_AT vectors (or FOLD_DEAD keys of the frozen part are dead).
 
 Every file is written to a temporary name, fsynced and renamed: usearch's own `save()`
 truncates the target in place, and a reader memory-mapping a half-written file dies with
@@ -32,12 +30,12 @@ import numpy as np
 from lore_sidecar.heap import release_memory
 from lore_sidecar.store.files import fsync_path
 from lore_sidecar.store.late_table import LateTable
+from lore_sidecar.store.vector_big import BIG_AT, BIG_LATE, BigFrozen
 from lore_sidecar.store.vector_big import ROWS_SUFFIX as BIG_ROWS_SUFFIX
-from lore_sidecar.store.vector_big import SUFFIX as BIG_SUFFIX
-from lore_sidecar.store.vector_big import BigFrozen, codes, new_graph, write_rows
+from lore_sidecar.store.vector_big import fold as fold_big
 from lore_sidecar.store.vector_flat import SUFFIX as DELTA_SUFFIX
 from lore_sidecar.store.vector_flat import FlatDelta
-from lore_sidecar.store.vector_part import Part, _keys
+from lore_sidecar.store.vector_part import Part
 
 META = "vectors.json"
 LATE_DB = "late.db"
@@ -48,16 +46,6 @@ LATE_FORMAT = 1
 # `late`: it then finds a mismatch and rebuilds, instead of finding no `files` (no vectors)
 # at an unchanged position and never rebuilding them.
 PARTS_LATE = 2
-# Written as `late` instead once any part is large (store/vector_big.py: a binary graph and
-# a rows file): a release that knows only PARTS_LATE finds a mismatch and rebuilds from the
-# record, instead of viewing a binary graph as an int8 one. A store with no large part is
-# written exactly as before (PARTS_LATE), and this release reads both.
-BIG_LATE = 3
-# A fold whose frozen part would hold this many vectors writes it large (store/vector_big.py);
-# a large part stays large. Below it nothing changes. Why 200k: see docs/benchmarks.md
-# ("Issue 37 item 5: a large part"): the int8 graph costs ~404 B of RSS a vector once
-# searched, so 200k are ~80 MB (within the 100k/200k budgets), while 1M are ~400 MB.
-BIG_AT = 200_000
 # One insertion thread: with several, the HNSW graph depends on thread timing, and an index
 # rebuilt from the record would no longer answer exactly like the live one (DESIGN §2.1).
 ADD_THREADS = 1
@@ -75,8 +63,6 @@ FOLD_DEAD = 1_024
 # The prefix of a kind's model name in `vectors.json` while its vectors are embedded again.
 PENDING = "pending:"
 RETRIES = 3  # a reader that finds a file gone (a fold meanwhile) reads vectors.json again
-
-
 
 
 class VectorIndex:
@@ -163,15 +149,13 @@ class VectorIndex:
             if kind not in self.spaces or kind in stale:
                 continue
             old = have.get((kind, int(pid)))
-            part = Part(dead={int(k) for k in entry.get("dead", [])}, gen=int(entry.get("gen", 0)))
+            part = Part(dead={int(k) for k in entry.get("dead", [])}, gen=int(entry.get("gen", 0)), rows_name=entry.get("rows"))
             if entry.get("frozen"):
                 part.frozen_name = entry["frozen"]
-                part.rows_name = entry.get("rows")
                 if old is not None and old.frozen_name == part.frozen_name:
                     part.frozen = old.frozen
                 elif part.rows_name:
-                    part.frozen = BigFrozen(self.directory / part.frozen_name, self.directory / part.rows_name,
-                                            self.spaces[kind][1])
+                    part.frozen = BigFrozen(self.directory / part.frozen_name, self.directory / part.rows_name, self.spaces[kind][1])
                 else:
                     part.frozen = self._view(kind, entry["frozen"])
             if entry.get("delta"):
@@ -298,7 +282,7 @@ class VectorIndex:
                     part.delta_name = name
             self._dirty.clear()
             self._meta_dirty = False
-            big = any(part.rows_name for part in self._parts.values())
+            big = any(part.rows_name for part in self._parts.values())  # else written as before large parts
             meta = {"seq": seq, "spaces": self._spaces_meta(), "late": BIG_LATE if big else PARTS_LATE, "parts": {
                 f"{k}-{p}": {"frozen": part.frozen_name, "delta": part.delta_name if part.delta is not None else None,
                              "dead": sorted(part.dead), "gen": part.gen, **({"rows": part.rows_name} if part.rows_name else {})}
@@ -330,9 +314,9 @@ class VectorIndex:
         and the delta, then view it in their place. Searches go on meanwhile over the old
         parts: only writes wait (this holds the write lock, not the read lock). Returns the
         files this makes superfluous once `vectors.json` names the new one."""
-        live = len(part.frozen or ()) - len(part.dead) + len(part.delta or ())
-        if part.rows_name or live >= self.big_at:
-            return self._fold_big(kind, pid, part)
+        if part.rows_name or len(part.frozen or ()) - len(part.dead) + len(part.delta or ()) >= self.big_at:  # large
+            base = f"{kind}-{pid}.f{part.gen + 1}-{secrets.token_hex(4)}"
+            return self._folded(part, *fold_big(self.directory, self.spaces[kind][1], part, base, self._write, threads=ADD_THREADS))
         merged = self._new(kind)
         if part.frozen_name is not None:
             merged.load(str(self.directory / part.frozen_name))
@@ -349,66 +333,12 @@ class VectorIndex:
         name = f"{kind}-{pid}.f{part.gen + 1}-{secrets.token_hex(4)}.usearch"
         self._write(merged, name)
         del merged
-        frozen = self._view(kind, name)
-        gone = [n for n in (part.frozen_name, part.delta_name) if n]
-        with self._lock:
-            part.frozen, part.frozen_name, part.gen = frozen, name, part.gen + 1
-            part.delta, part.delta_name, part.dead = None, None, set()
-        return gone
+        return self._folded(part, self._view(kind, name), name, None)
 
-    def _fold_big(self, kind: str, pid: int, part: Part) -> list[str]:
-        """`_fold` for a large part (store/vector_big.py): the binary graph grown from the
-        last one (or built once, in key order, when an int8 part first grows large) and the
-        rows file written anew, the old rows less the dead ones followed by the delta's in
-        key order."""
-        dim = self.spaces[kind][1]
-        dkeys, drows = part.delta_items()
-        if len(dkeys):
-            order = np.argsort(dkeys, kind="stable")
-            dkeys, drows = dkeys[order], drows[order]
-        else:
-            drows = np.zeros((0, dim), dtype=np.int8)
-        dead = np.asarray(sorted(part.dead), dtype=np.uint64)
-        base = f"{kind}-{pid}.f{part.gen + 1}-{secrets.token_hex(4)}"
-        graph_name, rows_name = base + BIG_SUFFIX, base + BIG_ROWS_SUFFIX
-        graph = new_graph(dim)
-        old = part.frozen
-        if isinstance(old, BigFrozen):
-            centre = old.centre
-            graph.load(str(self.directory / part.frozen_name))
-            present = dead[np.asarray(graph.contains(dead), dtype=bool).reshape(-1)] if len(dead) else dead
-            if len(present):
-                graph.remove(present)
-
-            def pieces():
-                for k, r in old.chunks():
-                    keep = ~np.isin(k, dead)
-                    yield k[keep], r[keep]
-                yield dkeys, drows
-        else:
-            okeys = np.sort(_keys(old)) if old is not None and len(old) else np.zeros(0, dtype=np.uint64)
-            okeys = okeys[~np.isin(okeys, dead)]
-            orows = np.stack(old.get(okeys, dtype="i8")).astype(np.int8) if len(okeys) else np.zeros((0, dim), dtype=np.int8)
-            allk, allr = np.concatenate([okeys, dkeys]), np.concatenate([orows, drows])
-            order = np.argsort(allk, kind="stable")
-            allk, allr = allk[order], allr[order]
-            # The centre is fixed here, once: later folds code their rows against the same one.
-            centre = np.trunc(allr.mean(axis=0, dtype=np.float64)).astype(np.int8) if len(allr) else np.zeros(dim, np.int8)
-            dkeys, drows = allk, allr  # the whole part enters the new graph
-
-            def pieces():
-                yield allk, allr
-        if len(dkeys):
-            graph.add(dkeys, codes(drows, centre), threads=ADD_THREADS)
-        tmp = self.directory / f".{rows_name}.tmp"
-        write_rows(tmp, dim, centre, pieces())
-        os.replace(tmp, self.directory / rows_name)
-        self._write(graph, graph_name)
-        del graph
-        frozen = BigFrozen(self.directory / graph_name, self.directory / rows_name, dim)
+    def _folded(self, part: Part, frozen: Any, name: str, rows: str | None) -> list[str]:
         gone = [n for n in (part.frozen_name, part.rows_name, part.delta_name) if n]
         with self._lock:
-            part.frozen, part.frozen_name, part.rows_name, part.gen = frozen, graph_name, rows_name, part.gen + 1
+            part.frozen, part.frozen_name, part.rows_name, part.gen = frozen, name, rows, part.gen + 1
             part.delta, part.delta_name, part.dead = None, None, set()
         return gone
 
