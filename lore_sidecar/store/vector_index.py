@@ -1,4 +1,4 @@
-"""Vector indexes on usearch (cosine, int8-quantised HNSW), one per (kind, project).
+"""Vector indexes on usearch (cosine, int8 HNSW; binary past BIG_AT: vector_big.py), one per (kind, project).
 
 Each is a frozen part viewed (memory-mapped) from disk plus a small loaded delta
 (store/vector_part.py): a store's vectors then cost the pages a search touches, not their
@@ -30,6 +30,9 @@ import numpy as np
 from lore_sidecar.heap import release_memory
 from lore_sidecar.store.files import fsync_path
 from lore_sidecar.store.late_table import LateTable
+from lore_sidecar.store.vector_big import BIG_AT, BIG_LATE, BigFrozen
+from lore_sidecar.store.vector_big import ROWS_SUFFIX as BIG_ROWS_SUFFIX
+from lore_sidecar.store.vector_big import fold as fold_big
 from lore_sidecar.store.vector_flat import SUFFIX as DELTA_SUFFIX
 from lore_sidecar.store.vector_flat import FlatDelta
 from lore_sidecar.store.vector_part import Part
@@ -62,17 +65,15 @@ PENDING = "pending:"
 RETRIES = 3  # a reader that finds a file gone (a fold meanwhile) reads vectors.json again
 
 
-
-
 class VectorIndex:
     def __init__(self, directory: Path, *, spaces: dict[str, tuple[str, int]], writable: bool,
-                 fold_at: int = FOLD_AT, fold_dead: int = FOLD_DEAD):
+                 fold_at: int = FOLD_AT, fold_dead: int = FOLD_DEAD, big_at: int = BIG_AT):
         """`spaces`: each kind's (model, dim) — workspace files may be embedded by another
         model than conversation. A kind missing from it has no vectors."""
         self.directory = directory
         self.spaces = dict(spaces)
         self.writable = writable
-        self.fold_at, self.fold_dead = fold_at, fold_dead
+        self.fold_at, self.fold_dead, self.big_at = fold_at, fold_dead, big_at
         self._lock = threading.RLock()  # the parts as searched: held briefly to read or swap
         self._write_lock = threading.RLock()  # writes and saves, one at a time (a fold holds it long)
         self._parts: dict[tuple[str, int], Part] = {}
@@ -124,8 +125,8 @@ class VectorIndex:
     def _open(self, meta: dict[str, Any], have: dict[tuple[str, int], Part]) -> tuple[dict[tuple[str, int], Part], int, set[str]]:
         """The parts `meta` names, reusing the frozen views of `have` whose file is the same,
         and the kinds whose stored vectors are of no use here (`stale`)."""
-        late = PARTS_LATE if "parts" in meta else LATE_FORMAT
-        if meta.get("late") != late:
+        late = (PARTS_LATE, BIG_LATE) if "parts" in meta else (LATE_FORMAT,)
+        if meta.get("late") not in late:
             # An older release wrote these vectors without their word pieces: rebuild from seq 0.
             if self.writable and meta:
                 self.late.wipe()
@@ -148,11 +149,13 @@ class VectorIndex:
             if kind not in self.spaces or kind in stale:
                 continue
             old = have.get((kind, int(pid)))
-            part = Part(dead={int(k) for k in entry.get("dead", [])}, gen=int(entry.get("gen", 0)))
+            part = Part(dead={int(k) for k in entry.get("dead", [])}, gen=int(entry.get("gen", 0)), rows_name=entry.get("rows"))
             if entry.get("frozen"):
                 part.frozen_name = entry["frozen"]
                 if old is not None and old.frozen_name == part.frozen_name:
                     part.frozen = old.frozen
+                elif part.rows_name:
+                    part.frozen = BigFrozen(self.directory / part.frozen_name, self.directory / part.rows_name, self.spaces[kind][1])
                 else:
                     part.frozen = self._view(kind, entry["frozen"])
             if entry.get("delta"):
@@ -183,11 +186,11 @@ class VectorIndex:
     def _sweep(self) -> None:
         """Writer: remove index files no part names (a crash between a fold's rename and
         `vectors.json`, or before a superseded file's removal) and half-written ones."""
-        named = {n for p in self._parts.values() for n in (p.frozen_name,) if n}
+        named = {n for p in self._parts.values() for n in (p.frozen_name, p.rows_name) if n}
         named |= {p.delta_name for p in self._parts.values() if p.delta_name}
         for entry in os.scandir(self.directory):
             name = entry.name
-            ours = name.endswith((".usearch", DELTA_SUFFIX))
+            ours = name.endswith((".usearch", DELTA_SUFFIX, BIG_ROWS_SUFFIX))
             if (ours and name not in named) or (name.startswith(".") and name.endswith(".tmp")):
                 try:
                     os.unlink(entry.path)
@@ -279,9 +282,10 @@ class VectorIndex:
                     part.delta_name = name
             self._dirty.clear()
             self._meta_dirty = False
-            meta = {"seq": seq, "spaces": self._spaces_meta(), "late": PARTS_LATE, "parts": {
+            big = any(part.rows_name for part in self._parts.values())  # else written as before large parts
+            meta = {"seq": seq, "spaces": self._spaces_meta(), "late": BIG_LATE if big else PARTS_LATE, "parts": {
                 f"{k}-{p}": {"frozen": part.frozen_name, "delta": part.delta_name if part.delta is not None else None,
-                             "dead": sorted(part.dead), "gen": part.gen}
+                             "dead": sorted(part.dead), "gen": part.gen, **({"rows": part.rows_name} if part.rows_name else {})}
                 for (k, p), part in sorted(self._parts.items())}}
             tmp = self.directory / f".{META}.tmp"
             with open(tmp, "w") as fh:
@@ -310,6 +314,9 @@ class VectorIndex:
         and the delta, then view it in their place. Searches go on meanwhile over the old
         parts: only writes wait (this holds the write lock, not the read lock). Returns the
         files this makes superfluous once `vectors.json` names the new one."""
+        if part.rows_name or len(part.frozen or ()) - len(part.dead) + len(part.delta or ()) >= self.big_at:  # large
+            base = f"{kind}-{pid}.f{part.gen + 1}-{secrets.token_hex(4)}"
+            return self._folded(part, *fold_big(self.directory, self.spaces[kind][1], part, base, self._write, threads=ADD_THREADS))
         merged = self._new(kind)
         if part.frozen_name is not None:
             merged.load(str(self.directory / part.frozen_name))
@@ -326,10 +333,12 @@ class VectorIndex:
         name = f"{kind}-{pid}.f{part.gen + 1}-{secrets.token_hex(4)}.usearch"
         self._write(merged, name)
         del merged
-        frozen = self._view(kind, name)
-        gone = [n for n in (part.frozen_name, part.delta_name) if n]
+        return self._folded(part, self._view(kind, name), name, None)
+
+    def _folded(self, part: Part, frozen: Any, name: str, rows: str | None) -> list[str]:
+        gone = [n for n in (part.frozen_name, part.rows_name, part.delta_name) if n]
         with self._lock:
-            part.frozen, part.frozen_name, part.gen = frozen, name, part.gen + 1
+            part.frozen, part.frozen_name, part.rows_name, part.gen = frozen, name, rows, part.gen + 1
             part.delta, part.delta_name, part.dead = None, None, set()
         return gone
 

@@ -41,8 +41,9 @@ def _keys(idx: Any) -> np.ndarray:
 
 @dataclass
 class Part:
-    frozen: Any = None  # a viewed usearch Index, read-only, or None
+    frozen: Any = None  # a viewed usearch Index (or a large part: vector_big.BigFrozen), read-only, or None
     frozen_name: str | None = None  # its file, never rewritten (a fold makes a new name)
+    rows_name: str | None = None  # a large part's rows file (store/vector_big.py), else None
     delta: FlatDelta | None = None
     delta_name: str | None = None  # its file as last saved: a new name every save
     dead: set[int] = field(default_factory=set)  # keys in `frozen` that no longer count
