@@ -400,7 +400,7 @@ MUTATIONS = [
              "        self.late.remove(kind, keys)\n", "",
              (f"{LATE}::test_each_embedded_chunk_keeps_its_pieces_and_loses_them_with_its_file",)),
     Mutation("late-format-unchecked", "lore_sidecar/store/vector_index.py",
-             '        if meta.get("late") != late:\n', "        if False:\n",
+             '        if meta.get("late") not in late:\n', "        if False:\n",
              (f"{LATE}::test_vectors_written_without_pieces_are_rebuilt_with_them_on_the_next_start",)),
     Mutation("model-rename-drops-every-kind", "lore_sidecar/store/vector_index.py",
              "if kind not in self.spaces or kind in stale:", "if kind not in self.spaces or stale:",

@@ -44,6 +44,9 @@ _DOTS_MODEL = base64.b64decode(
 # Columns beyond a power of two: with 32,768 columns (one row of the block 32 KB long) the
 # kernel took 1.6 ms where 32,784 took 0.46 (rows that far apart share cache sets; measured).
 PAD = 16
+# Rows past the asked number re-scored by usearch, so that one the kernel's float64 put just
+# below the cut and usearch's float32 just above it is not lost.
+SPARE = 16
 _session: object | None = None
 _session_lock = threading.Lock()
 
@@ -166,13 +169,19 @@ class FlatDelta:
             dots = np.einsum("i,ij->j", qv.astype(np.int32), self._cols[:, :n])
         qinv = _inverse_norms(qv.reshape(1, -1))[0]
         dist = 1.0 - dots * self._inv[:n] * qinv
-        k = min(limit, n)
-        # Every row as near as the k-th, then by (distance, key): which of several rows tied
-        # at the cut is kept never depends on where they sit (a rebuild orders rows anew).
-        top = np.flatnonzero(dist <= np.partition(dist, k - 1)[k - 1]) if k < n else np.arange(n)
-        keys = self._keys[top]
-        order = np.lexsort((keys, dist[top]))[:k]
-        return [(int(keys[i]), float(dist[top[i]])) for i in order.tolist()]
+        # The kernel picks the nearest (every row as near as the pick's last, a few spare);
+        # usearch's own cosine gives their distances. Why: the frozen parts' distances are
+        # usearch's, and a vector in the delta must score exactly as the same vector there
+        # (ties across parts are then broken by key, as in an index rebuilt from the record).
+        pick = min(n, min(limit, n) + SPARE)
+        top = np.flatnonzero(dist <= np.partition(dist, pick - 1)[pick - 1]) if pick < n else np.arange(n)
+        from usearch.index import MetricKind, search  # native module: see VectorIndex._new
+
+        m = search(np.ascontiguousarray(self._cols[:, top].T), qv, len(top), MetricKind.Cos, exact=True, threads=1)
+        keys = self._keys[top[np.asarray(m.keys, dtype=np.intp)]]
+        dists = np.asarray(m.distances, dtype=np.float64)
+        order = np.lexsort((keys, dists))[: min(limit, n)]
+        return [(int(keys[i]), float(dists[i])) for i in order.tolist()]
 
     def items(self) -> tuple[np.ndarray, np.ndarray]:
         """Every key and its int8 row (copies, in row order)."""

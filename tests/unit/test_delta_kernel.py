@@ -1,6 +1,7 @@
 """The delta's scan (store/vector_flat.py): int32 dot products of int8 rows held one column a
 vector, from onnxruntime's MatMulInteger when onnxruntime is loaded and from numpy when not.
-Both must rank exactly as a cosine computed in float64 over the same int8 rows."""
+Both must rank as a cosine computed in float64 over the same int8 rows (the distances of the
+rows picked are usearch's own, as the frozen parts' are)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def check(delta: FlatDelta, live: dict[int, np.ndarray], queries: np.ndarray, n:
         got = delta.search(q, n)
         want = reference(live, q, n)
         assert [k for k, _ in got] == [k for k, _ in want]
-        assert np.allclose([d for _, d in got], [d for _, d in want], atol=1e-9)
+        assert np.allclose([d for _, d in got], [d for _, d in want], atol=1e-6)
 
 
 def test_the_scan_ranks_as_float64_cosine_through_growth_replacement_and_removal(kernel):
@@ -79,10 +80,10 @@ def test_a_key_given_twice_in_one_call_keeps_its_last_vector(kernel):
     delta.upsert(np.asarray([9, 9], dtype=np.uint64), np.stack([a, b]))
     assert len(delta) == 1
     [(key, dist)] = delta.search(b, 5)
-    assert key == 9 and dist == pytest.approx(0.0, abs=1e-9)
+    assert key == 9 and dist == pytest.approx(0.0, abs=1e-6)
     # Control: the other order keeps the other vector.
     delta.upsert(np.asarray([9, 9], dtype=np.uint64), np.stack([b, a]))
-    assert delta.search(a, 5)[0][1] == pytest.approx(0.0, abs=1e-9)
+    assert delta.search(a, 5)[0][1] == pytest.approx(0.0, abs=1e-6)
 
 
 def test_rows_tied_at_the_cut_are_kept_by_key_not_by_where_they_sit(kernel):
@@ -95,6 +96,12 @@ def test_rows_tied_at_the_cut_are_kept_by_key_not_by_where_they_sit(kernel):
     delta.upsert(keys, np.tile(v, (5, 1)))
     assert [k for k, _ in delta.search(v, 2)] == [7, 12]
     assert [k for k, _ in delta.search(v, 6)] == [7, 12, 21, 33, 40, 3]
+    # More copies than the rows the kernel picks past the cut (SPARE): still the smallest keys.
+    many = np.asarray(np.random.default_rng(3).permutation(np.arange(100, 160)), dtype=np.uint64)
+    delta.upsert(many, np.tile(v, (60, 1)))
+    assert [k for k, _ in delta.search(v, 3)] == [7, 12, 21]
+    delta.remove(np.asarray([7, 12, 21, 33, 40], dtype=np.uint64))
+    assert [k for k, _ in delta.search(v, 3)] == [100, 101, 102]
 
 
 def test_the_kernel_model_is_the_one_matmulinteger_node_the_comment_describes():

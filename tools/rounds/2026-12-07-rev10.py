@@ -62,8 +62,8 @@ ROUND = [
     # rerun (after the per-save delta names) survived. Now guarded deterministically:
     # test_vector_parts.py::test_a_fold_whose_list_was_never_written_leaves_the_last_save_readable.
     Mutation("rev10-fold-unlinks-before-meta", VI,
-             "        gone = [n for n in (part.frozen_name, part.delta_name) if n]\n",
-             "        gone = [n for n in (part.frozen_name, part.delta_name) if n]\n"
+             "        gone = [n for n in (part.frozen_name, part.rows_name, part.delta_name) if n]\n",
+             "        gone = [n for n in (part.frozen_name, part.rows_name, part.delta_name) if n]\n"
              "        for n in gone:\n            os.unlink(self.directory / n)\n", PARTS, by=BY),
     # 6. A delta lost on save: once a part has a frozen file, `vectors.json` no longer names
     # its delta, so a restart loses every vector added since the fold (at an unchanged seq).
@@ -72,8 +72,8 @@ ROUND = [
              '"delta": part.delta_name if part.delta is not None and part.frozen is None else None,', PARTS, by=BY),
     # 7. Dead keys not saved: after a restart (or on a follower) a removed vector answers again.
     Mutation("rev10-dead-keys-not-saved", VI,
-             '"dead": sorted(part.dead), "gen": part.gen}',
-             '"dead": [], "gen": part.gen}', FOLLOW, by=BY),
+             '"dead": sorted(part.dead), "gen": part.gen,',
+             '"dead": [], "gen": part.gen,', FOLLOW, by=BY),
     # 8. A follower keeps the delta it loaded first instead of reading the writer's anew.
     # SURVIVED the first run, against the files chosen then: their follower tests refresh
     # across a fold (the delta then empty) or open a fresh reader. Reading the tests after

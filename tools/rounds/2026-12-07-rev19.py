@@ -92,7 +92,7 @@ ROUND = [
     # The sweep forgets the new suffix: a crash's orphan `.delta` files stay for ever.
     # Survived; added test_delta_without_graph.py::test_a_delta_file_no_list_names_is_swept_by_the_next_writer.
     Mutation("rev19-idx-sweep-ignores-delta", VIDX,
-             'ours = name.endswith((".usearch", DELTA_SUFFIX))', 'ours = name.endswith(".usearch")',
+             'ours = name.endswith((".usearch", DELTA_SUFFIX, BIG_ROWS_SUFFIX))', 'ours = name.endswith((".usearch", BIG_ROWS_SUFFIX))',
              VEC, by=BY),
     # An earlier release's graph delta read as float rows, cast to int8: all zeros.
     Mutation("rev19-idx-old-delta-as-floats", VIDX,

@@ -101,14 +101,14 @@ ROUND = [
              DELTA_TESTS, by=BY),
     # Ties ordered by row position instead of key: the order of equal distances depends on
     # arrival and removals (a rebuild orders them anew).
-    Mutation("rev21-ties-by-position", FLAT, "order = np.lexsort((keys, dist[top]))[:k]",
-             'order = np.argsort(dist[top], kind="stable")[:k]',
+    Mutation("rev21-ties-by-position", FLAT, "order = np.lexsort((keys, dists))[: min(limit, n)]",
+             'order = np.argsort(dists, kind="stable")[: min(limit, n)]',
              DELTA_TESTS, by=BY),
     # The cut by argpartition: which of several rows tied at the k-th distance survives
     # depends on where they sit, not on their keys.
     Mutation("rev21-cut-by-partition", FLAT,
-             "top = np.flatnonzero(dist <= np.partition(dist, k - 1)[k - 1]) if k < n else np.arange(n)",
-             "top = np.argpartition(dist, k - 1)[:k] if k < n else np.arange(n)",
+             "top = np.flatnonzero(dist <= np.partition(dist, pick - 1)[pick - 1]) if pick < n else np.arange(n)",
+             "top = np.argpartition(dist, pick - 1)[:pick] if pick < n else np.arange(n)",
              DELTA_TESTS, by=BY),
     # The session imports onnxruntime itself (the docstring: imported after usearch's native
     # module it crashes the process; a process without it must keep numpy's path).

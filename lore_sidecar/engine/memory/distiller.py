@@ -130,11 +130,9 @@ class Distiller:
                     if uri:  # "" when the segment held nothing worth keeping
                         created.append(uri)
             if not self._due_checked and session_id is None:
-                # Trigger: a pass stopped between segments (an exit) after distilling some,
-                # before consolidating them. Why: the next start saw those sessions distilled
-                # up to their newest message and never touched them again until they grew
-                # (an ended session: never). Outcome: the first pass of an instance consolidates
-                # every session a generation of which is over the threshold.
+                # Trigger: a pass stopped (an exit) after distilling, before consolidating. Why:
+                # the next start never touched those sessions again until they grew (an ended
+                # session: never). Outcome: an instance's first pass consolidates what is owed.
                 touched.update(self.rows.consolidation_due(self.settings.meta_threshold))
                 self._due_checked = True
             for pid, sid in sorted(touched):
@@ -272,10 +270,7 @@ class Distiller:
         created = []
         for generation in range(0, 4):
             rows = self.rows.open_generation(pid, sid, generation)
-            # Every generation is looked at, not only up to the first that is not over the
-            # threshold: an exit between two generations' transactions can leave a later one
-            # owed alone. And `metaKeep` may exceed `metaThreshold` (each is set on its own):
-            # then rows past the threshold but not past the kept few wait for more.
+            # Every generation (an exit can leave a later one owed alone); metaKeep may exceed the threshold.
             if len(rows) <= s.meta_threshold or len(rows) <= s.meta_keep:
                 continue
             old = rows[: len(rows) - s.meta_keep]
