@@ -62,15 +62,15 @@ def main() -> int:
         rows = quantize(vecs[:n])
         times: dict[str, list[float]] = {"onnxruntime": [], "numpy": [], "usearch exact (before)": []}
         for _ in range(args.rounds):
-            times["onnxruntime"] += timed(lambda q: delta.search(q, args.limit), qv)
+            times["onnxruntime"] += timed(lambda q, d=delta: d.search(q, args.limit), qv)
             ort = sys.modules.pop("onnxruntime")
             saved, vector_flat._session = vector_flat._session, None
             try:
-                times["numpy"] += timed(lambda q: delta.search(q, args.limit), qv)
+                times["numpy"] += timed(lambda q, d=delta: d.search(q, args.limit), qv)
             finally:
                 sys.modules["onnxruntime"], vector_flat._session = ort, saved
             times["usearch exact (before)"] += timed(
-                lambda q: search(rows, quantize(q)[0], args.limit, MetricKind.Cos, exact=True, threads=1), qv)
+                lambda q, r=rows: search(r, quantize(q)[0], args.limit, MetricKind.Cos, exact=True, threads=1), qv)
         # The three agree on the answer (the kernel is exact): the share of the same keys.
         same = statistics.mean(
             len({k for k, _ in delta.search(q, args.limit)}
