@@ -96,7 +96,6 @@ ROUND = [
     # The dropped count on `lore/reindex`: vectorLag counts each kind as 1 until the dense leg
     # lists its keys (the count the commit promises "from the start").
     Mutation("rev18-reindex-uncounted", "lore_sidecar/engine/indexing/rebuild.py",  # (moved from indexer.py)
-
              "            self.dense.reset(seq)\n            self.dense.count_stale()\n",
              "            self.dense.reset(seq)\n", (DENSE, RENAME), by=BY),
     # The dropped count on start with lost vectors: a status asked at once says 1 per kind
@@ -130,14 +129,12 @@ ROUND = [
     # No stop check in the rebuild's loop: a stop during `lore/reindex` waits for every word
     # (its 30 s join, then goes on while the rebuild still writes and commits).
     Mutation("rev18-rebuild-ignores-stop", "lore_sidecar/engine/indexing/rebuild.py",  # (moved from indexer.py)
-
              "                    if self._stop.is_set():\n                        raise Interrupted  # the next start",
              "                    if False:\n                        raise Interrupted  # the next start",
              (DENSE,), by=BY),
     # The rebuild not marked as writing: the dense leg does not wait for the words and embeds
     # the whole record beside the word rebuild (words first broken for a reindex).
     Mutation("rev18-rebuild-not-writing", "lore_sidecar/engine/indexing/rebuild.py",  # (moved from indexer.py)
-
              "        with self.writing():  # the dense leg waits for the words (words first)\n",
              "        if True:  # the dense leg waits for the words (words first)\n", (DENSE, WORDS), by=BY),
     # The dense leg's re-embedding no longer yields to the words batch by batch.
