@@ -97,6 +97,10 @@ def _isolated_env(tmp_path_factory, monkeypatch):
     # write answered as the writer's). Tests of a paused writer set `writerStaleMs` themselves;
     # a killed writer's lock is released by the OS at once.
     monkeypatch.setenv("LORE_WRITER_STALE_MS", "60000")
+    # And a hook (`lore-sidecar hook`, which fails open: no output) answers within 30 s, not
+    # the default 2 s: under load test_cli's second prompt got nothing from a live daemon in
+    # 2 s. Tests of the deadline itself set LORE_HOOK_TIMEOUT_MS (test_lifecycle: 700 ms).
+    monkeypatch.setenv("LORE_HOOK_TIMEOUT_MS", "30000")
 
 
 def make_workspace(root: Path) -> Path:
