@@ -191,6 +191,9 @@ class RecallResult:
     time_windows: tuple[tuple[str, str], ...] = ()
     # What is still coming (engine/indexing/progress.py): the first scan, the meaning index.
     indexing: dict | None = None
+    # A write of this instance's was not yet searchable by its words when the read-your-writes
+    # wait (`readWaitMs`) ended: the hits may miss it (engine/service.py `fresh`).
+    writes_pending: bool = False
 
 
 @dataclass(frozen=True, slots=True)

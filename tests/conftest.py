@@ -84,6 +84,23 @@ def _isolated_env(tmp_path_factory, monkeypatch):
     for key in list(os.environ):
         if key.startswith("LORE_") or key == "ANTHROPIC_API_KEY":
             monkeypatch.delenv(key, raising=False)
+    # Every sidecar a test starts inherits this: a read right after a write waits up to 30 s
+    # (default 5 s) for the word index to hold it. A loaded CI machine's commit (fsync, a
+    # first scan beside it) took longer than the 2 s of the time, and the read missed the
+    # write. The tests prove the write is found; how soon is not theirs to prove. A test's
+    # own option (initializationOptions) still wins; tests/integration/test_read_your_writes.py
+    # holds what happens when the wait ends first.
+    monkeypatch.setenv("LORE_READ_WAIT_MS", "30000")
+    # Likewise a writer silent for 5 s (the default) is taken for dead and replaced: on a loaded
+    # machine (a disk busy with fsyncs, 2 cores at load 14) a live writer's heartbeat was
+    # late that long and a follower started beside it became the writer (test_mcp's follower
+    # write answered as the writer's). Tests of a paused writer set `writerStaleMs` themselves;
+    # a killed writer's lock is released by the OS at once.
+    monkeypatch.setenv("LORE_WRITER_STALE_MS", "60000")
+    # And a hook (`lore-sidecar hook`, which fails open: no output) answers within 30 s, not
+    # the default 2 s: under load test_cli's second prompt got nothing from a live daemon in
+    # 2 s. Tests of the deadline itself set LORE_HOOK_TIMEOUT_MS (test_lifecycle: 700 ms).
+    monkeypatch.setenv("LORE_HOOK_TIMEOUT_MS", "30000")
 
 
 def make_workspace(root: Path) -> Path:

@@ -110,7 +110,7 @@ class Engine:
                now: str | None = None, lexical_only: bool = False, session_id: str | None = None, runtime: str | None = None) -> RecallResult:
         """`session_id` / `runtime`: the session and the runtime these leads are shown to
         (counted as recalled there; either one is enough)."""
-        self.fresh()
+        caught_up = self.fresh()
         view = self.view
         root = self.projects.root(project)  # once: the ids and the indexing line both need it (a realpath walk)
         result = view.recaller.recall(
@@ -127,6 +127,8 @@ class Engine:
         if not lexical_only and dense_behind(view):
             result = replace(result, dense_partial=True)
         result = replace(result, indexing=self.index.progress_at(root))
+        if not caught_up:
+            result = replace(result, writes_pending=True)
         if (session_id or runtime) and result.hits:
             shown = [h.uri for h in result.hits if is_memory_uri(h.uri)][:50]
             self.memory.log_recall(result.query_id, session_id, runtime, len(result.hits), shown)
@@ -161,24 +163,29 @@ class Engine:
         if indexer is not None:
             indexer.notify()
 
-    def fresh(self) -> None:
-        """Before a read: read-your-writes on the writer; the writer's commits on a follower."""
+    def fresh(self) -> bool:
+        """Before a read: read-your-writes on the writer; the writer's commits on a follower.
+        False when the wait (`readWaitMs`) ended before the word index held this instance's
+        last write. Trigger: a loaded machine (a first scan, a slow fsync) took longer.
+        Why: a read that silently missed the caller's own write is a wrong answer; a recall
+        says so (`writesPending`). Outcome: the read answers from what is searchable now."""
         seq = self.mark.seq
         indexer = self.view.indexer
         if indexer is not None:
-            if seq:
-                indexer.wait_for(seq, self.read_wait_s)
-            return
+            return not seq or indexer.wait_for(seq, self.read_wait_s)
+        caught_up = True
         if seq:
             # A write we spooled was applied; wait (bounded) until the writer has indexed it.
             deadline = time.monotonic() + self.read_wait_s
             while int(self.records.meta("indexed_seq", "0") or 0) < seq:
                 if time.monotonic() > deadline:
+                    caught_up = False
                     break
                 time.sleep(0.005)
             else:
                 self.mark.settle(seq)
         self.follow()
+        return caught_up
 
     def follow(self) -> int | None:
         """Follower: reload the readers if the writer committed since we last looked.

@@ -35,6 +35,8 @@ def recall(r: Mapping[str, Any], session_id: str | None) -> str:
         lines.append(f"(Read as asking about {windows(r['timeWindows'])}: messages written then rank first.)")
     if r.get("densePartial"):
         lines.append("(The semantic index is still catching up: these leads are by words only.)")
+    if r.get("writesPending"):
+        lines.append("(What was just recorded is not searchable yet: these leads may miss it; ask again in a moment.)")
     return "\n".join(x for x in lines if x)
 
 

@@ -37,6 +37,7 @@ def recall_to_wire(r: RecallResult) -> dict[str, Any]:
         "densePartial": r.dense_partial,
         "timeWindows": [{"from": a, "until": b} for a, b in r.time_windows],
         "indexing": r.indexing,
+        "writesPending": r.writes_pending,
     }
 
 

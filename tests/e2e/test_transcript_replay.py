@@ -42,7 +42,11 @@ def frames(path: Path) -> bytes:
 def test_replay_matches_the_recorded_replies(fixture: Path, tmp_path):
     # The distiller waits for a quiet session; on a slow machine the replay could outlast
     # that wait and the counts would depend on timing. Here it waits longer than any replay.
-    env = {**os.environ, "LORE_DISTILL_IDLE_MS": "600000"}
+    # Likewise a recall right after a write waits for the word index (readWaitMs): a loaded
+    # machine's commit may take seconds, and a recall that gave up would answer without it.
+    # writerStaleMs as its default (the recorded status shows it); one sidecar: no takeover.
+    env = {**{k: v for k, v in os.environ.items() if k != "LORE_WRITER_STALE_MS"},
+           "LORE_DISTILL_IDLE_MS": "600000", "LORE_READ_WAIT_MS": "60000"}
     proc = subprocess.run(sidecar_cmd("--store-dir", str(tmp_path / "store")), input=frames(fixture), capture_output=True,
                           timeout=120, env=env)
     stream = io.BytesIO(proc.stdout)

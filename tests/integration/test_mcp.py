@@ -162,7 +162,9 @@ async def test_a_followers_write_is_durable_at_once_and_applied_once(tmp_path, w
         uri = "project://proj/pattern/retries"
         # applyWaitMs 0: the follower acknowledges once the op is in its fsynced spool, and
         # exits right away - before the writer applied it.
-        async with mcp_session(store, workspace, env={"LORE_APPLY_WAIT_MS": "0"}) as s:
+        # writerStaleMs 60 s: a writer silent for the default 5 s on a loaded machine was
+        # replaced by this session, which then applied the write itself (not a follower's path).
+        async with mcp_session(store, workspace, env={"LORE_APPLY_WAIT_MS": "0", "LORE_WRITER_STALE_MS": "60000"}) as s:
             said = await text(s, "lore_create_node", {"uri": uri, "content": "Retry with jittered backoff"})
         assert "accepted and made durable" in said
         deadline = time.monotonic() + 20

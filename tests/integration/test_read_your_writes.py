@@ -1,0 +1,73 @@
+"""Read-your-writes under a slow index (engine/service.py `fresh`): a recall waits up to
+`readWaitMs` for the word index to hold this instance's own last write. On a loaded machine
+the commit can take longer (CI missed a write once at a fixed 2 s); the recall then answers
+without it, and must say so (`writesPending`), not return a silently wrong answer."""
+
+from __future__ import annotations
+
+import threading
+
+from tests.integration.test_store_and_index import engine_for, record
+
+WORDS = "the quokka ledger balances on thursdays"
+
+
+def hold_text_commits(engine) -> threading.Event:
+    """The text leg's commits block until the returned event is set: a disk that is slow."""
+    release = threading.Event()
+    text = engine.view.indexer.text
+    commit = text.commit
+
+    def slow_commit(*args, **kwargs):
+        release.wait(120)
+        return commit(*args, **kwargs)
+
+    text.commit = slow_commit
+    return release
+
+
+def test_a_recall_whose_wait_for_its_own_write_expires_says_so_and_finds_it_once_indexed(tmp_path, workspace):
+    e = engine_for(tmp_path / "store", [str(workspace)], watch=False, readWaitMs=200)
+    try:
+        assert e.index.wait(60)
+        control = e.recall("quokka ledger", sources=["messages"])
+        assert control.hits == [] and not control.writes_pending  # nothing written yet: nothing pending
+        release = hold_text_commits(e)
+        try:
+            record(e, "s", [WORDS])
+            missed = e.recall("quokka ledger", sources=["messages"])
+            assert missed.hits == [] and missed.writes_pending  # the write is not searchable yet, and it says so
+        finally:
+            release.set()
+        # Control: the same query, given room to wait for the commit, finds the write.
+        e.read_wait_s = 120
+        e2 = e.recall("quokka ledger", sources=["messages"])
+        assert [h.uri for h in e2.hits] == ["session://s/s-0"] and not e2.writes_pending
+    finally:
+        e.close()
+
+
+def test_a_follower_recall_whose_wait_for_its_applied_write_expires_says_so(tmp_path, workspace):
+    """The follower's path: its write was spooled and applied by the writer, whose text
+    commit is slow; the follower's recall waits `readWaitMs` for `indexed_seq`, then says so."""
+    store = tmp_path / "store"
+    writer = engine_for(store, [str(workspace)], watch=False)
+    try:
+        assert writer.index.wait(60)
+        follower = engine_for(store, [str(workspace)], watch=False, readWaitMs=200, applyWaitMs=30_000)
+        try:
+            assert not follower.role.writer
+            release = hold_text_commits(writer)
+            try:
+                record(follower, "f", [WORDS])  # applied by the writer (applyWaitMs), not yet indexed
+                missed = follower.recall("quokka ledger", sources=["messages"])
+                assert missed.hits == [] and missed.writes_pending
+            finally:
+                release.set()
+            follower.read_wait_s = 120  # control: room to wait for the commit
+            found = follower.recall("quokka ledger", sources=["messages"])
+            assert [h.uri for h in found.hits] == ["session://f/f-0"] and not found.writes_pending
+        finally:
+            follower.close()
+    finally:
+        writer.close()
