@@ -17,6 +17,7 @@ from lore_sidecar.engine.indexing import dense as dense_module
 from lore_sidecar.engine.indexing.words_first import SCAN_WRITING
 from tests.conftest import ROOT
 from tests.integration.test_store_and_index import engine_for, record
+from tests.support.hold import held
 
 # Shares no word with the query below; only the vector leg can connect them.
 SAID = "The automobile engine overheated on the motorway"
@@ -325,24 +326,10 @@ def test_a_reindex_counts_every_record_still_to_embed_until_its_vectors_are_back
         assert e.status()["vectorLag"] == 0
         model = e.embedder.for_kind("messages")
         assert e.embedder.for_kind("files") is model
-        real_embed = model.embed
-        inside, release = threading.Event(), threading.Event()
-
-        def held_embed(texts):
-            inside.set()
-            release.wait(60)
-            return real_embed(texts)
-
+        held_embed, inside, release = held(model.embed)
         model.embed, model.batch = held_embed, 8
         text = e.view.indexer.text
-        real_upsert, words_in, words_go = text.upsert, threading.Event(), threading.Event()
-
-        def held_upsert(docs):
-            words_in.set()
-            words_go.wait(60)
-            return real_upsert(docs)
-
-        text.upsert = held_upsert
+        text.upsert, words_in, words_go = held(text.upsert)
         counts = e.records.counts(None)
         everything = counts["messages"] + counts["chunks"]
         assert counts["messages"] == 40 and counts["chunks"] > 0

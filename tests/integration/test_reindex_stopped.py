@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 
 from tests.integration.test_store_and_index import engine_for, record
+from tests.support.hold import held
 
 SAID = "The automobile engine overheated on the motorway"  # shares no word with ASKED
 ASKED = "car motor too hot highway"
@@ -24,14 +25,7 @@ def test_a_reindex_stopped_during_its_word_rebuild_leaves_a_store_whose_next_sta
     # Control: found by its meaning alone before the reindex.
     assert [h.uri for h in e.recall(ASKED, sources=["messages"]).hits][:1] == ["session://s/s-0"]
     text = e.view.indexer.text
-    real_upsert, inside, release = text.upsert, threading.Event(), threading.Event()
-
-    def held_upsert(docs):
-        inside.set()
-        release.wait(60)
-        return real_upsert(docs)
-
-    text.upsert = held_upsert
+    text.upsert, inside, release = held(text.upsert)
     threading.Thread(target=e.view.indexer.request_rebuild, args=(60,), daemon=True).start()
     assert inside.wait(30)  # the words are being rebuilt (the messages first): cleared, not committed
     closer = threading.Thread(target=e.close)
