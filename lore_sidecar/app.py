@@ -9,11 +9,18 @@ import logging
 import os
 import socket
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from lore_sidecar.election import CommitHook, Election, Parts, RoleHook, wait_for_role
+from lore_sidecar.election import (
+    CommitHook,
+    Election,
+    Parts,
+    RoleHook,
+    heartbeat_while_opening,
+    wait_for_role,
+)
 from lore_sidecar.engine.facts.service import Facts
 from lore_sidecar.engine.indexing.indexer import Indexer
 from lore_sidecar.engine.jail import Jail, default_transcript_roots
@@ -103,40 +110,41 @@ class Root:
             writer = wait_for_role(self.lock, lambda: store_ready(self.store / "lore.db"), stale_s)
         except LoreError as exc:
             raise LoreError(exc.kind, f"{self.store}: {exc.message}", retryable=exc.retryable) from None
-        try:
-            self._build(writer)
+        with heartbeat_while_opening(self.lock) if writer else nullcontext():
+            try:
+                self._build(writer)
+                if writer:
+                    epoch = self.db.claim_epoch(os.getpid())
+                    view = self.writer_view(epoch)
+                    role = Role(writer=True, writer_pid=os.getpid(), epoch=epoch)
+                else:
+                    view = self.reader_view(self.records.index_epoch())
+                    role = Role(writer=False, writer_pid=self.lock.holder_pid(), epoch=self.records.epoch())
+            except BaseException:
+                self.lock.release()
+                raise
+            parts = Parts(lock=self.lock, db=self.db, records=self.records, spool=self.spool,
+                          store_ready=lambda: store_ready(self.store / "lore.db"), reader_view=self.reader_view,
+                          writer_view=self.writer_view, writer_duties=self.writer_duties)
+            election = Election(parts, stale_s=stale_s, writer_stale_ms=self.settings.store.writer_stale_ms,
+                                on_commit=on_commit, on_role_change=on_role_change)
+            self.db.on_fenced = lambda current: election.fenced.set()
+            self.engine = engine = Engine(
+                settings=self.settings, records=self.records, embedder=self.embedder, role=role, view=view,
+                projects=Projects(self.folders, self.jail(), self.records), spool=self.spool, facts=self.facts,
+                memory=self.memory, distiller=self.distiller, on_close=election.close,
+                reopen_readers=self._reopen_readers, election=election,
+                context_states=ContextStates(self.store / "context"), context_ledger=store_ledger(self.store),
+                ask_ledgers=ContextStates(self.store / "ask"),
+                dream_runs=ContextStates(self.store / "dream"), shared=self._shared(),
+                background_indexer=lambda: indexer_lock.info(self.store), **self._ask_model(),
+            )
+            self.election = election
+            if view.indexer is not None and start_indexer:
+                view.indexer.start(embed=embed)
             if writer:
-                epoch = self.db.claim_epoch(os.getpid())
-                view = self.writer_view(epoch)
-                role = Role(writer=True, writer_pid=os.getpid(), epoch=epoch)
-            else:
-                view = self.reader_view(self.records.index_epoch())
-                role = Role(writer=False, writer_pid=self.lock.holder_pid(), epoch=self.records.epoch())
-        except BaseException:
-            self.lock.release()
-            raise
-        parts = Parts(lock=self.lock, db=self.db, records=self.records, spool=self.spool,
-                      store_ready=lambda: store_ready(self.store / "lore.db"), reader_view=self.reader_view,
-                      writer_view=self.writer_view, writer_duties=self.writer_duties)
-        election = Election(parts, stale_s=stale_s, writer_stale_ms=self.settings.store.writer_stale_ms,
-                            on_commit=on_commit, on_role_change=on_role_change)
-        self.db.on_fenced = lambda current: election.fenced.set()
-        self.engine = engine = Engine(
-            settings=self.settings, records=self.records, embedder=self.embedder, role=role, view=view,
-            projects=Projects(self.folders, self.jail(), self.records), spool=self.spool, facts=self.facts,
-            memory=self.memory, distiller=self.distiller, on_close=election.close,
-            reopen_readers=self._reopen_readers, election=election,
-            context_states=ContextStates(self.store / "context"), context_ledger=store_ledger(self.store),
-            ask_ledgers=ContextStates(self.store / "ask"),
-            dream_runs=ContextStates(self.store / "dream"), shared=self._shared(),
-            background_indexer=lambda: indexer_lock.info(self.store), **self._ask_model(),
-        )
-        self.election = election
-        if view.indexer is not None and start_indexer:
-            view.indexer.start(embed=embed)
-        if writer:
-            self.writer_duties(engine)
-        election.run(engine)
+                self.writer_duties(engine)
+            election.run(engine)
         return engine
 
     def _build(self, writer: bool) -> None:

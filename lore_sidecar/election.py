@@ -13,6 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +63,32 @@ def wait_for_role(lock: Any, store_ready: Callable[[], bool], stale_s: float) ->
         if time.monotonic() > deadline:
             raise LoreError("storeNotReady", "the writer has not initialised the store", retryable=True)
         time.sleep(POLL_S)
+
+
+@contextmanager
+def heartbeat_while_opening(lock: Any):
+    """The writer lock's heartbeat, kept from the moment the lock is won until the election's
+    own heartbeat starts (`Election.run`). Trigger: a writer's open (the database, its indexes,
+    the models) took longer than `writerStaleMs` on a loaded machine. Why: its lock file then
+    looked silent, and a second sidecar started meanwhile broke the lock of a live writer and
+    took the role (fencing kept the store safe; the first one's open was wasted). Outcome: a
+    writer that is opening is alive to the others."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(HEARTBEAT_S):
+            try:
+                lock.heartbeat()
+            except OSError:
+                log.exception("writer heartbeat failed")
+
+    t = threading.Thread(target=beat, name="lore-heartbeat-open", daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join(timeout=5)
 
 
 class Election:
