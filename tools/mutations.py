@@ -467,6 +467,11 @@ MUTATIONS = [
     Mutation("late-pieces-unfiltered", "lore_sidecar/engine/late.py",
              "if t not in SPECIAL and t not in STOPWORDS and", "if",
              ("tests/unit/test_late.py",)),
+    # A writer's lock heartbeat only once its open is done (as before 24d2315).
+    Mutation("heartbeat-not-while-opening", "lore_sidecar/app.py",
+             "        with heartbeat_while_opening(self.lock) if writer else nullcontext():\n",
+             "        with nullcontext():\n",
+             ("tests/integration/test_slow_writer_open.py",)),
 ]
 
 
