@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from lore_sidecar.engine.project import canonical_root
 from tests.integration.test_store_and_index import engine_for, record
 
@@ -177,5 +179,59 @@ def test_a_session_owed_a_consolidation_of_its_first_generation_alone_gets_it_at
         distiller.tick()
         assert len(distiller.rows.open_generation(pid, "s", 1)) == OPTIONS["metaKeep"]
         assert len(distiller.rows.open_generation(pid, "s", 2)) == 1
+    finally:
+        e.close()
+
+
+def test_a_meta_keep_equal_to_a_generation_over_the_threshold_keeps_it_all_open(tmp_path, workspace):
+    """Reviewer round rev24 (rev24-consolidate-keep-boundary): a generation over the threshold
+    that holds exactly `metaKeep` rows has nothing to consolidate (all are among the newest
+    kept): none is, and the pass goes on (an empty consolidation raised IndexError)."""
+    e = engine_for(tmp_path / "store", [str(workspace)], **{**OPTIONS, "metaKeep": SEGMENTS})
+    try:
+        e.memory_worker.stop()  # the passes are driven by the test
+        distiller = e.memory_worker.distiller
+        distiller.between = lambda: None
+        record(e, "s", [f"We decided to keep the cache in SQLite, reason {i}: it survives restarts of the box."
+                        for i in range(5 * SEGMENTS)])
+        distiller.tick()
+        assert len(_generation(e, workspace, 0)) == SEGMENTS > OPTIONS["metaThreshold"]
+        assert _generation(e, workspace, 1) == []
+    finally:
+        e.close()
+
+
+@pytest.mark.parametrize("generation", [1, 3])
+def test_a_generation_owed_alone_consolidates_its_oldest_rows_and_keeps_the_newest_open(tmp_path, workspace,
+                                                                                         generation):
+    """Reviewer round rev24 (rev24-consolidate-no-gen-3, rev24-consolidate-newest): every
+    generation up to 3 (the last one lifted, into gen 4) is looked at, and what becomes the
+    next generation's row is all but the newest `metaKeep`: the oldest rows, which then point
+    at it; the newest stay open."""
+    e = engine_for(tmp_path / "store", [str(workspace)], **OPTIONS)
+    try:
+        e.memory_worker.stop()  # the passes are driven by the test
+        distiller = e.memory_worker.distiller
+        distiller.between = lambda: None
+        record(e, "s", ["We decided to keep the cache in SQLite: it survives restarts of the box."])
+        pid = e.records.find_project(canonical_root(str(workspace))).id
+        first = int(e.records.db.reader().execute("SELECT MIN(id) FROM messages").fetchone()[0])
+        owed = [f"g{generation}-{i}" for i in range(OPTIONS["metaThreshold"] + 1)]  # oldest first
+        with distiller.rows.write() as c:
+            for i, did in enumerate(owed):
+                distiller.rows.add_distillation(c, {
+                    "dist_id": did, "session_id": "s", "generation": generation, "covers": 5,
+                    "text": f"decided: cache {i}", "mode": "extractive", "model": None,
+                    "prompt_version": "extractive-1", "created_at": "2026-12-07T00:00:00Z",
+                    "project_id": pid, "first_msg": first, "last_msg": first})
+        distiller.reset()  # the next instance's first pass
+        distiller.tick()
+        kept = len(owed) - OPTIONS["metaKeep"]
+        assert [r["dist_id"] for r in distiller.rows.open_generation(pid, "s", generation)] == owed[kept:]
+        (into,) = distiller.rows.open_generation(pid, "s", generation + 1)
+        assert into["covers"] == 5 * kept
+        pointing = dict(e.records.db.reader().execute(
+            "SELECT dist_id, consolidated_into FROM distillations WHERE generation=?", (generation,)).fetchall())
+        assert pointing == {**{d: into["id"] for d in owed[:kept]}, **{d: None for d in owed[kept:]}}
     finally:
         e.close()

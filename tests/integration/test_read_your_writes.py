@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from tests.integration.test_store_and_index import engine_for, record
 
 WORDS = "the quokka ledger balances on thursdays"
@@ -71,3 +73,50 @@ def test_a_follower_recall_whose_wait_for_its_applied_write_expires_says_so(tmp_
             follower.close()
     finally:
         writer.close()
+
+
+def test_a_lexical_only_recall_whose_wait_for_its_own_write_expires_says_so_too(tmp_path, workspace):
+    """Reviewer round rev24 (rev24-pending-not-on-lexical-only): `writesPending` is about the
+    word index, which a `lexicalOnly` recall reads like any other (it is `densePartial`, about
+    the meaning index, that a lexical recall never says): it says so too."""
+    e = engine_for(tmp_path / "store", [str(workspace)], watch=False, readWaitMs=200)
+    try:
+        assert e.index.wait(60)
+        release = hold_text_commits(e)
+        try:
+            record(e, "s", [WORDS])
+            missed = e.recall("quokka ledger", sources=["messages"], lexical_only=True)
+            assert missed.hits == [] and missed.writes_pending
+        finally:
+            release.set()
+        e.read_wait_s = 120  # control: room to wait for the commit
+        found = e.recall("quokka ledger", sources=["messages"], lexical_only=True)
+        assert [h.uri for h in found.hits] == ["session://s/s-0"] and not found.writes_pending
+    finally:
+        e.close()
+
+
+HIT = {"uri": "session://s/s-0", "source": "messages", "score": 0.02, "snippet": "the quokka ledger", "cues": [],
+       "path": None, "range": None, "createdAt": "2026-12-07T22:00:00Z"}
+RESULT = {"queryId": "q", "hits": [HIT], "total": 1, "truncated": False, "nextOffset": None, "timeWindows": [],
+          "densePartial": False}
+PENDING_LINE = "What was just recorded is not searchable yet"
+
+
+def test_the_mcp_tool_result_says_when_the_callers_writes_are_not_searchable_yet():
+    """Reviewer round rev24 (rev24-mcp-line-wrong-key): the model reading lore_recall's text
+    learns what the wire's `writesPending` says; the control (false) adds nothing."""
+    from lore_sidecar.mcp_face.render import recall
+    assert PENDING_LINE in recall({**RESULT, "writesPending": True}, None)
+    assert PENDING_LINE not in recall({**RESULT, "writesPending": False}, None)
+
+
+@pytest.mark.xfail(strict=True, reason="rev24: render.recall answers 'No memory matches' before it looks at "
+                                       "writesPending, so the one case the flag is for (the write is the only "
+                                       "match, not searchable yet) reads to the model as nothing to find")
+def test_an_mcp_recall_that_finds_nothing_while_the_callers_writes_are_pending_says_so():
+    """Found by reviewer round rev24: a model that just recorded something and recalls it at
+    once on a loaded machine gets no hits and `writesPending: true`; the tool's text must not
+    read as a plain "No memory matches"."""
+    from lore_sidecar.mcp_face.render import recall
+    assert PENDING_LINE in recall({**RESULT, "hits": [], "total": 0, "writesPending": True}, None)
