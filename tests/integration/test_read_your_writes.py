@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 from tests.integration.test_store_and_index import engine_for, record
 
 WORDS = "the quokka ledger balances on thursdays"
@@ -111,9 +109,6 @@ def test_the_mcp_tool_result_says_when_the_callers_writes_are_not_searchable_yet
     assert PENDING_LINE not in recall({**RESULT, "writesPending": False}, None)
 
 
-@pytest.mark.xfail(strict=True, reason="rev24: render.recall answers 'No memory matches' before it looks at "
-                                       "writesPending, so the one case the flag is for (the write is the only "
-                                       "match, not searchable yet) reads to the model as nothing to find")
 def test_an_mcp_recall_that_finds_nothing_while_the_callers_writes_are_pending_says_so():
     """Found by reviewer round rev24: a model that just recorded something and recalls it at
     once on a loaded machine gets no hits and `writesPending: true`; the tool's text must not
