@@ -24,8 +24,9 @@ N = 3000
 
 
 def crafted(n: int = N, seed: int = 11) -> np.ndarray:
-    """Vectors around 60 centres (each a cluster of ~50), plus a shared offset so the
-    centre the part takes off matters."""
+    """Vectors around 60 centres (each a cluster of ~50), plus a shared offset (2.0: too
+    small for the centre the part takes off to matter, measured; see
+    test_the_centre_taken_off_keeps_vectors_sharing_a_large_offset_apart)."""
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((60, DIM)).astype(np.float32) * 3
     v = centres[np.arange(n) % 60] + rng.standard_normal((n, DIM)).astype(np.float32)
@@ -172,3 +173,138 @@ def test_a_store_of_the_old_format_still_opens_and_answers(tmp_path):
     assert meta(copy)["late"] == BIG_LATE and meta(copy)["parts"]["messages-1"]["rows"]
     assert v.size() == N + 1000
     assert [hits(v, q, 1) for q in VECS[:50]] == [[k] for k in KEYS[:50]]
+
+
+def test_keys_a_large_part_does_not_hold_are_not_found_in_it(tmp_path):
+    """Its key lookup (sorted keys, store/vector_big.py `_find`) answers only for keys it
+    holds: new keys below and above every key it holds count once each and kill none of its
+    own, and removing a key it never held removes nothing."""
+    w = fill(tmp_path)
+    assert meta(tmp_path)["parts"]["messages-1"]["rows"]
+    new = list(range(10, 60)) + list(range(20_000, 20_050))
+    w.upsert("messages", 1, new, crafted(100, seed=15))
+    w.remove("messages", 1, [5, 999, 4000, 30_000])
+    assert w.size() == N + 100
+    w.save(50)  # no fold (no dead key, a small delta): the dead list as saved
+    assert meta(tmp_path)["parts"]["messages-1"]["dead"] == []
+    for v in (w, index(tmp_path, writable=False)):
+        assert v.size() == N + 100
+        assert [hits(v, q, 1) for q in VECS[:20]] == [[k] for k in KEYS[:20]]
+
+
+def test_keys_dead_in_an_int8_part_stay_gone_when_it_first_grows_large(tmp_path):
+    """The fold that first makes a part large drops the int8 part's dead keys: a removed
+    vector does not come back, and a replaced one is held once, with its new value."""
+    w = fill(tmp_path, vecs=VECS[:1000], keys=KEYS[:1000])  # one fold: an int8 part (below big_at)
+    assert "rows" not in meta(tmp_path)["parts"]["messages-1"]
+    live = dict(zip(KEYS, quantize(VECS), strict=True))
+    gone, moved = KEYS[:1000:10], KEYS[5:1000:20]
+    newv = VECS[[KEYS.index(k) + 31 for k in moved]] * 1.5
+    w.remove("messages", 1, gone)
+    w.upsert("messages", 1, moved, newv)
+    w.save(10)
+    assert len(meta(tmp_path)["parts"]["messages-1"]["dead"]) == 150  # below fold_dead: no fold
+    for k in gone:
+        live.pop(k)
+    for k, v in zip(moved, newv, strict=True):
+        live[k] = quantize(v)[0]
+    w.upsert("messages", 1, KEYS[1000:], VECS[1000:])  # one save: 850 + 2,050 past big_at
+    w.save(11)
+    after = meta(tmp_path)["parts"]["messages-1"]
+    assert after["rows"] and after["dead"] == []
+    for v in (w, index(tmp_path, writable=False)):
+        assert v.size() == len(live)
+        got = v.contents()[("messages", 1)]
+        assert set(got) == set(live)
+        assert all(np.array_equal(np.frombuffer(got[k], np.int8), live[k]) for k in moved)
+        for k in gone[:20]:
+            assert k not in hits(v, VECS[KEYS.index(k)], 10)
+
+
+def test_a_writer_opening_sweeps_orphan_rows_files_and_keeps_the_named_one(tmp_path):
+    """A rows file no part names (a crash between a fold's rename and vectors.json) is
+    removed when a writer opens; the one vectors.json names is kept, so the next open
+    still answers."""
+    fill(tmp_path)
+    named = meta(tmp_path)["parts"]["messages-1"]["rows"]
+    orphan = tmp_path / "messages-1.f9-0badc0de.rows"
+    shutil.copy(tmp_path / named, orphan)
+    index(tmp_path)  # a writer opens
+    assert not orphan.exists() and (tmp_path / named).exists()
+    v = index(tmp_path, writable=False)
+    assert v.size() == N and [hits(v, q, 1) for q in VECS[:20]] == [[k] for k in KEYS[:20]]
+
+
+def test_a_part_of_exactly_big_at_vectors_is_large(tmp_path):
+    """'A part of BIG_AT vectors or more': the fold that brings it to exactly the threshold
+    (1,000 frozen + 1,000 in the delta, big_at 2,000) writes it large."""
+    fill(tmp_path, vecs=VECS[:2000], keys=KEYS[:2000])
+    m = meta(tmp_path)
+    assert m["late"] == BIG_LATE and m["parts"]["messages-1"]["rows"] and m["parts"]["messages-1"]["gen"] == 2
+
+
+def test_a_large_part_that_shrinks_below_the_threshold_stays_large(tmp_path):
+    """A large part stays large: removals that leave it below big_at fold it as a large
+    part (its binary graph is never read as an int8 one)."""
+    w = fill(tmp_path, big_at=2900)  # large at the last save's fold (2,000 + 1,000)
+    first = meta(tmp_path)["parts"]["messages-1"]
+    assert first["rows"]
+    gone = KEYS[::13][:210]  # 2,790 left, below big_at; spread over the clusters
+    w.remove("messages", 1, gone)
+    w.save(50)  # dead past fold_dead: a fold
+    after = meta(tmp_path)["parts"]["messages-1"]
+    assert after["gen"] == first["gen"] + 1 and after["dead"] == [] and after["rows"] and meta(tmp_path)["late"] == BIG_LATE
+    live = {k: v for k, v in zip(KEYS, quantize(VECS), strict=True) if k not in set(gone)}
+    for v in (w, index(tmp_path, writable=False, big_at=2900)):
+        assert v.size() == len(live)
+        assert agreement(v, live, QUERIES) >= 0.98
+
+
+def test_a_search_asks_the_binary_graph_for_rerank_times_the_count_and_at_least_min_candidates(tmp_path):
+    """The candidates re-ranked: max(RERANK x count, MIN_CANDIDATES), at most the part's
+    size (store/vector_big.py; docs/benchmarks.md measured recall by this count)."""
+    from lore_sidecar.store.vector_big import MIN_CANDIDATES, RERANK
+
+    w = fill(tmp_path)
+    frozen = w._parts[("messages", 1)].frozen
+    asked: list[int] = []
+
+    class Counting:
+        def __init__(self, graph):
+            self.graph = graph
+
+        def search(self, q, count, *args, **kw):
+            asked.append(count)
+            return self.graph.search(q, count, *args, **kw)
+
+    frozen.graph = Counting(frozen.graph)
+    for count in (1, 10, MIN_CANDIDATES // RERANK, MIN_CANDIDATES // RERANK + 1, 50, N):
+        asked.clear()
+        found = frozen.search(VECS[0], count)
+        assert asked == [min(N, max(RERANK * count, MIN_CANDIDATES))]
+        assert len(found.keys) == count and int(found.keys[0]) == KEYS[0]
+
+
+def test_codes_are_the_sign_bits_of_each_row_less_the_centre_at_full_width():
+    """A row's code bit is 1 where the row exceeds the part's centre, the difference taken
+    wider than int8 (-120 - 100 is below the centre, not a wrapped +36)."""
+    from lore_sidecar.store.vector_big import codes
+
+    rows = np.asarray([[10, -10, -120, 120, 5, 5, 0, 0]], np.int8)
+    centre = np.asarray([20, -20, 100, -100, 5, 4, 0, -1], np.int8)
+    assert codes(rows, centre).tolist() == [[0b01010101]]
+
+
+def test_the_centre_taken_off_keeps_vectors_sharing_a_large_offset_apart(tmp_path):
+    """Embeddings share a large common component. With the part's centre taken off, the
+    sign bits still tell the clusters apart; without it they would be nearly all ones and
+    the binary graph's candidates near random (an offset of 10 here: the 2.0 of `crafted`
+    alone is too small to tell, measured)."""
+    vecs = crafted() + 8.0
+    queries = vecs[::97] + np.random.default_rng(3).standard_normal((len(vecs[::97]), DIM)).astype(np.float32) * 0.3
+    w = fill(tmp_path, vecs=vecs)
+    assert meta(tmp_path)["parts"]["messages-1"]["rows"]
+    live = dict(zip(KEYS, quantize(vecs), strict=True))
+    for v in (w, index(tmp_path, writable=False)):
+        assert agreement(v, live, queries) >= 0.98
+        assert [hits(v, q, 1) for q in vecs[:100]] == [[k] for k in KEYS[:100]]

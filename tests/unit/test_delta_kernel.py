@@ -118,3 +118,21 @@ def test_the_kernel_model_is_the_one_matmulinteger_node_the_comment_describes():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 10)], producer_name="lore-sidecar")
     model.ir_version = 5
     assert model.SerializeToString() == vector_flat._DOTS_MODEL
+
+
+def test_spare_rows_keep_usearchs_nearest_that_float64_put_just_past_the_cut(kernel):
+    """Two rows whose cosines to the query differ below float32's resolution (found by a
+    search over random int8 rows): float64 puts `a` first, usearch's float32 cosine `b`.
+    Asked for one, the delta answers `b` at usearch's distance, as a frozen part holding
+    both would: the kernel's pick carries SPARE rows past the cut for usearch to score."""
+    from usearch.index import MetricKind, search
+
+    q = np.asarray([-113, 17, -126, -19, 126, -60, -9, 23, 99, 95, 38, 2, -63, 31, -106, 26], dtype=np.int8)
+    a = np.asarray([-97, 56, -59, 50, 99, -43, -20, -81, -101, -13, -43, 51, -15, -102, -38, -14], dtype=np.int8)
+    b = np.asarray([74, 24, -83, -26, 27, -121, -91, 122, -1, -36, 92, 12, -54, 41, -40, -118], dtype=np.int8)
+    assert [k for k, _ in reference({1: a, 2: b}, q, 2)] == [1, 2]  # float64: a nearer
+    m = search(np.stack([a, b]), q, 2, MetricKind.Cos, exact=True, threads=1)
+    assert [int(k) for k in m.keys] == [1, 0] and m.distances[0] < m.distances[1]  # usearch: b nearer
+    delta = FlatDelta(len(q), np.asarray([1, 2], dtype=np.uint64), np.stack([a, b]))
+    assert delta.search(q, 1) == [(2, float(m.distances[0]))]
+    assert delta.search(q, 2) == [(2, float(m.distances[0])), (1, float(m.distances[1]))]
