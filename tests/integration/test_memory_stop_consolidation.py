@@ -155,34 +155,6 @@ def test_a_distill_asked_for_one_session_leaves_the_consolidation_owed_elsewhere
         e.close()
 
 
-def test_a_session_owed_a_consolidation_of_its_first_generation_alone_gets_it_at_the_next_start(tmp_path, workspace):
-    """The meta pass writes one generation per transaction (a model call each, with an LLM); an
-    exit between two (the memory thread is not waited for past 10 s) leaves gen 0 consolidated
-    and gen 1 over the threshold. The first pass of the next instance finds the session owed
-    (a generation of it is over `metaThreshold`) and must consolidate gen 1."""
-    e = engine_for(tmp_path / "store", [str(workspace)], **OPTIONS)
-    try:
-        e.memory_worker.stop()  # the passes are driven by the test
-        distiller = e.memory_worker.distiller
-        distiller.between = lambda: None
-        record(e, "s", ["We decided to keep the cache in SQLite: it survives restarts of the box."])
-        pid = e.records.find_project(canonical_root(str(workspace))).id
-        first = int(e.records.db.reader().execute("SELECT MIN(id) FROM messages").fetchone()[0])
-        with distiller.rows.write() as c:
-            for i in range(OPTIONS["metaThreshold"] + 1):  # gen 1 over the threshold, gen 0 empty
-                distiller.rows.add_distillation(c, {
-                    "dist_id": f"g1-{i}", "session_id": "s", "generation": 1, "covers": 5,
-                    "text": f"decided: cache {i}", "mode": "extractive", "model": None,
-                    "prompt_version": "extractive-1", "created_at": "2026-12-07T00:00:00Z",
-                    "project_id": pid, "first_msg": first, "last_msg": first})
-        distiller.reset()  # the next instance's first pass
-        distiller.tick()
-        assert len(distiller.rows.open_generation(pid, "s", 1)) == OPTIONS["metaKeep"]
-        assert len(distiller.rows.open_generation(pid, "s", 2)) == 1
-    finally:
-        e.close()
-
-
 def test_a_meta_keep_equal_to_a_generation_over_the_threshold_keeps_it_all_open(tmp_path, workspace):
     """Reviewer round rev24 (rev24-consolidate-keep-boundary): a generation over the threshold
     that holds exactly `metaKeep` rows has nothing to consolidate (all are among the newest
@@ -204,8 +176,11 @@ def test_a_meta_keep_equal_to_a_generation_over_the_threshold_keeps_it_all_open(
 @pytest.mark.parametrize("generation", [1, 3])
 def test_a_generation_owed_alone_consolidates_its_oldest_rows_and_keeps_the_newest_open(tmp_path, workspace,
                                                                                          generation):
-    """Reviewer round rev24 (rev24-consolidate-no-gen-3, rev24-consolidate-newest): every
-    generation up to 3 (the last one lifted, into gen 4) is looked at, and what becomes the
+    """An exit between two generations' transactions of the meta pass (the memory thread is
+    not waited for past 10 s) can leave a later generation over the threshold alone; the next
+    instance's first pass finds the session owed and consolidates it (rev22). Reviewer round
+    rev24 (rev24-consolidate-no-gen-3, rev24-consolidate-newest): every generation up to 3
+    (the last one lifted, into gen 4) is looked at, and what becomes the
     next generation's row is all but the newest `metaKeep`: the oldest rows, which then point
     at it; the newest stay open."""
     e = engine_for(tmp_path / "store", [str(workspace)], **OPTIONS)
