@@ -472,6 +472,11 @@ MUTATIONS = [
              "        with heartbeat_while_opening(self.lock) if writer else nullcontext():\n",
              "        with nullcontext():\n",
              ("tests/integration/test_slow_writer_open.py",)),
+    # The writer's read-your-writes mark raised only after the drain, not inside the commit.
+    Mutation("applied-mark-after-drain", "lore_sidecar/engine/service.py",
+             "                                    applying=self.mark.raise_to)",
+             "                                    applying=lambda seq: None)",
+             ("tests/integration/test_read_your_writes.py::test_the_writer_asked_the_moment_a_followers_write_is_applied_waits_for_it",)),
 ]
 
 

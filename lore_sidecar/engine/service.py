@@ -62,7 +62,8 @@ class Engine:
         self.shared = shared  # a team's shared record (shared/replica.py), or None
         self.writes = Writes(records=records, spool=spool, role=lambda: self.role, mark=self.mark,
                              wrote=self.wrote, apply_wait_s=settings.store.apply_wait_ms / 1000, shared=shared)
-        self.applier = SpoolApplier(records=records, spool=spool, facts=facts, memory=memory, shared=shared)
+        self.applier = SpoolApplier(records=records, spool=spool, facts=facts, memory=memory, shared=shared,
+                                    applying=self.mark.raise_to)
         if shared is not None:
             shared.apply, shared.wrote, shared.active = self.applier.apply_local, self.wrote, lambda: self.role.writer
         self.capture = CaptureRequests(self)

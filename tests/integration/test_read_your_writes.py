@@ -115,3 +115,37 @@ def test_an_mcp_recall_that_finds_nothing_while_the_callers_writes_are_pending_s
     read as a plain "No memory matches"."""
     from lore_sidecar.mcp_face.render import recall
     assert PENDING_LINE in recall({**RESULT, "hits": [], "total": 0, "writesPending": True}, None)
+
+
+def test_the_writer_asked_the_moment_a_followers_write_is_applied_waits_for_it(tmp_path, workspace):
+    """CI failed twice on this race: the follower sees its write applied (the writer's commit)
+    while the writer is still finishing the drain (removing the spool file, a directory
+    fsync); a recall on the writer in that moment must still wait for the write's words. The
+    drain is held here right after the commit."""
+    store = tmp_path / "store"
+    writer = engine_for(store, [str(workspace)], watch=False, readWaitMs=60_000)
+    try:
+        assert writer.index.wait(60)
+        follower = engine_for(store, [str(workspace)], watch=False, applyWaitMs=60_000)
+        try:
+            assert not follower.role.writer
+            spool = writer.applier.spool
+            remove, removing, go = spool.remove, threading.Event(), threading.Event()
+
+            def held_remove(path):
+                removing.set()
+                go.wait(120)
+                return remove(path)
+
+            spool.remove = held_remove
+            try:
+                out = record(follower, "race", [WORDS])
+                assert out["applied"] and removing.is_set()  # applied, and the writer's drain not done
+                hits = writer.recall("quokka ledger", sources=["messages"]).hits
+                assert [h.uri for h in hits] == ["session://race/race-0"]
+            finally:
+                go.set()
+        finally:
+            follower.close()
+    finally:
+        writer.close()

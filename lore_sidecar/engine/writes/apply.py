@@ -29,8 +29,16 @@ class Held(Exception):
 
 class SpoolApplier:
     def __init__(self, *, records: Any, spool: Any, facts: Any, memory: Any,
-                 clock: Callable[[], float] = time.monotonic, shared: Any = None):
+                 clock: Callable[[], float] = time.monotonic, shared: Any = None,
+                 applying: Callable[[int], None] = lambda seq: None):
         self.records, self.spool, self.facts, self.memory = records, spool, facts, memory
+        # Told each message operation's outbox position inside its transaction, before the
+        # commit shows it applied. Trigger: CI (twice): a follower saw its write applied and
+        # the writer, asked at once, answered without it. Why: the writer raised its
+        # read-your-writes mark only after the drain (a spool file's removal and a directory
+        # fsync later), so a read in between did not wait for the index. Outcome: the mark is
+        # up before anyone can know the write is applied.
+        self.applying = applying
         self.shared = shared  # a team's shared record: its operations go there first
         self.clock = clock
         self._attempts: dict[str, int] = {}
@@ -68,7 +76,7 @@ class SpoolApplier:
         if not batch:
             return 0
         try:
-            self.records.apply_ops([(op["opId"], op["kind"], fn) for _, op, fn in batch])
+            self.records.apply_ops([(op["opId"], op["kind"], self._marking(fn)) for _, op, fn in batch])
         except Exception as exc:  # noqa: BLE001 (judged: one by one finds the culprit)
             if fenced(exc):
                 raise
@@ -81,7 +89,7 @@ class SpoolApplier:
         settled = 0
         for path, op, fn in batch:
             try:
-                self.records.apply_ops([(op["opId"], op["kind"], fn)])
+                self.records.apply_ops([(op["opId"], op["kind"], self._marking(fn))])
             except Exception as exc:  # noqa: BLE001
                 self._failed(path, op, exc)  # raises Held when it must wait
             else:
@@ -113,7 +121,7 @@ class SpoolApplier:
         """Apply one fact or node operation to this store, marking its id applied."""
         op_id, kind = op["opId"], op["kind"]
         if kind == "recordMessages":  # a team's shared conversation (shareMessages)
-            self.records.apply_ops([(op_id, kind, self._op_applier(op))])
+            self.records.apply_ops([(op_id, kind, self._marking(self._op_applier(op)))])
             return
         if self.facts is None or self.memory is None:
             raise LoreError("notReady", "facts and memory are not available yet", retryable=True)
@@ -161,6 +169,15 @@ class SpoolApplier:
     def _quarantine(self, path: Any, op: dict, why: str) -> None:
         self.spool.quarantine(path, why)
         self._forget(op.get("opId"))
+
+    def _marking(self, fn: Callable) -> Callable:
+        def apply(c: Any) -> dict:
+            result = fn(c)
+            if result.get("seq"):
+                self.applying(int(result["seq"]))
+            return result
+
+        return apply
 
     def _done(self, path: Any, op: dict) -> None:
         self.spool.remove(path)
