@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 
 from tests.integration.test_store_and_index import engine_for, record
+from tests.support.hold import held
 
 WORDS = "the quokka ledger balances on thursdays"
 
@@ -130,14 +131,7 @@ def test_the_writer_asked_the_moment_a_followers_write_is_applied_waits_for_it(t
         try:
             assert not follower.role.writer
             spool = writer.applier.spool
-            remove, removing, go = spool.remove, threading.Event(), threading.Event()
-
-            def held_remove(path):
-                removing.set()
-                go.wait(120)
-                return remove(path)
-
-            spool.remove = held_remove
+            spool.remove, removing, go = held(spool.remove)
             try:
                 out = record(follower, "race", [WORDS])
                 assert out["applied"] and removing.is_set()  # applied, and the writer's drain not done
