@@ -65,6 +65,15 @@ def wait_for_role(lock: Any, store_ready: Callable[[], bool], stale_s: float) ->
         time.sleep(POLL_S)
 
 
+def beat(lock: Any, stop: threading.Event) -> None:
+    """Touch the writer lock every HEARTBEAT_S until `stop` is set."""
+    while not stop.wait(HEARTBEAT_S):
+        try:
+            lock.heartbeat()
+        except OSError:
+            log.exception("writer heartbeat failed")
+
+
 @contextmanager
 def heartbeat_while_opening(lock: Any):
     """The writer lock's heartbeat, kept from the moment the lock is won until the election's
@@ -74,15 +83,7 @@ def heartbeat_while_opening(lock: Any):
     took the role (fencing kept the store safe; the first one's open was wasted). Outcome: a
     writer that is opening is alive to the others."""
     stop = threading.Event()
-
-    def beat() -> None:
-        while not stop.wait(HEARTBEAT_S):
-            try:
-                lock.heartbeat()
-            except OSError:
-                log.exception("writer heartbeat failed")
-
-    t = threading.Thread(target=beat, name="lore-heartbeat-open", daemon=True)
+    t = threading.Thread(target=beat, args=(lock, stop), name="lore-heartbeat-open", daemon=True)
     t.start()
     try:
         yield
@@ -124,11 +125,7 @@ class Election:
         t.start()
 
     def _heartbeat(self) -> None:
-        while not self._stop.wait(HEARTBEAT_S):
-            try:
-                self.parts.lock.heartbeat()
-            except OSError:
-                log.exception("writer heartbeat failed")
+        beat(self.parts.lock, self._stop)
 
     def _loop(self) -> None:
         last_dv = None

@@ -33,7 +33,8 @@ SUFFIX = ".delta"  # a delta's file: one `np.save` of (key, int8 row) records
 # does it with the CPU's int8 dot instructions in ~0.7 ms on the same rows, exactly (int32
 # sums; numpy's einsum over the same layout takes ~1.5 ms). Outcome: the rows are kept
 # transposed (one column a vector) and their dot products with the query come from that
-# kernel, or numpy's when onnxruntime is not loaded; the cosines and the top are numpy's.
+# kernel, or numpy's when onnxruntime is not loaded; those pick the nearest few, which
+# usearch's own cosine then scores (`search`).
 # The model: one MatMulInteger node, q (uint8 [1, d], zero point 128) x rows (int8 [d, n]) ->
 # dots (int32 [1, n]), opset 10; `tests/unit/test_delta_kernel.py` builds it with
 # onnx.helper and checks these bytes (onnx itself costs ~0.7 s to import: not at run time).

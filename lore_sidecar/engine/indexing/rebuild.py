@@ -93,4 +93,3 @@ class Rebuilds:
             self.dense.reset(seq)
             self.dense.count_stale()
         self.dense.notify()
-
